@@ -1,0 +1,1 @@
+"""Benchmarks run with `pytest bench --benchmark-enable`; see docs/performance.md."""

@@ -1,0 +1,8 @@
+"""Public Hypothesis strategies for ctxrules values, for this repository's and users' CI.
+
+Requires the ``hypothesis`` package (in the ``dev`` extra).
+"""
+
+from ctxrules.testing.dag import json_values, session_steps, sessions
+
+__all__ = ["json_values", "session_steps", "sessions"]
