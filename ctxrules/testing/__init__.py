@@ -3,6 +3,7 @@
 Requires the ``hypothesis`` package (in the ``dev`` extra).
 """
 
+from ctxrules.testing.commits import commits, context_items, texts
 from ctxrules.testing.dag import json_values, session_steps, sessions
 
-__all__ = ["json_values", "session_steps", "sessions"]
+__all__ = ["commits", "context_items", "json_values", "session_steps", "sessions", "texts"]

@@ -91,7 +91,7 @@ def offline_run(tmp_path_factory) -> dict[str, object]:
     env["TIKTOKEN_CACHE_DIR"] = str(cache)
     source_root = str(Path(ctxrules.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [source_root, env.get("PYTHONPATH")]))
-    completed = subprocess.run(  # noqa: S603 - fixed script, our own interpreter
+    completed = subprocess.run(
         [sys.executable, "-c", _OFFLINE_SCRIPT, ENGLISH],
         capture_output=True,
         text=True,

@@ -1,0 +1,116 @@
+"""`ContextCommit`: the immutable, content-addressed snapshot of what the model reads."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+
+import attrs
+from pyrsistent import PVector, pvector
+
+from ctxrules.canonical import content_hash
+from ctxrules.commit.item import ContextItem
+
+_MODULUS = 2**256
+
+
+def position_term(index: int, item: ContextItem) -> int:
+    """One item's share of the items digest: its own digest bound to its position."""
+    return int.from_bytes(hashlib.sha256(f"{index}\x00{item.digest}".encode()).digest(), "big")
+
+
+def items_digest(items: Iterable[ContextItem]) -> int:
+    """The order-sensitive digest of a sequence of items, built from scratch (O(n))."""
+    return sum(position_term(i, item) for i, item in enumerate(items)) % _MODULUS
+
+
+def _as_pvector(items: Iterable[ContextItem]) -> PVector[ContextItem]:
+    # attrs.evolve re-runs converters; passing a PVector through untouched keeps evolve O(1).
+    return items if isinstance(items, PVector) else pvector(items)
+
+
+@attrs.frozen
+class ContextCommit:
+    """What the model reads at one head: items in order, their total tokens, and a header.
+
+    ``id`` is the SHA-256 of the canonical header plus the items digest: a sum over items
+    of SHA-256(position, item digest), so appending or replacing k items costs O(k) and
+    equal content gives an equal id on every machine.
+    """
+
+    session_id: str
+    parent_ids: tuple[str, ...] = ()
+    created_at: float = 0.0
+    head_node_id: str | None = None
+    rules_version: str = ""
+    items: PVector[ContextItem] = attrs.field(factory=pvector, converter=_as_pvector)
+    total_tokens: int = 0
+    summary: str = ""
+    digest: int = attrs.field(default=-1, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        if self.digest < 0:
+            object.__setattr__(self, "digest", items_digest(self.items))
+
+    @property
+    def id(self) -> str:
+        """Content address of the commit: ``c_`` plus 64 hex digits."""
+        return "c_" + content_hash(
+            {
+                "session_id": self.session_id,
+                "parent_ids": list(self.parent_ids),
+                "created_at": self.created_at,
+                "head_node_id": self.head_node_id,
+                "rules_version": self.rules_version,
+                "total_tokens": self.total_tokens,
+                "summary": self.summary,
+                "items": f"{self.digest:064x}",
+            }
+        )
+
+    def append_items(self, new: Iterable[ContextItem]) -> ContextCommit:
+        """The commit with ``new`` added at the end; total and digest updated in O(len(new))."""
+        items, digest, total = self.items, self.digest, self.total_tokens
+        for item in new:
+            digest = (digest + position_term(len(items), item)) % _MODULUS
+            total += item.tokens
+            items = items.append(item)
+        return attrs.evolve(self, items=items, digest=digest, total_tokens=total)
+
+    def replace_items(self, changes: Mapping[int, ContextItem]) -> ContextCommit:
+        """The commit with the items at these positions replaced; O(len(changes)).
+
+        >>> c = ContextCommit("s").append_items([ContextItem("a", "user", tokens=5)])
+        >>> c.replace_items({0: ContextItem("a", "user", tokens=2)}).total_tokens
+        2
+        """
+        if not changes:
+            return self
+        items = self.items.evolver()
+        digest, total = self.digest, self.total_tokens
+        for index, item in changes.items():
+            old = self.items[index]
+            digest = (digest - position_term(index, old) + position_term(index, item)) % _MODULUS
+            total += item.tokens - old.tokens
+            items[index] = item
+        return attrs.evolve(self, items=items.persistent(), digest=digest, total_tokens=total)
+
+    def with_items(self, items: Iterable[ContextItem]) -> ContextCommit:
+        """The commit with a whole new item list (an insertion, a reorder); O(n)."""
+        new = pvector(items)
+        return attrs.evolve(
+            self, items=new, digest=items_digest(new), total_tokens=sum(i.tokens for i in new)
+        )
+
+    def index_of(self, source_node_id: str) -> int | None:
+        """Position of the first item for this node, by a linear scan (for tests and tools)."""
+        return next(
+            (i for i, item in enumerate(self.items) if item.source_node_id == source_node_id), None
+        )
+
+    def next_turn(self) -> int:
+        """The assistant-turn index the next new item starts in."""
+        if not self.items:
+            return 0
+        last = self.items[-1]
+        return last.turn + 1 if last.role.value in ("assistant", "tool") else last.turn

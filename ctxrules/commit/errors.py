@@ -1,0 +1,46 @@
+"""Errors of commit generation."""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class CommitError:
+    """Base of every commit failure; ``message`` is the human-readable text."""
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@attrs.frozen
+class UnknownHead(CommitError):
+    """The head to build a commit for is not in the graph."""
+
+    head: str
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return f"unknown head {self.head!r}: it is not a node of the graph"
+
+
+@attrs.frozen
+class NotAnAncestor(CommitError):
+    """The parent commit's head is not on the new head's branch."""
+
+    parent_head: str
+    head: str
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return (
+            f"the parent commit's head {self.parent_head!r} is not an ancestor of {self.head!r}; "
+            "a commit extends only its own branch"
+        )

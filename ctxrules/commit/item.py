@@ -1,0 +1,77 @@
+"""`ContextItem`: one entry of a context commit, derived from a DAG node or a summary."""
+
+from __future__ import annotations
+
+import hashlib
+
+import attrs
+
+from ctxrules.canonical import canonical_json
+from ctxrules.commit.state import State
+from ctxrules.dag import Role
+
+
+@attrs.frozen
+class ContextItem:
+    """What the model sees of one node: its state, rendered text and token count.
+
+    ``rendered`` is the text (for a tool item, the result); ``arguments`` the tool call's
+    JSON text. ``turn`` is the assistant-turn index the item belongs to, ``created_at``
+    the node's time and ``changed_at`` when ``state`` last changed. ``digest`` is the
+    SHA-256 of every other field, computed once.
+    """
+
+    source_node_id: str
+    role: Role = attrs.field(converter=Role)
+    state: State = attrs.field(default=State.FULL, converter=State)
+    rendered: str = ""
+    tokens: int = 0
+    locked: bool = False
+    reason: str = "new"
+    merged_into: str | None = None
+    is_anchor: bool = False
+    attached_from: str | None = None
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    arguments: str = ""
+    turn: int = 0
+    created_at: float = 0.0
+    changed_at: float = 0.0
+    digest: str = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        # Computed once per item so a commit's id costs O(changed items), not O(items).
+        object.__setattr__(
+            self, "digest", hashlib.sha256(canonical_json(self.to_json()).encode()).hexdigest()
+        )
+
+    @property
+    def is_tool(self) -> bool:
+        """Whether this item is a tool call with its result."""
+        return self.role is Role.TOOL
+
+    @property
+    def visible(self) -> bool:
+        """Whether the item renders at all (summarized items do not)."""
+        return self.state is not State.SUMMARIZED
+
+    def to_json(self) -> dict[str, object]:
+        """Every field but the digest, as plain JSON."""
+        return {
+            "source_node_id": self.source_node_id,
+            "role": self.role.value,
+            "state": self.state.value,
+            "rendered": self.rendered,
+            "tokens": self.tokens,
+            "locked": self.locked,
+            "reason": self.reason,
+            "merged_into": self.merged_into,
+            "is_anchor": self.is_anchor,
+            "attached_from": self.attached_from,
+            "tool_name": self.tool_name,
+            "tool_call_id": self.tool_call_id,
+            "arguments": self.arguments,
+            "turn": self.turn,
+            "created_at": self.created_at,
+            "changed_at": self.changed_at,
+        }
