@@ -29,3 +29,18 @@ def shared_sessions() -> Path:
     if not path.is_dir():
         pytest.skip(f"../shared/data/sessions not found at {path} (only present in CI)")
     return path
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--run-slow`` runs the tests marked slow (the 100k-item and kill -9 trials)."""
+    parser.addoption("--run-slow", action="store_true", help="run tests marked slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip slow tests unless --run-slow is given or CTXRULES_RUN_SLOW=1 (as .ci/run sets)."""
+    if config.getoption("--run-slow") or os.environ.get("CTXRULES_RUN_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow: run with --run-slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 
 import attrs
-from pyrsistent import PVector, pvector
+from pyrsistent import PMap, PVector, pmap, pvector
 
 from ctxrules.canonical import content_hash
 from ctxrules.commit.item import ContextItem
@@ -35,7 +35,8 @@ class ContextCommit:
 
     ``id`` is the SHA-256 of the canonical header plus the items digest: a sum over items
     of SHA-256(position, item digest), so appending or replacing k items costs O(k) and
-    equal content gives an equal id on every machine.
+    equal content gives an equal id on every machine. ``marks`` is rule bookkeeping: the
+    position before which a rule has nothing left to do, so a turn visits only new items.
     """
 
     session_id: str
@@ -46,6 +47,7 @@ class ContextCommit:
     items: PVector[ContextItem] = attrs.field(factory=pvector, converter=_as_pvector)
     total_tokens: int = 0
     summary: str = ""
+    marks: PMap[str, int] = attrs.field(factory=pmap)
     digest: int = attrs.field(default=-1, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -64,6 +66,7 @@ class ContextCommit:
                 "rules_version": self.rules_version,
                 "total_tokens": self.total_tokens,
                 "summary": self.summary,
+                "marks": dict(self.marks),
                 "items": f"{self.digest:064x}",
             }
         )
@@ -96,11 +99,24 @@ class ContextCommit:
         return attrs.evolve(self, items=items.persistent(), digest=digest, total_tokens=total)
 
     def with_items(self, items: Iterable[ContextItem]) -> ContextCommit:
-        """The commit with a whole new item list (an insertion, a reorder); O(n)."""
+        """The commit with a whole new item list (an insertion, a reorder); O(n).
+
+        Rule marks are dropped, since positions may have moved: each rule rescans once.
+        """
         new = pvector(items)
         return attrs.evolve(
-            self, items=new, digest=items_digest(new), total_tokens=sum(i.tokens for i in new)
+            self,
+            items=new,
+            digest=items_digest(new),
+            total_tokens=sum(i.tokens for i in new),
+            marks=pmap(),
         )
+
+    def with_mark(self, key: str, position: int) -> ContextCommit:
+        """The commit recording that rule ``key`` has nothing left to do before ``position``."""
+        if self.marks.get(key) == position:
+            return self
+        return attrs.evolve(self, marks=self.marks.set(key, position))
 
     def index_of(self, source_node_id: str) -> int | None:
         """Position of the first item for this node, by a linear scan (for tests and tools)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+from pyrsistent import pmap
 from returns.result import Failure, Result, Success
 
 from ctxrules.commit.commit import ContextCommit
@@ -35,6 +36,7 @@ def commit_to_json(commit: ContextCommit) -> dict[str, object]:
         "rules_version": commit.rules_version,
         "total_tokens": commit.total_tokens,
         "summary": commit.summary,
+        "marks": dict(commit.marks),
         "items": [item.to_json() for item in commit.items],
     }
 
@@ -61,6 +63,7 @@ def commit_from_json(data: Any) -> Result[ContextCommit, CommitError]:  # noqa: 
             items=items,
             total_tokens=data["total_tokens"],
             summary=data["summary"],
+            marks=pmap(data.get("marks", {})),
         )
     except KeyError as err:
         return Failure(MalformedCommit(f"missing field {err.args[0]!r}"))

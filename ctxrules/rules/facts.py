@@ -8,6 +8,17 @@ from pyrsistent import PSet, pset
 from ctxrules.tokens import Tokenizer, default_tokenizer
 
 
+@attrs.define
+class WorkMeter:
+    """Counts items visited by rules; pass one in `Facts` to measure a turn's work exactly.
+
+    Mutable on purpose and only ever written by `ctxrules.rules.scan`; it exists so tests
+    and benchmarks can count work instead of timing it.
+    """
+
+    items_visited: int = 0
+
+
 @attrs.frozen
 class Facts:
     """The clock, the window, the tokenizer and the reference map, passed in from outside.
@@ -22,3 +33,4 @@ class Facts:
     tokenizer: Tokenizer = attrs.field(factory=default_tokenizer)
     cited: PSet[str] = attrs.field(factory=pset)
     head_turn: int = 0
+    meter: WorkMeter | None = attrs.field(default=None, eq=False)

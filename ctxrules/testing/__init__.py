@@ -5,5 +5,17 @@ Requires the ``hypothesis`` package (in the ``dev`` extra).
 
 from ctxrules.testing.commits import commits, context_items, texts
 from ctxrules.testing.dag import json_values, session_steps, sessions
+from ctxrules.testing.rules import builtin_params, facts_for, param_values, pipelines
 
-__all__ = ["commits", "context_items", "json_values", "session_steps", "sessions", "texts"]
+__all__ = [
+    "builtin_params",
+    "commits",
+    "context_items",
+    "facts_for",
+    "json_values",
+    "param_values",
+    "pipelines",
+    "session_steps",
+    "sessions",
+    "texts",
+]

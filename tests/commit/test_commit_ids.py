@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import attrs
+from pyrsistent import pmap
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -36,7 +37,7 @@ FIXED = ContextCommit(
     head_node_id="n3",
     rules_version="v1",
 ).with_items(ITEMS)
-PINNED_ID = "c_7b0437537fc54851b1a6c9f1a44c2c725236775f0e6f25c8d413f7a7a71acda6"
+PINNED_ID = "c_4dabbd376571e18f12caabc0ef5186824cb4807e84cefce559e1ce93c5bbd4e0"
 
 HEADER_CHANGES = {
     "session_id": "s_other",
@@ -46,6 +47,7 @@ HEADER_CHANGES = {
     "rules_version": "v2",
     "total_tokens": 46,
     "summary": "text",
+    "marks": pmap({"age_tool_results": 3}),
 }
 ITEM_CHANGES = {
     "role": "system",

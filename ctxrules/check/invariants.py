@@ -1,0 +1,146 @@
+"""One predicate per invariant; each returns the violations it found. Tests use these too."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ctxrules.check.violations import Violation
+from ctxrules.commit import ContextCommit, State
+from ctxrules.render import Message, ToolResultBlock, ToolUseBlock, count_messages, render_commit
+from ctxrules.tokens import Tokenizer
+
+
+def _key(commit: ContextCommit, index: int) -> tuple[str, str | None]:
+    item = commit.items[index]
+    return item.source_node_id, item.attached_from
+
+
+def items_kept(before: ContextCommit, after: ContextCommit) -> list[Violation]:
+    """Invariant 13 for a rule: the same items, in the same order, none dropped or duplicated."""
+    old = [(i.source_node_id, i.attached_from) for i in before.items]
+    new = [(i.source_node_id, i.attached_from) for i in after.items]
+    if old == new:
+        return []
+    missing = sorted({n for n, _ in old} - {n for n, _ in new})
+    extra = sorted({n for n, _ in new} - {n for n, _ in old})
+    found = (
+        f"{len(new)} items"
+        + (f", missing {missing}" if missing else "")
+        + (f", unexpected {extra}" if extra else "")
+    )
+    return [Violation(13, tuple(missing or extra), f"the {len(old)} input items in order", found)]
+
+
+def monotone_tightening(before: ContextCommit, after: ContextCommit) -> list[Violation]:
+    """Invariant 3: no item loosens; a tightened item never grows; a full item keeps its text."""
+    if items_kept(before, after):
+        return []
+    found: list[Violation] = []
+    for old, new in zip(before.items, after.items, strict=True):
+        ids = (old.source_node_id,)
+        if not old.state.may_become(new.state):
+            found.append(
+                Violation(
+                    3,
+                    ids,
+                    f"a state at least as tight as {old.state.value!r}",
+                    repr(new.state.value),
+                )
+            )
+        elif new.tokens > old.tokens:
+            found.append(Violation(3, ids, f"at most {old.tokens} tokens", f"{new.tokens} tokens"))
+        elif new.state is State.FULL and (new.rendered, new.arguments) != (
+            old.rendered,
+            old.arguments,
+        ):
+            found.append(Violation(3, ids, "a full item's text unchanged", "changed text"))
+    return found
+
+
+def locked_untouched(before: ContextCommit, after: ContextCommit) -> list[Violation]:
+    """Invariant 4: every locked item is exactly as it was."""
+    if items_kept(before, after):
+        return []
+    return [
+        Violation(
+            4,
+            (old.source_node_id,),
+            "the locked item unchanged",
+            f"state {new.state.value!r}, reason {new.reason!r}",
+        )
+        for old, new in zip(before.items, after.items, strict=True)
+        if old.locked and old != new
+    ]
+
+
+def one_ruler(commit: ContextCommit, tokenizer: Tokenizer) -> list[Violation]:
+    """Invariant 10: ``total_tokens`` equals the count of what `render_commit` sends."""
+    actual = count_messages(render_commit(commit), tokenizer)
+    if commit.total_tokens == actual:
+        return []
+    return [
+        Violation(
+            10,
+            (commit.id,),
+            f"total_tokens == {actual} (the rendered count)",
+            str(commit.total_tokens),
+        )
+    ]
+
+
+def protocol_valid(messages: Sequence[Message]) -> list[Violation]:
+    """Invariant 11: every tool result follows its call, every call is answered; no orphans."""
+    found: list[Violation] = []
+    for index, message in enumerate(messages):
+        results = [b.tool_use_id for b in message.blocks if isinstance(b, ToolResultBlock)]
+        if not results:
+            continue
+        previous = messages[index - 1] if index else None
+        calls = (
+            {b.id for b in previous.blocks if isinstance(b, ToolUseBlock)}
+            if previous and previous.role == "assistant"
+            else set()
+        )
+        found.extend(
+            Violation(
+                11,
+                (result,),
+                "its tool call in the preceding assistant message",
+                "an orphan tool result",
+            )
+            for result in results
+            if result not in calls
+        )
+    for index, message in enumerate(messages):
+        uses = [b.id for b in message.blocks if isinstance(b, ToolUseBlock)]
+        following = messages[index + 1] if index + 1 < len(messages) else None
+        answered = (
+            {b.tool_use_id for b in following.blocks if isinstance(b, ToolResultBlock)}
+            if following
+            else set()
+        )
+        found.extend(
+            Violation(11, (call,), "a result in the next message", "a tool call without its result")
+            for call in uses
+            if call not in answered
+        )
+    return found
+
+
+def one_summary(commit: ContextCommit) -> list[Violation]:
+    """Invariant 12: at most one item is an active summary."""
+    active = tuple(i.source_node_id for i in commit.items if i.state is State.SUMMARY)
+    return (
+        []
+        if len(active) <= 1
+        else [Violation(12, active, "at most one active summary", f"{len(active)}")]
+    )
+
+
+def rule_step(before: ContextCommit, after: ContextCommit) -> list[Violation]:
+    """What a rule must keep between its input and output: invariants 13, 3 and 4."""
+    return (
+        items_kept(before, after)
+        + monotone_tightening(before, after)
+        + locked_untouched(before, after)
+    )

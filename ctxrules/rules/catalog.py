@@ -1,0 +1,103 @@
+"""The built-in rules with their parameters, defaults and bounds (reference 001 §3, 000 §3 and §5)."""
+
+from __future__ import annotations
+
+from ctxrules.rules.gates import gate_tool_results
+from ctxrules.rules.idle import IDLE_PLACEHOLDER, clear_idle
+from ctxrules.rules.params import Param
+from ctxrules.rules.registry import BuiltinRule
+from ctxrules.rules.tool_aging import PROTECTED_TOOLS, age_tool_results, cap_tool_result
+
+_PROTECTED = Param(
+    "protected_tools",
+    "str_list",
+    list(PROTECTED_TOOLS),
+    "tools whose results are never aged or cleared",
+)
+
+BUILTIN_RULES: tuple[BuiltinRule, ...] = (
+    BuiltinRule(
+        "cap_tool_result",
+        "Any tool result over max_chars keeps its head and tail, inside the tail window too.",
+        (
+            Param(
+                "max_chars", "int", 4000, "longest result kept whole, in characters", minimum=200
+            ),
+            Param(
+                "tail_share",
+                "float",
+                0.33,
+                "share of the kept characters taken from the end",
+                minimum=0,
+                maximum=1,
+            ),
+        ),
+        cap_tool_result,
+    ),
+    BuiltinRule(
+        "age_tool_results",
+        "Tool results older than the last tail_turns assistant turns become one-line stubs.",
+        (
+            Param(
+                "tail_turns", "int", 3, "assistant turns whose tool results stay whole", minimum=0
+            ),
+            Param(
+                "max_args_chars",
+                "int",
+                200,
+                "characters of an aged call's arguments kept",
+                minimum=0,
+            ),
+            Param(
+                "stub_head_chars",
+                "int",
+                80,
+                "characters of the result's head in the stub",
+                minimum=0,
+            ),
+            Param(
+                "stub_tail_chars",
+                "int",
+                40,
+                "characters of the result's tail in the stub",
+                minimum=0,
+            ),
+            _PROTECTED,
+        ),
+        age_tool_results,
+    ),
+    BuiltinRule(
+        "gate_tool_results",
+        "Clear a large tool result that is old in turns and in time and that no later message cites.",
+        (
+            Param("min_turns", "int", 4, "assistant turns since the result", minimum=0),
+            Param("min_seconds", "float", 60.0, "seconds since the result was made", minimum=0),
+            Param("min_tokens", "int", 800, "smallest result worth clearing, in tokens", minimum=0),
+            Param(
+                "protect_first_n",
+                "int",
+                2,
+                "first items never cleared (the task statement)",
+                minimum=0,
+            ),
+            _PROTECTED,
+        ),
+        gate_tool_results,
+    ),
+    BuiltinRule(
+        "clear_idle",
+        "Tool results aged for idle_seconds become one fixed, cache-stable placeholder.",
+        (
+            Param(
+                "idle_seconds",
+                "float",
+                3600.0,
+                "seconds an aged result waits before clearing",
+                minimum=0,
+            ),
+            Param("placeholder", "str", IDLE_PLACEHOLDER, "the fixed text a cleared result shows"),
+            _PROTECTED,
+        ),
+        clear_idle,
+    ),
+)

@@ -1,0 +1,109 @@
+"""The reference tracker: which items a later message still refers to (reference 001 §3.3)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import attrs
+from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
+
+from ctxrules.commit import ContextItem
+
+MAX_PER_MESSAGE = 32
+_PATTERNS = (
+    re.compile(r"[A-Za-z0-9_./-]+/[A-Za-z0-9_./-]+"),  # paths; kept when >= 8 chars
+    re.compile(r"\b(?:[a-f0-9]{6,}|[0-9]{6,})\b"),  # hex or numeric ids
+    re.compile(r"`([^`\n]{3,40})`"),  # backtick spans
+    re.compile(r"\b[A-Z][A-Za-z0-9]{3,}\b"),  # CamelCase and capitalised identifiers
+)
+STOP_WORDS = frozenset(
+    {
+        "the",
+        "and",
+        "True",
+        "False",
+        "None",
+        "TextContent",
+        "AssistantMessage",
+        "UserMessage",
+        "This",
+        "That",
+        "There",
+        "When",
+        "What",
+        "Note",
+    }
+)
+_WORD = re.compile(r"[A-Za-z0-9_./`-]+")
+
+
+def distinctive_substrings(text: str) -> tuple[str, ...]:
+    """Up to 32 distinctive substrings of ``text``: paths, ids, backtick spans, CamelCase.
+
+    >>> distinctive_substrings("Edit src/app/main.py at 0a1b2c3d, see `run_all()` in TurnAger")
+    ('src/app/main.py', '0a1b2c3d', 'run_all()', 'Edit', 'TurnAger')
+    """
+    found: list[str] = []
+    seen: set[str] = set()
+    for index, pattern in enumerate(_PATTERNS):
+        for match in pattern.finditer(text):
+            value = match.group(1) if match.groups() else match.group(0)
+            if index == 0 and len(value) < 8:
+                continue
+            if value in STOP_WORDS or value in seen:
+                continue
+            seen.add(value)
+            found.append(value)
+            if len(found) == MAX_PER_MESSAGE:
+                return tuple(found)
+    return tuple(found)
+
+
+def _candidates(text: str) -> set[str]:
+    # What a later message may mention: its own distinctive substrings and its plain words,
+    # so `name` in one message matches a bare name in another.
+    words = {w.strip("`.,;:()[]{}") for w in _WORD.findall(text)}
+    return words | set(distinctive_substrings(text))
+
+
+def item_text(item: ContextItem) -> str:
+    """The text of an item the tracker reads: its rendering and, for tools, the arguments."""
+    return f"{item.rendered}\n{item.arguments}" if item.arguments else item.rendered
+
+
+@attrs.frozen
+class ReferenceTracker:
+    """Incremental reference map: feed items in order; ``cited`` holds ids a later item mentions.
+
+    Matching is by equal substrings (a later message's words and distinctive substrings
+    against earlier items' distinctive substrings), so each new item costs its own length.
+    """
+
+    index: PMap[str, PVector[str]] = attrs.field(factory=pmap)
+    cited: PSet[str] = attrs.field(factory=pset)
+
+    def observe(self, items: Iterable[ContextItem]) -> ReferenceTracker:
+        """The tracker after reading ``items`` (newest last).
+
+        >>> a = ContextItem("n1", "tool", rendered="wrote src/pkg/mod.py")
+        >>> b = ContextItem("n2", "assistant", rendered="Now test src/pkg/mod.py")
+        >>> sorted(ReferenceTracker().observe([a, b]).cited)
+        ['n1']
+        """
+        index, cited = self.index, self.cited
+        for item in items:
+            text = item_text(item)
+            for word in _candidates(text):
+                for source in index.get(word, pvector()):
+                    if source != item.source_node_id:
+                        cited = cited.add(source)
+                # Each substring marks its items once; later mentions find nothing to do.
+                if word in index:
+                    index = index.remove(word)
+            for substring in distinctive_substrings(text):
+                if item.source_node_id not in cited:
+                    index = index.set(
+                        substring, index.get(substring, pvector()).append(item.source_node_id)
+                    )
+        return ReferenceTracker(index, cited)

@@ -1,0 +1,48 @@
+"""Text cutting shared by the built-in rules and spec templates."""
+
+from __future__ import annotations
+
+ELLIPSIS = "…"
+
+
+def head(text: str, chars: int) -> str:
+    """The first ``chars`` characters, with an ellipsis if anything was cut.
+
+    >>> head("abcdef", 3), head("ab", 3)
+    ('abc…', 'ab')
+    """
+    return text if len(text) <= chars else text[: max(chars, 0)] + ELLIPSIS
+
+
+def tail(text: str, chars: int) -> str:
+    """The last ``chars`` characters, with an ellipsis before them if anything was cut.
+
+    >>> tail("abcdef", 2), tail("ab", 3)
+    ('…ef', 'ab')
+    """
+    if len(text) <= chars:
+        return text
+    return ELLIPSIS + (text[-chars:] if chars > 0 else "")
+
+
+def head_and_tail(text: str, head_chars: int, tail_chars: int, marker: str = ELLIPSIS) -> str:
+    """The text with its middle replaced by ``marker`` when longer than head plus tail.
+
+    >>> head_and_tail("abcdefghij", 3, 2)
+    'abc…ij'
+    >>> head_and_tail("abc", 3, 2)
+    'abc'
+    """
+    if len(text) <= head_chars + tail_chars:
+        return text
+    end = text[len(text) - tail_chars :] if tail_chars > 0 else ""
+    return text[:head_chars] + marker + end
+
+
+def one_line(text: str) -> str:
+    r"""The text with every run of whitespace (newlines included) collapsed to one space.
+
+    >>> one_line("a\n  b\tc ")
+    'a b c'
+    """
+    return " ".join(text.split())

@@ -1,0 +1,105 @@
+"""Tool-result aging: stub results outside the tail window, and cap any huge result."""
+
+from __future__ import annotations
+
+from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.rules.facts import Facts
+from ctxrules.rules.marks import mark_key
+from ctxrules.rules.pipeline import Rule
+from ctxrules.rules.scan import scan
+from ctxrules.rules.text import head, head_and_tail, one_line
+from ctxrules.rules.tighten import tighten
+
+#: Tools whose results stay whole: the agent's plan and its searches (reference 000 §5).
+PROTECTED_TOOLS = ("todo_create", "todo_update", "todo_list", "web_search")
+CAPPED = "capped"
+
+
+def tool_stub(item: ContextItem, head_chars: int, tail_chars: int) -> str:
+    r"""The one-line stub of an aged result: ``[tool <name>] output: <head>… <tail>``.
+
+    >>> tool_stub(ContextItem("n", "tool", rendered="line one\nline two\nend", tool_name="cat"), 8, 3)
+    '[tool cat] output: line one… end'
+    """
+    text = one_line(item.rendered)
+    body = (
+        text
+        if len(text) <= head_chars + tail_chars
+        else f"{text[:head_chars]}… {text[len(text) - tail_chars :]}"
+    )
+    return f"[tool {item.tool_name or 'unknown'}] output: {body}"
+
+
+def age_tool_results(
+    tail_turns: int,
+    max_args_chars: int,
+    stub_head_chars: int,
+    stub_tail_chars: int,
+    protected_tools: tuple[str, ...],
+) -> Rule:
+    """Tool results older than the last ``tail_turns`` assistant turns become one-line stubs.
+
+    The call keeps its name and its arguments cut to ``max_args_chars``. Items are visited
+    from the rule's mark up to the tail window only.
+    """
+    key = mark_key(
+        "age_tool_results",
+        {
+            "tail_turns": tail_turns,
+            "max_args_chars": max_args_chars,
+            "stub_head_chars": stub_head_chars,
+            "stub_tail_chars": stub_tail_chars,
+            "protected_tools": protected_tools,
+        },
+    )
+    protected = frozenset(protected_tools)
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        cutoff = facts.head_turn - tail_turns
+        changes: dict[int, ContextItem] = {}
+        stop = commit.marks.get(key, 0)
+        for index, item in scan(commit, stop, facts):
+            if item.turn >= cutoff:
+                break
+            stop = index + 1
+            agable = item.state is State.FULL or (
+                item.state is State.AGED and item.reason == CAPPED
+            )
+            if item.is_tool and agable and item.tool_name not in protected:
+                aged = tighten(
+                    item,
+                    State.AGED,
+                    facts,
+                    rendered=tool_stub(item, stub_head_chars, stub_tail_chars),
+                    arguments=head(item.arguments, max_args_chars),
+                    reason="tail_window",
+                )
+                if aged is not None and aged != item:
+                    changes[index] = aged
+        return commit.replace_items(changes).with_mark(key, stop)
+
+    return rule
+
+
+def cap_tool_result(max_chars: int, tail_share: float) -> Rule:
+    """Any tool result over ``max_chars`` keeps its head and tail (inside the tail window too).
+
+    The capped item is ``aged`` with reason ``capped``; each item is examined once, when new.
+    """
+    key = mark_key("cap_tool_result", {"max_chars": max_chars, "tail_share": tail_share})
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        changes: dict[int, ContextItem] = {}
+        for index, item in scan(commit, commit.marks.get(key, 0), facts):
+            if item.is_tool and item.state is State.FULL and len(item.rendered) > max_chars:
+                cut = len(item.rendered) - max_chars
+                marker = f"\n…[{cut} characters cut]…\n"
+                room = max(max_chars - len(marker), 0)
+                tail_chars = int(room * tail_share)
+                text = head_and_tail(item.rendered, room - tail_chars, tail_chars, marker)
+                capped = tighten(item, State.AGED, facts, rendered=text, reason=CAPPED)
+                if capped is not None and capped != item:
+                    changes[index] = capped
+        return commit.replace_items(changes).with_mark(key, len(commit.items))
+
+    return rule

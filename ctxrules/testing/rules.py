@@ -1,0 +1,60 @@
+"""Strategies for rules: facts for a commit, parameters within bounds, and pipelines."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from pyrsistent import pset
+
+from ctxrules.commit import ContextCommit
+from ctxrules.rules import BuiltinRule, Facts, NamedRule, Param, Pipeline, builtins
+from ctxrules.tokens import HeuristicCounter, Tokenizer
+
+
+@st.composite
+def facts_for(draw: st.DrawFn, commit: ContextCommit, tokenizer: Tokenizer | None = None) -> Facts:
+    """Facts a rule might see with ``commit``: a clock, a head turn and some cited items."""
+    ids = sorted({item.source_node_id for item in commit.items})
+    cited = draw(st.sets(st.sampled_from(ids))) if ids else set()
+    return Facts(
+        now=draw(st.floats(0, 2e6)),
+        head_turn=draw(st.integers(0, 80)),
+        cited=pset(cited),
+        tokenizer=tokenizer or HeuristicCounter(),
+    )
+
+
+def param_values(param: Param) -> st.SearchStrategy[object]:
+    """Valid values of one parameter, within its bounds."""
+    low = param.minimum if param.minimum is not None else 0
+    high = param.maximum if param.maximum is not None else max(low * 4, 10_000)
+    match param.kind:
+        case "int":
+            return st.integers(int(low), int(high))
+        case "float":
+            return st.floats(low, high)
+        case "bool":
+            return st.booleans()
+        case "str":
+            return st.text(max_size=40)
+        case _:
+            return st.lists(
+                st.sampled_from(["grep", "read_file", "todo_list", "bash"]), max_size=3, unique=True
+            )
+
+
+@st.composite
+def builtin_params(draw: st.DrawFn, rule: BuiltinRule) -> dict[str, object]:
+    """A valid parameter set for ``rule``: each parameter either omitted or drawn in bounds."""
+    return {p.name: draw(param_values(p)) for p in rule.params if draw(st.booleans())}
+
+
+@st.composite
+def pipelines(draw: st.DrawFn, max_rules: int = 5) -> Pipeline:
+    """Pipelines of built-in rules in random order with random valid parameters."""
+    registry = builtins()
+    names = draw(st.lists(st.sampled_from(sorted(registry)), min_size=1, max_size=max_rules))
+    rules = []
+    for name in names:
+        params = draw(builtin_params(registry[name]))
+        rules.append(NamedRule(name, registry[name].build(params).unwrap()))
+    return Pipeline(tuple(rules), version=f"random:{names}")
