@@ -8,7 +8,7 @@ import pytest
 
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.render import counted
-from ctxrules.rules import Facts, NamedRule, Pipeline, WorkMeter, builtins
+from ctxrules.rules import Facts, NamedRule, Pipeline, WorkMeter, builtins, scan
 from ctxrules.tokens import HeuristicCounter
 
 RULER = HeuristicCounter()
@@ -89,8 +89,6 @@ def test_default_pipeline_turn_cost_at_20k_is_within_2x_of_1k() -> None:
 
 def test_a_full_scan_would_be_caught() -> None:
     """The meter is able to fail: a rule that ignores its mark visits every item each turn."""
-    from ctxrules.rules import scan
-
     def rescan_everything(commit: ContextCommit, facts: Facts) -> ContextCommit:
         for _ in scan(commit, 0, facts):
             pass
