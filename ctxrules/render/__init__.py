@@ -1,5 +1,6 @@
 """Rendering: commits to provider-neutral messages, and adapters to provider formats."""
 
+from ctxrules.render.anthropic import AnthropicRequest, to_anthropic
 from ctxrules.render.item import SUMMARY_PREFIX, counted, item_tokens, render_item
 from ctxrules.render.messages import (
     Block,
@@ -10,10 +11,13 @@ from ctxrules.render.messages import (
     block_tokens,
     count_messages,
 )
+from ctxrules.render.openai import to_openai
+from ctxrules.render.pairing import degrade_orphans
 from ctxrules.render.render import render_commit
 
 __all__ = [
     "SUMMARY_PREFIX",
+    "AnthropicRequest",
     "Block",
     "Message",
     "TextBlock",
@@ -22,7 +26,10 @@ __all__ = [
     "block_tokens",
     "count_messages",
     "counted",
+    "degrade_orphans",
     "item_tokens",
     "render_commit",
     "render_item",
+    "to_anthropic",
+    "to_openai",
 ]

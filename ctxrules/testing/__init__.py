@@ -5,12 +5,14 @@ Requires the ``hypothesis`` package (in the ``dev`` extra).
 
 from ctxrules.testing.commits import commits, context_items, texts
 from ctxrules.testing.dag import json_values, session_steps, sessions
+from ctxrules.testing.messages import conversations
 from ctxrules.testing.rules import builtin_params, facts_for, param_values, pipelines
 
 __all__ = [
     "builtin_params",
     "commits",
     "context_items",
+    "conversations",
     "facts_for",
     "json_values",
     "param_values",

@@ -79,7 +79,14 @@ def commits(
     states: tuple[State, ...] = tuple(State),
 ) -> ContextCommit:
     """A commit whose items are random and whose ``total_tokens`` is consistent with them."""
-    items = draw(st.lists(context_items(states=states, tokenizer=tokenizer), max_size=max_items))
+    # Node ids are unique within a commit (attached blocks are told apart by attached_from).
+    items = draw(
+        st.lists(
+            context_items(states=states, tokenizer=tokenizer),
+            max_size=max_items,
+            unique_by=lambda item: item.source_node_id,
+        )
+    )
     header = ContextCommit(
         draw(st.sampled_from(["s_a", "s_b"])),
         parent_ids=tuple(draw(st.lists(st.just("c_parent"), max_size=1))),

@@ -89,6 +89,7 @@ def test_default_pipeline_turn_cost_at_20k_is_within_2x_of_1k() -> None:
 
 def test_a_full_scan_would_be_caught() -> None:
     """The meter is able to fail: a rule that ignores its mark visits every item each turn."""
+
     def rescan_everything(commit: ContextCommit, facts: Facts) -> ContextCommit:
         for _ in scan(commit, 0, facts):
             pass

@@ -1,0 +1,158 @@
+"""Translate neutral messages into the ``system`` and ``messages`` of an Anthropic request."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+import attrs
+
+from ctxrules.render.messages import Block, Message, TextBlock, ToolUseBlock
+from ctxrules.render.pairing import degrade_orphans
+
+#: The user message put first when a conversation starts with the assistant.
+CONTINUED = "(continued)"
+
+# The Messages API rejects tool ids outside this pattern, so such pairs are degraded.
+_TOOL_ID = re.compile(r"[a-zA-Z0-9_-]+")
+
+#: A content block and the index of the neutral message it came from.
+_Sourced = tuple[int, dict[str, object]]
+
+#: A role and its content blocks.
+_Turn = tuple[str, list[_Sourced]]
+
+
+@attrs.frozen
+class AnthropicRequest:
+    """The ``system`` and ``messages`` arguments of ``client.messages.create``."""
+
+    system: list[dict[str, object]]
+    messages: list[dict[str, object]]
+
+
+def to_anthropic(
+    messages: Sequence[Message],
+    *,
+    cache_system: bool = False,
+    cache_prefix_end: int | None = None,
+) -> AnthropicRequest:
+    """Pull the system text out and merge the rest into alternating user and assistant turns.
+
+    ``cache_system`` marks the last system block, ``cache_prefix_end`` the last block that
+    comes from ``messages[:cache_prefix_end + 1]``, with an ephemeral cache breakpoint.
+
+    >>> from ctxrules.render.messages import ToolResultBlock
+    >>> request = to_anthropic([
+    ...     Message("system", (TextBlock("Be brief."),)),
+    ...     Message("user", (TextBlock("List the files."),)),
+    ...     Message("assistant", (ToolUseBlock("c1", "ls", '{"path": "."}'),)),
+    ...     Message("tool", (ToolResultBlock("c1", "a.py"),)),
+    ... ], cache_prefix_end=1)
+    >>> request.system
+    [{'type': 'text', 'text': 'Be brief.'}]
+    >>> request.messages  # doctest: +NORMALIZE_WHITESPACE
+    [{'role': 'user', 'content': [{'type': 'text', 'text': 'List the files.',
+                                   'cache_control': {'type': 'ephemeral'}}]},
+     {'role': 'assistant', 'content': [{'type': 'tool_use', 'id': 'c1', 'name': 'ls',
+                                        'input': {'path': '.'}}]},
+     {'role': 'user', 'content': [{'type': 'tool_result', 'tool_use_id': 'c1',
+                                   'content': 'a.py'}]}]
+    """
+    if cache_prefix_end is not None and not 0 <= cache_prefix_end < len(messages):
+        msg = (
+            f"cache_prefix_end={cache_prefix_end} is out of range; pass None or an index"
+            f" of messages, 0 <= cache_prefix_end < {len(messages)}"
+        )
+        raise ValueError(msg)
+    system, turns = _gather(degrade_orphans(messages, valid_id=_valid_id))
+    order = system + [sourced for _, blocks in turns for sourced in blocks]
+    marks: set[int] = set()
+    if cache_system and system:
+        marks.add(len(system) - 1)
+    if cache_prefix_end is not None:
+        stable = [pos for pos, (origin, _) in enumerate(order) if origin <= cache_prefix_end]
+        marks.update(stable[-1:])
+    marked = iter(
+        {**block, "cache_control": {"type": "ephemeral"}} if pos in marks else block
+        for pos, (_, block) in enumerate(order)
+    )
+    return AnthropicRequest(
+        system=[next(marked) for _ in system],
+        messages=[
+            {"role": role, "content": [next(marked) for _ in blocks]} for role, blocks in turns
+        ],
+    )
+
+
+def tool_input(arguments: str) -> dict[str, object]:
+    """The ``input`` object of a tool call: its parsed arguments, or the raw text when cut.
+
+    >>> tool_input('{"path": "src/main.py"}')
+    {'path': 'src/main.py'}
+    >>> tool_input('{"path": "src/ma…')
+    {'arguments': '{"path": "src/ma…'}
+    """
+    try:
+        value: object = json.loads(arguments, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return {"arguments": arguments}
+    return value if isinstance(value, dict) else {"arguments": arguments}
+
+
+def _gather(messages: Sequence[Message]) -> tuple[list[_Sourced], list[_Turn]]:
+    """The system blocks and the alternating turns, each block tagged with its message index."""
+    system: list[_Sourced] = []
+    turns: list[_Turn] = []
+    for index, message in enumerate(messages):
+        blocks = [
+            (index, content) for content in map(_content, message.blocks) if content is not None
+        ]
+        if message.role == "system":
+            system.extend(blocks)
+            continue
+        role = "assistant" if message.role == "assistant" else "user"
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(blocks)
+        elif blocks:
+            turns.append((role, blocks))
+    if turns and turns[0][0] == "assistant":
+        # It belongs to the assistant message it stands before, so a cache breakpoint
+        # set earlier does not move onto it when that message is appended later.
+        first = turns[0][1][0][0]
+        turns.insert(0, ("user", [(first, {"type": "text", "text": CONTINUED})]))
+    # The API wants a user turn's tool results before its text; sorting is stable.
+    return system, [(role, sorted(blocks, key=_text_last)) for role, blocks in turns]
+
+
+def _content(block: Block) -> dict[str, object] | None:
+    """The content block for a neutral block, or None for text the API would reject as blank."""
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text} if block.text.strip() else None
+    if isinstance(block, ToolUseBlock):
+        return {
+            "type": "tool_use",
+            "id": block.id,
+            "name": block.name,
+            "input": tool_input(block.arguments),
+        }
+    result: dict[str, object] = {"type": "tool_result", "tool_use_id": block.tool_use_id}
+    # An empty result is sent without content: the API rejects blank text.
+    return result | {"content": block.text} if block.text.strip() else result
+
+
+def _text_last(sourced: _Sourced) -> bool:
+    """Sort key that puts tool results before everything else."""
+    return sourced[1]["type"] != "tool_result"
+
+
+def _valid_id(tool_id: str) -> bool:
+    """Whether the API accepts ``tool_id`` as a tool_use id."""
+    return _TOOL_ID.fullmatch(tool_id) is not None
+
+
+def _reject_constant(name: str) -> object:
+    """Refuse NaN and the infinities, which are not JSON and could not be sent back."""
+    msg = f"{name} is not JSON"
+    raise ValueError(msg)
