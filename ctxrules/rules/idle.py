@@ -16,8 +16,9 @@ IDLE_PLACEHOLDER = "[Old tool result cleared]"
 def clear_idle(idle_seconds: float, placeholder: str, protected_tools: tuple[str, ...]) -> Rule:
     """Tool results ``aged`` for at least ``idle_seconds`` (by ``Facts.now``) become ``cleared``.
 
-    Items were aged in position order, so the scan stops at the first result not yet idle
-    (or not yet aged); everything before the rule's mark is settled.
+    Items are aged in position order, so the scan stops at the first aged result that is
+    not idle yet. A full result is passed over but keeps the mark from moving past it, so
+    without an aging rule in the pipeline each turn rescans from the first full result.
     """
     key = mark_key(
         "clear_idle",
@@ -31,21 +32,29 @@ def clear_idle(idle_seconds: float, placeholder: str, protected_tools: tuple[str
 
     def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
         changes: dict[int, ContextItem] = {}
-        stop = commit.marks.get(key, 0)
-        for index, item in scan(commit, stop, facts):
+        start = commit.marks.get(key, 0)
+        stop = None  # the first position that may still need this rule
+        for index, item in scan(commit, start, facts):
             settled = (
                 not item.is_tool
                 or item.locked
                 or item.tool_name in protected
                 or item.state.tightness >= State.CLEARED.tightness
             )
-            if not settled:
-                if item.state is not State.AGED or facts.now - item.changed_at < idle_seconds:
-                    break
+            if settled:
+                continue
+            if item.state is State.AGED and facts.now - item.changed_at >= idle_seconds:
                 cleared = tighten(item, State.CLEARED, facts, rendered=placeholder, reason="idle")
                 if cleared is not None:
                     changes[index] = cleared
-            stop = index + 1
-        return commit.replace_items(changes).with_mark(key, stop)
+                continue
+            if stop is None:
+                stop = index
+            if item.state is State.AGED:
+                # Aged later than this one, so not idle either: nothing further to do now.
+                break
+        return commit.replace_items(changes).with_mark(
+            key, len(commit.items) if stop is None else stop
+        )
 
     return rule

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Mapping
 from typing import Literal
 
@@ -64,6 +65,8 @@ class Param:
             return ParamProblem(self.name, self.expected, found)
         if self.kind in ("int", "float"):
             number = float(value)  # type: ignore[arg-type]  # _has_kind checked it is a number
+            if not math.isfinite(number):
+                return ParamProblem(self.name, f"a finite number: {self.expected}", repr(value))
             low, high = self.minimum, self.maximum
             if (low is not None and number < low) or (high is not None and number > high):
                 return ParamProblem(self.name, self.expected, repr(value))

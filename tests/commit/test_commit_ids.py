@@ -7,10 +7,10 @@ import subprocess
 import sys
 
 import attrs
-from pyrsistent import pmap
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pyrsistent import pmap
 
 from ctxrules.commit import ContextCommit, ContextItem, commit_from_json, commit_to_json
 

@@ -196,3 +196,20 @@ def test_locked_items_are_untouched_by_every_builtin() -> None:
     for name in RULES:
         after = run(name, commit, head_turn=99, now=1e9)
         assert after.items[2] == locked, name
+
+
+def test_clear_idle_passes_over_full_results_without_an_aging_rule() -> None:
+    """A small full result does not keep later idle aged results from clearing."""
+    commit = commit_of(tool("t0", 0, "tiny"), tool("t1", 0, state="aged", changed_at=0.0))
+    after = run("clear_idle", commit, now=1e6)
+    assert states(after) == ["full", "cleared"]
+    # The mark stays at the full result, which an aging rule may still change.
+    assert set(after.marks.values()) == {0}
+
+
+def test_non_finite_parameters_are_refused() -> None:
+    """NaN and infinity are not valid numbers for a bounded parameter."""
+    problems = RULES["clear_idle"].build({"idle_seconds": float("nan")}).failure()
+    assert [p.message for p in problems] == [
+        "idle_seconds: expected a finite number: a number >= 0, found nan"
+    ]
