@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 
 import attrs
-from pyrsistent import PMap, PVector, pmap, pvector
+from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
 
 from ctxrules.canonical import content_hash
 from ctxrules.commit.item import ContextItem
@@ -37,6 +37,7 @@ class ContextCommit:
     of SHA-256(position, item digest), so appending or replacing k items costs O(k) and
     equal content gives an equal id on every machine. ``marks`` is rule bookkeeping: the
     position before which a rule has nothing left to do, so a turn visits only new items.
+    ``attached`` holds the ids of the source commits expanded along this commit chain.
     """
 
     session_id: str
@@ -48,6 +49,7 @@ class ContextCommit:
     total_tokens: int = 0
     summary: str = ""
     marks: PMap[str, int] = attrs.field(factory=pmap)
+    attached: PSet[str] = attrs.field(factory=pset)
     digest: int = attrs.field(default=-1, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -67,6 +69,7 @@ class ContextCommit:
                 "total_tokens": self.total_tokens,
                 "summary": self.summary,
                 "marks": dict(self.marks),
+                "attached": sorted(self.attached),
                 "items": f"{self.digest:064x}",
             }
         )

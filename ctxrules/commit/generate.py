@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 import attrs
-from pyrsistent import PMap
+from pyrsistent import PMap, PVector
 from returns.result import Failure, Result, Success
 
 # Imported as a module: render imports commit, so a name import here would be circular.
 import ctxrules.render.item as item_rendering
 from ctxrules.canonical import canonical_json
+from ctxrules.commit.attach import expand_pointer
 from ctxrules.commit.commit import ContextCommit
 from ctxrules.commit.errors import CommitError, NotAnAncestor, UnknownHead
 from ctxrules.commit.item import ContextItem
-from ctxrules.dag import Call, Frozen, Graph, Role, ancestors, thaw
+from ctxrules.dag import (
+    Call,
+    Frozen,
+    Graph,
+    Role,
+    ancestors,
+    is_attach_pointer,
+    is_merge_instruction,
+    thaw,
+)
 
 if TYPE_CHECKING:
     # Rules import commits; generation only needs their types, so no import cycle at run time.
@@ -79,16 +89,50 @@ def new_branch_nodes(
     return Success(tuple(reversed(new)))
 
 
-def _items(graph: Graph, calls: tuple[Call, ...], turn: int) -> Iterator[ContextItem]:
+def _tool_items(graph: Graph, call: Call, turn: int) -> Iterator[ContextItem]:
+    # Tool calls hang off their assistant by caller and belong to its turn.
+    for callee in graph.callees_of(call.id):
+        tool = graph.nodes[callee]
+        if tool.role is Role.TOOL:
+            yield item_for(tool, turn)
+
+
+def _grow(  # noqa: PLR0917 - private; called once, positionally, below
+    base: ContextCommit,
+    graph: Graph,
+    calls: tuple[Call, ...],
+    sources: Mapping[str, ContextCommit],
+    facts: Facts,
+    rules_version: str,
+) -> tuple[ContextCommit, tuple[str, ...]]:
+    """``base`` with the new nodes' items appended; also the peers of a merge among them."""
+    commit, turn = base, base.next_turn()
+    peers: tuple[str, ...] = ()
     for call in calls:
-        yield item_for(call, turn)
+        if is_attach_pointer(call):
+            block, expanded = expand_pointer(
+                call,
+                commit,
+                sources,
+                turn=turn,
+                tokenizer=facts.tokenizer,
+                rules_version=rules_version,
+            )
+            commit = attrs.evolve(
+                commit.append_items(block), attached=commit.attached.update(expanded)
+            )
+            continue
+        if is_merge_instruction(call):
+            listed = call.metadata.get("peers")
+            peers = tuple(str(p) for p in listed) if isinstance(listed, PVector) else ()
+        fresh = [item_for(call, turn)]
         if call.role is Role.ASSISTANT:
-            # Tool calls hang off their assistant by caller and belong to its turn.
-            for callee in graph.callees_of(call.id):
-                tool = graph.nodes[callee]
-                if tool.role is Role.TOOL:
-                    yield item_for(tool, turn)
+            fresh.extend(_tool_items(graph, call, turn))
             turn += 1
+        commit = commit.append_items(
+            item_rendering.counted(item, facts.tokenizer) for item in fresh
+        )
+    return commit, peers
 
 
 def generate_commit(
@@ -99,26 +143,23 @@ def generate_commit(
     facts: Facts,
     *,
     session_id: str = "",
+    sources: Mapping[str, ContextCommit] | None = None,
 ) -> Result[ContextCommit, CommitError]:
     """Copy the parent's items, add the new branch nodes as full items, run the pipeline.
 
-    Only the new items are counted; the total is kept as items change. The result's
-    ``parent_ids`` names the parent, ``created_at`` is ``facts.now``.
+    Only the new items are counted; the total is kept as items change. Attach pointers
+    expand the commits ``sources`` holds (by id). The result's ``parent_ids`` names the
+    parent, and after a merge instruction also the merged peers' commits.
     """
     base = parent or ContextCommit(session_id)
-    turn = base.next_turn()
 
     def build(calls: tuple[Call, ...]) -> ContextCommit:
-        fresh = [
-            item_rendering.counted(item, facts.tokenizer) for item in _items(graph, calls, turn)
-        ]
-        grown = base.append_items(fresh)
-        head_turn = grown.next_turn()
-        ruled = pipeline.run(grown, attrs.evolve(facts, head_turn=head_turn))
+        grown, peers = _grow(base, graph, calls, sources or {}, facts, pipeline.version)
+        ruled = pipeline.run(grown, attrs.evolve(facts, head_turn=grown.next_turn()))
         return attrs.evolve(
             ruled,
             session_id=parent.session_id if parent else session_id,
-            parent_ids=(parent.id,) if parent else (),
+            parent_ids=((parent.id,) if parent else ()) + peers,
             created_at=facts.now,
             head_node_id=head,
             rules_version=pipeline.version,
@@ -135,6 +176,7 @@ def ensure_latest_commit(
     facts: Facts,
     *,
     session_id: str = "",
+    sources: Mapping[str, ContextCommit] | None = None,
 ) -> Result[tuple[ContextCommit, CommitMap], CommitError]:
     """The commit for ``head``: reused if one exists, else generated from the nearest one.
 
@@ -146,6 +188,6 @@ def ensure_latest_commit(
     parent = next((commits[c.id] for c in ancestors(graph, head) if c.id in commits), None)
     if parent is not None and parent.head_node_id == head:
         return Success((parent, commits))
-    return generate_commit(parent, graph, head, pipeline, facts, session_id=session_id).map(
-        lambda commit: (commit, commits.set(head, commit))
-    )
+    return generate_commit(
+        parent, graph, head, pipeline, facts, session_id=session_id, sources=sources
+    ).map(lambda commit: (commit, commits.set(head, commit)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-from pyrsistent import pmap
+from pyrsistent import pmap, pset
 from returns.result import Failure, Result, Success
 
 from ctxrules.commit.commit import ContextCommit
@@ -37,6 +37,7 @@ def commit_to_json(commit: ContextCommit) -> dict[str, object]:
         "total_tokens": commit.total_tokens,
         "summary": commit.summary,
         "marks": dict(commit.marks),
+        "attached": sorted(commit.attached),
         "items": [item.to_json() for item in commit.items],
     }
 
@@ -64,6 +65,7 @@ def commit_from_json(data: Any) -> Result[ContextCommit, CommitError]:  # noqa: 
             total_tokens=data["total_tokens"],
             summary=data["summary"],
             marks=pmap(data.get("marks", {})),
+            attached=pset(data.get("attached", ())),
         )
     except KeyError as err:
         return Failure(MalformedCommit(f"missing field {err.args[0]!r}"))

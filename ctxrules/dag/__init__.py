@@ -2,6 +2,7 @@
 
 from ctxrules.dag.call import Call, Role, Status
 from ctxrules.dag.errors import (
+    AttachRefused,
     ConflictingEdges,
     DagError,
     DuplicateNode,
@@ -16,6 +17,15 @@ from ctxrules.dag.errors import (
 from ctxrules.dag.graph import Graph
 from ctxrules.dag.jsonl import call_from_json, call_to_json, graph_from_jsonl, graph_to_jsonl
 from ctxrules.dag.payload import Frozen, freeze, thaw
+from ctxrules.dag.pointers import (
+    ATTACH,
+    MERGE,
+    AttachSource,
+    is_attach_pointer,
+    is_merge_instruction,
+    marker_id,
+    pointer_commit,
+)
 from ctxrules.dag.session import Session
 from ctxrules.dag.walks import (
     ancestors,
@@ -30,6 +40,10 @@ from ctxrules.dag.walks import (
 )
 
 __all__ = [
+    "ATTACH",
+    "MERGE",
+    "AttachRefused",
+    "AttachSource",
     "Call",
     "ConflictingEdges",
     "DagError",
@@ -57,8 +71,12 @@ __all__ = [
     "freeze",
     "graph_from_jsonl",
     "graph_to_jsonl",
+    "is_attach_pointer",
+    "is_merge_instruction",
     "last_user_message",
     "linear_back_to",
+    "marker_id",
+    "pointer_commit",
     "siblings",
     "thaw",
 ]

@@ -146,3 +146,16 @@ class MalformedRecord(DagError):
     def message(self) -> str:
         """A one-line description of what went wrong."""
         return f"line {self.line}: {self.reason}"
+
+
+@attrs.frozen
+class AttachRefused(DagError):
+    """An attach or merge that would make no sense: no peers, the session itself, or a cycle."""
+
+    source: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return f"cannot attach {self.source!r}: {self.reason}"

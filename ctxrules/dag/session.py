@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import attrs
 from pyrsistent import PSet, pset
@@ -10,9 +10,17 @@ from returns.result import Failure, Result, Success
 
 from ctxrules.canonical import content_hash
 from ctxrules.dag.call import Call, Role, Status
-from ctxrules.dag.errors import DagError, InvalidPayload, InvalidValue, SessionBusy, UnknownNode
+from ctxrules.dag.errors import (
+    AttachRefused,
+    DagError,
+    InvalidPayload,
+    InvalidValue,
+    SessionBusy,
+    UnknownNode,
+)
 from ctxrules.dag.graph import Graph
 from ctxrules.dag.payload import Frozen, freeze, thaw
+from ctxrules.dag.pointers import ATTACH, MERGE, AttachSource, marker_id
 
 
 def _node_id(session_id: str, graph: Graph, fields: Mapping[str, object]) -> str:
@@ -137,6 +145,74 @@ class Session:
         )
         return Success(Session(new_id, self.graph, node_id, self.running))
 
+    def attach(self, source: AttachSource, *, created_at: float = 0.0) -> Result[Session, DagError]:
+        """Append an attach pointer naming ``source`` after the head; the next commit expands it.
+
+        Fails with `AttachRefused` for a commit of this session or one that already holds a
+        block attached from this session (a cycle). A different rules version is allowed
+        and recorded in the pointer.
+        """
+        refused = self._refuse(source)
+        if refused is not None:
+            return Failure(refused)
+        return self.send(
+            Role.SYSTEM,
+            f"[attach commit {source.id} of session {source.session_id}]",
+            name=ATTACH,
+            metadata=_pointer_metadata(source, base=False),
+            created_at=created_at,
+        )
+
+    def merge(
+        self, peers: Sequence[AttachSource], instruction: str, *, created_at: float = 0.0
+    ) -> Result[Session, DagError]:
+        """Attach every peer (the first is the base, kept locked) and append the instruction.
+
+        The commit generated past the instruction has the peers' commits as extra parents.
+        """
+        if not peers:
+            return Failure(AttachRefused("merge", "a merge needs at least one peer"))
+        if len({peer.id for peer in peers}) != len(peers):
+            return Failure(AttachRefused("merge", "the same peer commit is named twice"))
+        for peer in peers:
+            refused = self._refuse(peer)
+            if refused is not None:
+                return Failure(refused)
+        session: Session = self
+        for index, peer in enumerate(peers):
+            result = session.send(
+                Role.SYSTEM,
+                f"[attach commit {peer.id} of session {peer.session_id}]",
+                name=ATTACH,
+                metadata=_pointer_metadata(peer, base=index == 0),
+                created_at=created_at,
+            )
+            if isinstance(result, Failure):  # pragma: no cover - the peers were checked above
+                return result
+            session = result.unwrap()
+        merged = [{"session": p.session_id, "head": p.head_node_id, "commit": p.id} for p in peers]
+        return session.send(
+            Role.USER,
+            instruction,
+            name=MERGE,
+            metadata={"peers": [p.id for p in peers], "merged_heads": merged},
+            created_at=created_at,
+        )
+
+    def _refuse(self, source: AttachSource) -> AttachRefused | None:
+        if source.session_id == self.session_id:
+            return AttachRefused(
+                source.id,
+                f"it is a commit of this session ({self.session_id}); check out its head instead",
+            )
+        own = marker_id(self.session_id, "")
+        if any(item.source_node_id.startswith(own) for item in source.items):
+            return AttachRefused(
+                source.id,
+                f"it already holds a block attached from this session ({self.session_id}): a cycle",
+            )
+        return None
+
     def _sibling(
         self,
         operation: str,
@@ -215,6 +291,16 @@ class Session:
                 else self.running,
             )
         )
+
+
+def _pointer_metadata(source: AttachSource, *, base: bool) -> dict[str, object]:
+    return {
+        "session": source.session_id,
+        "head": source.head_node_id,
+        "commit": source.id,
+        "rules_version": source.rules_version,
+        "base": base,
+    }
 
 
 def _check_fields(

@@ -10,7 +10,7 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pyrsistent import pmap
+from pyrsistent import pmap, pset
 
 from ctxrules.commit import ContextCommit, ContextItem, commit_from_json, commit_to_json
 
@@ -37,7 +37,7 @@ FIXED = ContextCommit(
     head_node_id="n3",
     rules_version="v1",
 ).with_items(ITEMS)
-PINNED_ID = "c_4dabbd376571e18f12caabc0ef5186824cb4807e84cefce559e1ce93c5bbd4e0"
+PINNED_ID = "c_87d70c30cdbf8b4835a79ea4466474d19218e3240f7c3b20e9938f6a00e2999e"
 
 HEADER_CHANGES = {
     "session_id": "s_other",
@@ -48,6 +48,7 @@ HEADER_CHANGES = {
     "total_tokens": 46,
     "summary": "text",
     "marks": pmap({"age_tool_results": 3}),
+    "attached": pset(["c_src"]),
 }
 ITEM_CHANGES = {
     "role": "system",

@@ -1,0 +1,94 @@
+"""Predicates for attach and merge: invariants 6, 7 and the attached half of 13."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+
+from ctxrules.check.violations import Violation
+from ctxrules.commit import ContextCommit
+from ctxrules.commit.attach import CLOSE, OPEN
+from ctxrules.dag import Graph, ancestors, is_merge_instruction
+
+
+def attached_once(commit: ContextCommit) -> list[Violation]:
+    """Invariant 6: each source commit is expanded at most once (one open and one close marker)."""
+    opens = Counter(i.attached_from for i in commit.items if i.reason == OPEN)
+    closes = Counter(i.attached_from for i in commit.items if i.reason == CLOSE)
+    found = [
+        Violation(6, (str(source),), "one expansion per source commit", f"{count} expansions")
+        for source, count in sorted(opens.items(), key=str)
+        if count > 1 or closes[source] != count
+    ]
+    untracked = sorted(
+        {str(i.attached_from) for i in commit.items if i.attached_from} - set(commit.attached)
+    )
+    if untracked:
+        found.append(
+            Violation(
+                6,
+                tuple(untracked),
+                "every attached source recorded in commit.attached",
+                "unrecorded sources",
+            )
+        )
+    return found
+
+
+def multi_parent_from_merge(
+    commit: ContextCommit, graph: Graph, commits: Mapping[str, ContextCommit]
+) -> list[Violation]:
+    """Invariant 7: a commit with several parents was built past a merge naming those peers."""
+    if len(commit.parent_ids) <= 1:
+        return []
+    parent = commits.get(commit.parent_ids[0])
+    stop = parent.head_node_id if parent is not None else None
+    for call in ancestors(graph, commit.head_node_id):
+        if call.id == stop:
+            break
+        if is_merge_instruction(call):
+            peers = tuple(str(p) for p in call.metadata.get("peers", ()))  # type: ignore[union-attr]
+            if peers == commit.parent_ids[1:] or commit.parent_ids == peers:
+                return []
+    return [
+        Violation(
+            7,
+            (commit.id,),
+            "several parents only after a merge naming them",
+            f"parents {list(commit.parent_ids)}",
+        )
+    ]
+
+
+def attached_traceable(
+    commit: ContextCommit, commits: Mapping[str, ContextCommit]
+) -> list[Violation]:
+    """Invariant 13 for attached items: each names a known source commit holding its node."""
+    found: list[Violation] = []
+    holdings: dict[str, set[str]] = {}
+    for item in commit.items:
+        source_id = item.attached_from
+        if source_id is None or item.reason in (OPEN, CLOSE, "attach_failed"):
+            continue
+        source = commits.get(source_id)
+        if source is None:
+            found.append(
+                Violation(
+                    13,
+                    (item.source_node_id,),
+                    f"source commit {source_id} known",
+                    "an unknown source",
+                )
+            )
+            continue
+        held = holdings.setdefault(source_id, {i.source_node_id for i in source.items})
+        if item.source_node_id not in held:
+            found.append(
+                Violation(
+                    13,
+                    (item.source_node_id,),
+                    f"node held by source commit {source_id}",
+                    "a node the source lacks",
+                )
+            )
+    return found
