@@ -89,7 +89,7 @@ def one_ruler(commit: ContextCommit, tokenizer: Tokenizer) -> list[Violation]:
 
 
 def protocol_valid(messages: Sequence[Message]) -> list[Violation]:
-    """Invariant 11: every tool result follows its call, every call is answered; no orphans."""
+    """Invariant 11: every tool result follows its call, every call is answered, ids are unique."""
     found: list[Violation] = []
     for index, message in enumerate(messages):
         results = [b.tool_use_id for b in message.blocks if isinstance(b, ToolResultBlock)]
@@ -111,8 +111,16 @@ def protocol_valid(messages: Sequence[Message]) -> list[Violation]:
             for result in results
             if result not in calls
         )
+    seen: set[str] = set()
     for index, message in enumerate(messages):
         uses = [b.id for b in message.blocks if isinstance(b, ToolUseBlock)]
+        # Providers reject a repeated call id: a result could pair with the wrong call.
+        found.extend(
+            Violation(11, (call,), "tool call ids unique in the request", "a repeated tool call id")
+            for call in uses
+            if call in seen
+        )
+        seen.update(uses)
         following = messages[index + 1] if index + 1 < len(messages) else None
         answered = (
             {b.tool_use_id for b in following.blocks if isinstance(b, ToolResultBlock)}

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from ctxrules import __version__
-from ctxrules.cli import demo
+from ctxrules.cli import check, demo
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ctxrules {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    check.register(commands)
     demo.register(commands)
     return parser
 

@@ -53,7 +53,9 @@ def _copy(
         rendered=rendered,
         locked=locked,
         # Nested blocks keep their markers, so their boundaries survive the copy.
-        reason=item.reason if item.reason in (OPEN, CLOSE, FAILED) else f"attached_from:{source.id}",
+        reason=item.reason
+        if item.reason in (OPEN, CLOSE, FAILED)
+        else f"attached_from:{source.id}",
         merged_into=None,
         attached_from=item.attached_from or source.id,
         tool_call_id=call_id,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import attrs
 from hypothesis import strategies as st
+from pyrsistent import pset
 
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.render import counted
@@ -87,10 +89,20 @@ def commits(
             unique_by=lambda item: item.source_node_id,
         )
     )
+    # A valid commit has at most one active summary; later ones were replaced by it.
+    seen_summary = False
+    for index, item in enumerate(items):
+        if item.state is State.SUMMARY:
+            if seen_summary:
+                items[index] = counted(
+                    attrs.evolve(item, state=State.SUMMARIZED), tokenizer or HeuristicCounter()
+                )
+            seen_summary = True
     header = ContextCommit(
         draw(st.sampled_from(["s_a", "s_b"])),
         parent_ids=tuple(draw(st.lists(st.just("c_parent"), max_size=1))),
         created_at=draw(st.floats(0, 1e6)),
         head_node_id=items[-1].source_node_id if items else None,
     )
-    return header.with_items(items)
+    attached = pset(item.attached_from for item in items if item.attached_from)
+    return attrs.evolve(header.with_items(items), attached=attached)

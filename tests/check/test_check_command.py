@@ -1,0 +1,110 @@
+"""`ctxrules check` reports each deliberately broken rule with the right invariant, and no built-in."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctxrules.cli.main import main
+
+HERE = Path(__file__).resolve().parent
+SPECS = sorted((HERE.parents[1] / "specs").glob("*.toml"))
+sys.path.insert(0, str(HERE))
+from broken_rules import BROKEN  # noqa: E402 - the module lives beside this test
+
+sys.path.remove(str(HERE))
+
+
+@pytest.fixture(autouse=True)
+def importable_broken_rules() -> Iterator[None]:
+    """Make ``broken_rules`` importable for specs that use it."""
+    sys.path.insert(0, str(HERE))
+    yield
+    sys.path.remove(str(HERE))
+    sys.modules.pop("broken_rules", None)
+
+
+def run_check(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Run the command line; return the exit status, stdout and stderr."""
+    status = main(["check", *args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.mark.parametrize(("factory", "invariant"), BROKEN.items())
+def test_each_broken_rule_is_reported_with_its_invariant(
+    factory: str, invariant: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 1, the rule's name, the invariant's number and name, and the commit before and after."""
+    spec = tmp_path / "broken.toml"
+    spec.write_text(
+        f'[[rules]]\nuse = "broken_rules:{factory}"\nname = "{factory}"\n', encoding="utf-8"
+    )
+    status, out, _ = run_check(
+        str(spec), "--allow-imports", "--examples", "150", "--seed", "3", capsys=capsys
+    )
+    assert status == 1, out
+    assert f"rule {factory!r} breaks the contract" in out
+    assert f"invariant {invariant} (" in out
+    assert "before:" in out
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda p: p.name)
+def test_no_builtin_or_shipped_spec_is_reported(
+    spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every spec in specs/ passes: exit 0 and a summary naming the invariants checked."""
+    status, out, _ = run_check(str(spec), "--examples", "30", "--seed", "1", capsys=capsys)
+    assert status == 0, out
+    assert f"ok: {spec}" in out
+    assert "invariants: 3 monotone tightening" in out
+
+
+def test_a_bad_spec_exits_2_with_the_collected_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A spec that does not load exits 2 and prints its errors."""
+    spec = tmp_path / "bad.toml"
+    spec.write_text('[[rules]]\nuse = "cap_tool_results"\n', encoding="utf-8")
+    status, _, err = run_check(str(spec), capsys=capsys)
+    assert status == 2
+    assert "did you mean 'cap_tool_result'?" in err
+
+
+def test_imports_are_refused_without_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A spec naming Python code is refused unless --allow-imports is given."""
+    spec = tmp_path / "py.toml"
+    spec.write_text('[[rules]]\nuse = "broken_rules:loosen"\n', encoding="utf-8")
+    status, _, err = run_check(str(spec), capsys=capsys)
+    assert status == 2
+    assert "allow" in err
+
+
+def test_the_same_seed_gives_the_same_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With --seed the counterexample is reproducible."""
+    spec = tmp_path / "broken.toml"
+    spec.write_text('[[rules]]\nuse = "broken_rules:grow_tokens"\n', encoding="utf-8")
+    first = run_check(
+        str(spec), "--allow-imports", "--seed", "5", "--examples", "100", capsys=capsys
+    )
+    second = run_check(
+        str(spec), "--allow-imports", "--seed", "5", "--examples", "100", capsys=capsys
+    )
+    assert first == second
+
+
+def test_plain_lines_when_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without a terminal the progress is plain lines, one per rule."""
+    status, out, _ = run_check(str(SPECS[0]), "--examples", "20", "--seed", "2", capsys=capsys)
+    assert status == 0
+    assert "\r" not in out
+    assert out.count("checked ") >= 2
+    assert io.StringIO(out).readline().startswith("checked 1/")

@@ -1,0 +1,51 @@
+"""The pytest plugin: the ctxrules_check fixture and --ctxrules-spec, run in a child pytest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+SPECS = Path(__file__).resolve().parents[2] / "specs"
+
+
+def test_fixture_passes_a_shipped_spec(pytester: pytest.Pytester) -> None:
+    """A user's test calling ctxrules_check on specs/default.toml passes."""
+    pytester.makepyfile(
+        f"""
+        def test_my_spec(ctxrules_check):
+            ctxrules_check({str(SPECS / "default.toml")!r}, examples=20, seed=1)
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_fixture_fails_a_broken_spec_with_the_counterexample(pytester: pytest.Pytester) -> None:
+    """A declarative rule that clears everything is fine, but a bad spec fails with its errors."""
+    bad = pytester.makefile(".toml", bad='[[rules]]\nuse = "age_tool_result"\n')
+    pytester.makepyfile(
+        f"""
+        def test_my_spec(ctxrules_check):
+            ctxrules_check({str(bad)!r}, examples=10)
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*did you mean 'age_tool_results'?*"])
+
+
+def test_command_line_option_adds_a_check_per_spec(pytester: pytest.Pytester) -> None:
+    """pytest --ctxrules-spec PATH runs one check item per spec."""
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--ctxrules-spec",
+        str(SPECS / "default.toml"),
+        "--ctxrules-spec",
+        str(SPECS / "cache-sensitive.toml"),
+        "--ctxrules-examples",
+        "15",
+    )
+    result.assert_outcomes(passed=2)
