@@ -1,0 +1,91 @@
+"""Usage tracking: what the provider reported, kept as immutable state, and the hybrid estimate."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+#: Where the current count comes from: a local estimate, the provider, or a persisted value.
+Source = Literal["estimate", "provider", "cached"]
+
+
+@attrs.frozen
+class ProviderUsage:
+    """One response's usage as the provider reported it."""
+
+    prompt_tokens: int
+    completion_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def prompt_total(self) -> int:
+        """Prompt tokens billed for the request, cache reads included (002: one ruler)."""
+        return self.prompt_tokens + self.cache_read_tokens
+
+
+@attrs.frozen
+class UsageState:
+    """Per-session usage: the last measurement, running totals, and the estimate it matched.
+
+    ``measured_estimate`` is the local estimate of the request the provider measured, so a
+    later estimate can trust the measured prefix and estimate only what is new.
+    """
+
+    last_prompt_tokens: int = 0
+    last_cache_read_tokens: int = 0
+    cumulative_prompt_tokens: int = 0
+    cumulative_completion_tokens: int = 0
+    turn_count: int = 0
+    compaction_count: int = 0
+    source: Source = "estimate"
+    measured_estimate: int = 0
+
+    def record(self, usage: ProviderUsage, *, estimated_request: int) -> UsageState:
+        """The state after a response: the provider's numbers become the last measurement.
+
+        >>> UsageState().record(ProviderUsage(900, 40, 100), estimated_request=950).last_prompt_tokens
+        900
+        """
+        return attrs.evolve(
+            self,
+            last_prompt_tokens=usage.prompt_tokens,
+            last_cache_read_tokens=usage.cache_read_tokens,
+            cumulative_prompt_tokens=self.cumulative_prompt_tokens + usage.prompt_total,
+            cumulative_completion_tokens=self.cumulative_completion_tokens
+            + usage.completion_tokens,
+            turn_count=self.turn_count + 1,
+            source="provider",
+            measured_estimate=estimated_request,
+        )
+
+    def record_compaction(self) -> UsageState:
+        """The state after a compaction: the measured prefix no longer exists."""
+        return attrs.evolve(self, compaction_count=self.compaction_count + 1, source="estimate")
+
+    def hybrid(self, estimated_request: int, *, prefix_unchanged: bool) -> tuple[int, Source]:
+        """Tokens of the next request: the measured prefix plus the estimate of what is new.
+
+        Falls back to the plain estimate when nothing was measured or the prefix changed
+        (a compaction, a checkout to another branch).
+
+        >>> state = UsageState().record(ProviderUsage(1100, 0), estimated_request=1000)
+        >>> state.hybrid(1200, prefix_unchanged=True), state.hybrid(1200, prefix_unchanged=False)
+        ((1300, 'provider'), (1200, 'estimate'))
+        """
+        if self.source == "estimate" or not prefix_unchanged:
+            return estimated_request, "estimate"
+        measured = self.last_prompt_tokens + self.last_cache_read_tokens
+        return measured + max(estimated_request - self.measured_estimate, 0), self.source
+
+    def to_json(self) -> dict[str, object]:
+        """The state as plain JSON, for the store."""
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> UsageState:
+        """A persisted state, marked ``cached`` until the provider measures again."""
+        known = {field.name for field in attrs.fields(cls)}
+        state = cls(**{k: v for k, v in data.items() if k in known})  # type: ignore[arg-type]
+        return attrs.evolve(state, source="cached") if state.source == "provider" else state
