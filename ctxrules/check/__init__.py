@@ -1,6 +1,13 @@
 """The invariants of DESIGN.md as predicates returning violations; shared with the tests."""
 
 from ctxrules.check.attach import attached_once, attached_traceable, multi_parent_from_merge
+from ctxrules.check.compaction import (
+    compaction_step,
+    honest_outcome,
+    kept_in_order,
+    nothing_lost,
+    summaries_outside_dag,
+)
 from ctxrules.check.invariants import (
     items_kept,
     locked_untouched,
@@ -17,12 +24,17 @@ __all__ = [
     "Violation",
     "attached_once",
     "attached_traceable",
+    "compaction_step",
+    "honest_outcome",
     "items_kept",
+    "kept_in_order",
     "locked_untouched",
     "monotone_tightening",
     "multi_parent_from_merge",
+    "nothing_lost",
     "one_ruler",
     "one_summary",
     "protocol_valid",
     "rule_step",
+    "summaries_outside_dag",
 ]

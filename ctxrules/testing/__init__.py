@@ -4,20 +4,34 @@ Requires the ``hypothesis`` package (in the ``dev`` extra).
 """
 
 from ctxrules.testing.commits import commits, context_items, texts
+from ctxrules.testing.compaction import (
+    FakeSummarizer,
+    ReplayReport,
+    agent_sessions,
+    cut_views,
+    replay_compaction,
+    summarizers,
+)
 from ctxrules.testing.dag import json_values, session_steps, sessions
 from ctxrules.testing.messages import conversations
 from ctxrules.testing.rules import builtin_params, facts_for, param_values, pipelines
 
 __all__ = [
+    "FakeSummarizer",
+    "ReplayReport",
+    "agent_sessions",
     "builtin_params",
     "commits",
     "context_items",
     "conversations",
+    "cut_views",
     "facts_for",
     "json_values",
     "param_values",
     "pipelines",
+    "replay_compaction",
     "session_steps",
     "sessions",
+    "summarizers",
     "texts",
 ]

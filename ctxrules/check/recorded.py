@@ -1,0 +1,75 @@
+"""Checking a recorded session: the invariants that apply to data already written."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+from pyrsistent import pmap
+
+from ctxrules.check.attach import attached_once
+from ctxrules.check.compaction import nothing_lost, summaries_outside_dag
+from ctxrules.check.invariants import one_ruler, one_summary, protocol_valid
+from ctxrules.check.violations import Violation
+from ctxrules.commit import CommitMap, ContextCommit, ensure_latest_commit
+from ctxrules.dag import Call, Graph, Role, branch
+from ctxrules.render import render_commit
+from ctxrules.rules import Facts, Pipeline
+
+
+def session_head(graph: Graph) -> str | None:
+    """The newest node on a conversation chain (not a tool call): where a replay would stand."""
+    for node_id in reversed(graph.order):
+        if graph.nodes[node_id].caller is None:
+            return node_id
+    return None
+
+
+def graph_shape(graph: Graph) -> list[Violation]:
+    """Invariant 1 on a recorded graph: seq is the append order and tool calls hang off assistants."""
+    found: list[Violation] = []
+    for position, node_id in enumerate(graph.order):
+        call = graph.nodes[node_id]
+        if call.seq != position:
+            found.append(Violation(1, (node_id,), f"seq {position} (append order)", str(call.seq)))
+        if (
+            call.role is Role.TOOL
+            and call.caller is not None
+            and graph.nodes[call.caller].role is not Role.ASSISTANT
+        ):
+            found.append(
+                Violation(
+                    1,
+                    (node_id,),
+                    "a tool call under an assistant",
+                    f"caller role {graph.nodes[call.caller].role.value}",
+                )
+            )
+    return found
+
+
+def _turn_heads(graph: Graph, head: str) -> Iterator[Call]:
+    # One commit per turn: the node before each user message, and the head itself.
+    calls = branch(graph, head)
+    for previous, current in itertools.pairwise(calls):
+        if current.role is Role.USER:
+            yield previous
+    yield calls[-1]
+
+
+def verify_graph(graph: Graph, pipeline: Pipeline, facts: Facts) -> list[Violation]:
+    """Every violation in a recorded graph and in the commits the pipeline builds turn by turn."""
+    found = graph_shape(graph)
+    head = session_head(graph)
+    if head is None:
+        return found
+    known: CommitMap = pmap()
+    commit: ContextCommit | None = None
+    for stop in _turn_heads(graph, head):
+        built = ensure_latest_commit(known, graph, stop.id, pipeline, facts)
+        commit, known = built.unwrap()
+        found += one_ruler(commit, facts.tokenizer) + protocol_valid(render_commit(commit))
+        found += one_summary(commit) + attached_once(commit)
+    if commit is not None:
+        found += nothing_lost(commit, graph) + summaries_outside_dag(commit, graph)
+    return found

@@ -1,0 +1,130 @@
+"""Applying a summary, purely: one summary item in, the folded items summarized, or nothing."""
+
+from __future__ import annotations
+
+import attrs
+
+from ctxrules.canonical import content_hash
+from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.compaction.outcome import (
+    CompactionEvent,
+    CompactResult,
+    Outcome,
+    failed,
+    started,
+)
+from ctxrules.compaction.plan import CompactionPlan
+from ctxrules.compaction.summarizer import SummaryText, fallback
+from ctxrules.dag import Role
+from ctxrules.render import counted
+from ctxrules.rules import Facts, tighten
+
+#: The prefix of every summary item's id; no DAG node ever carries it (invariant 5).
+SUMMARY_ID_PREFIX = "sm_"
+#: The ``reason`` of a summary item and of the items folded into it.
+COMPACTED = "compacted"
+
+
+def summary_id(plan: CompactionPlan, base: ContextCommit, text: str) -> str:
+    """``sm_`` plus a hash of the folded items' ids and the summary text: deterministic.
+
+    >>> from ctxrules.compaction.prompts import prompt_messages
+    >>> base = ContextCommit("s").append_items([ContextItem("n1", "user")])
+    >>> summary_id(CompactionPlan(base.id, None, (0,), 1, (), None, prompt_messages(""), 0), base, "hi")[:3]
+    'sm_'
+    """
+    folded = [base.items[p].source_node_id for p in plan.positions]
+    return SUMMARY_ID_PREFIX + content_hash({"folded": folded, "summary": text})[:24]
+
+
+def _fold(plan: CompactionPlan, base: ContextCommit, text: str, facts: Facts) -> ContextCommit:
+    """The base with the summary item inserted at the run's start and the run summarized."""
+    sid = summary_id(plan, base, text)
+    first = base.items[plan.insert_at]
+    summary = counted(
+        ContextItem(
+            sid,
+            Role.ASSISTANT,
+            state=State.SUMMARY,
+            rendered=text,
+            reason=COMPACTED,
+            turn=first.turn,
+            created_at=first.created_at,
+            changed_at=facts.now,
+        ),
+        facts.tokenizer,
+    )
+    items = list(base.items)
+    for position in plan.positions:
+        folded = tighten(items[position], State.SUMMARIZED, facts, reason=COMPACTED)
+        if folded is None:
+            msg = f"item {items[position].source_node_id!r} cannot be summarized (locked?)"
+            raise ValueError(msg)
+        items[position] = attrs.evolve(folded, merged_into=sid)
+    items.insert(plan.insert_at, summary)
+    return attrs.evolve(base.with_items(items), parent_ids=(base.id,), created_at=facts.now)
+
+
+def apply_summary(
+    plan: CompactionPlan,
+    summary: SummaryText,
+    latest: ContextCommit,
+    facts: Facts,
+    *,
+    fixed_tokens: int = 0,
+) -> CompactResult:
+    """Land ``summary`` on ``latest`` if it is still the commit the plan was made against.
+
+    A newer commit makes the result ``stale``; a summary that saves no tokens is replaced by
+    the structural one, and if that saves none either the compaction fails with ``no_gain``.
+    """
+    count = plan.summarised_count
+    opening = started(plan.base_commit_id, count, plan.tokens_before)
+    if latest.id != plan.base_commit_id:
+        error = f"planned against {plan.base_commit_id}, the latest commit is {latest.id}"
+        return failed(
+            latest,
+            plan.base_commit_id,
+            opening,
+            reason="stale",
+            error=error,
+            fixed_tokens=fixed_tokens,
+        )
+    candidates = [summary]
+    if not summary.fell_back_to_structural:
+        candidates.append(fallback(plan, "the summary did not reduce the tokens in use"))
+    for candidate in candidates:
+        commit = _fold(plan, latest, candidate.text, facts)
+        after = commit.total_tokens + fixed_tokens
+        if after < plan.tokens_before:
+            sid = commit.items[plan.insert_at].source_node_id
+            done = CompactionEvent(
+                Outcome.FINISHED,
+                plan.base_commit_id,
+                count,
+                plan.tokens_before,
+                after,
+                error=candidate.error,
+            )
+            return CompactResult(
+                Outcome.FINISHED,
+                commit,
+                plan.base_commit_id,
+                (opening, done),
+                plan.tokens_before,
+                after,
+                summarised_count=count,
+                summary_id=sid,
+                fell_back_to_structural=candidate.fell_back_to_structural,
+                error=candidate.error,
+                fixed_tokens=fixed_tokens,
+            )
+    error = f"no summary is smaller than the {count} items it would replace"
+    return failed(
+        latest,
+        plan.base_commit_id,
+        opening,
+        reason="no_gain",
+        error=error,
+        fixed_tokens=fixed_tokens,
+    )

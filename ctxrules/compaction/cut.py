@@ -1,0 +1,182 @@
+"""Where to cut: the oldest items fold into a summary, a tail of recent ones stays (reference 001 §4.2)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import attrs
+
+from ctxrules.commit import ContextItem
+from ctxrules.commit.attach import CLOSE as ATTACH_CLOSE
+from ctxrules.commit.attach import OPEN as ATTACH_OPEN
+from ctxrules.dag import Role
+
+__all__ = [
+    "ATTACH_CLOSE",
+    "ATTACH_OPEN",
+    "CutParams",
+    "attach_blocks",
+    "find_cut_index",
+    "fold_bounds",
+    "has_text",
+    "inside_blocks",
+    "keep_tokens",
+]
+
+
+def _non_negative(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if value < 0:
+        msg = f"{attribute.name}={value} must be >= 0"
+        raise ValueError(msg)
+
+
+@attrs.frozen
+class CutParams:
+    """The knobs of `find_cut_index`, with the defaults and origins of reference 001 §4.
+
+    ``keep_ratio`` of the window is kept (clamped to ``keep_min_tokens``..``keep_max_tokens``,
+    Claude Code), but never more than the window less ``min(min_prompt_budget,
+    min_prompt_ratio * window)`` (OpenClaw's small-window cap). The tail also holds at least
+    ``keep_min_messages`` text messages (Claude Code) and ``protect_last_n`` items; the first
+    ``protect_first_n`` items never fold (Hermes). ``keep_recent_tokens`` replaces the
+    ratio, clamp and cap with one fixed number (the manual ``/compact N``).
+    """
+
+    keep_ratio: float = attrs.field(default=0.10, validator=_non_negative)
+    keep_min_tokens: int = attrs.field(default=8_000, validator=_non_negative)
+    keep_max_tokens: int = attrs.field(default=40_000, validator=_non_negative)
+    keep_min_messages: int = attrs.field(default=5, validator=_non_negative)
+    protect_first_n: int = attrs.field(default=3, validator=_non_negative)
+    protect_last_n: int = attrs.field(default=20, validator=_non_negative)
+    min_prompt_budget: int = attrs.field(default=8_000, validator=_non_negative)
+    min_prompt_ratio: float = attrs.field(default=0.25, validator=_non_negative)
+    keep_recent_tokens: int | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.keep_min_tokens > self.keep_max_tokens:
+            msg = (
+                f"keep_min_tokens={self.keep_min_tokens} > keep_max_tokens={self.keep_max_tokens};"
+                " the clamp needs min <= max"
+            )
+            raise ValueError(msg)
+        if self.keep_recent_tokens is not None and self.keep_recent_tokens < 0:
+            msg = f"keep_recent_tokens={self.keep_recent_tokens} must be None or >= 0"
+            raise ValueError(msg)
+
+
+def keep_tokens(window: int, params: CutParams = CutParams()) -> int:
+    """Steps 1 and 2: the tail's token target for this window (or ``keep_recent_tokens``).
+
+    >>> [keep_tokens(w) for w in (8_000, 32_000, 200_000, 1_000_000)]
+    [6000, 8000, 20000, 40000]
+    """
+    if params.keep_recent_tokens is not None:
+        return params.keep_recent_tokens
+    desired = min(max(window * params.keep_ratio, params.keep_min_tokens), params.keep_max_tokens)
+    min_prompt = min(params.min_prompt_budget, window * params.min_prompt_ratio)
+    return max(math.floor(min(desired, window - min_prompt)), 0)
+
+
+def has_text(item: ContextItem) -> bool:
+    """Whether the item is a text-block message: a non-tool item with visible, non-blank text."""
+    return item.visible and not item.is_tool and bool(item.rendered.strip())
+
+
+def attach_blocks(items: Sequence[ContextItem]) -> list[tuple[int, int]]:
+    """The ``(open, close)`` positions of each attached block; an unclosed one runs to the end.
+
+    A block is one unit: a cut may fall at ``open`` but never strictly inside, at
+    ``open + 1 .. close``.
+
+    >>> items = [ContextItem(n, "user", reason=r, attached_from="c1" if r != "new" else None)
+    ...          for n, r in [("a", "new"), ("o", "attach_open"), ("x", "new"), ("c", "attach_close")]]
+    >>> attach_blocks(items)
+    [(1, 3)]
+    """
+    blocks: list[tuple[int, int]] = []
+    opened: dict[str | None, list[int]] = {}
+    for index, item in enumerate(items):
+        if item.reason == ATTACH_OPEN:
+            opened.setdefault(item.attached_from, []).append(index)
+        elif item.reason == ATTACH_CLOSE and opened.get(item.attached_from):
+            blocks.append((opened[item.attached_from].pop(), index))
+    blocks.extend((start, len(items) - 1) for starts in opened.values() for start in starts)
+    return sorted(blocks)
+
+
+def inside_blocks(items: Sequence[ContextItem]) -> frozenset[int]:
+    """Positions strictly inside an attached block, where no cut may fall."""
+    return frozenset(p for start, end in attach_blocks(items) for p in range(start + 1, end + 1))
+
+
+def _snap(items: Sequence[ContextItem], cut: int, first: int, barred: frozenset[int]) -> int:
+    """Step 6: the first user item at or after ``cut``; else the first agent step; else ``first``."""
+
+    def starts(role: Role) -> Iterator[int]:
+        return (p for p in range(cut, len(items)) if items[p].role is role and p not in barred)
+
+    # The seed walks forward to a user message and, in a long agent turn with none left,
+    # would run off the end. An assistant item starts a step whose tool items follow it,
+    # so the tail still begins at a turn boundary and no call is parted from its result.
+    user = next(starts(Role.USER), None)
+    return user if user is not None else next(starts(Role.ASSISTANT), first)
+
+
+def find_cut_index(
+    items: Sequence[ContextItem],
+    window: int,
+    params: CutParams = CutParams(),
+) -> int:
+    """The index of the first item kept: ``items[first:cut]`` may fold, ``items[cut:]`` stays.
+
+    ``items`` is the rendered view (the visible items, in order); ``first`` is
+    ``protect_first_n``. The cut is at a user item (at an assistant item when no user item
+    follows), never strictly inside an attached block, and ``first`` when nothing folds.
+
+    >>> turns = [ContextItem(f"n{i}", "user" if i % 2 == 0 else "assistant", rendered="x", tokens=1_000)
+    ...          for i in range(60)]
+    >>> find_cut_index(turns, 200_000)
+    40
+    >>> find_cut_index(turns, 200_000, CutParams(protect_last_n=0))
+    40
+    >>> find_cut_index(turns, 32_000, CutParams(protect_last_n=0))
+    52
+    """
+    count = len(items)
+    first = min(params.protect_first_n, count)
+    keep = keep_tokens(window, params)
+    cut = first
+    tail_tokens = tail_texts = 0
+    for index in range(count - 1, first - 1, -1):
+        tail_tokens += items[index].tokens
+        tail_texts += has_text(items[index])
+        if tail_tokens >= keep and tail_texts >= params.keep_min_messages:
+            cut = index
+            break
+    cut = min(cut, count - params.protect_last_n)
+    cut = max(cut, first)
+    if cut == first:
+        # The whole view fits the tail (or must stay): snapping forward would fold some of it.
+        return first
+    return _snap(items, cut, first, inside_blocks(items))
+
+
+def fold_bounds(
+    items: Sequence[ContextItem],
+    window: int,
+    params: CutParams = CutParams(),
+) -> tuple[int, int]:
+    """``(start, cut)``: the run of the view that may fold, both ends outside attached blocks.
+
+    >>> fold_bounds([ContextItem("a", "user", rendered="hi", tokens=9)] * 2, 8_000)
+    (2, 2)
+    """
+    cut = find_cut_index(items, window, params)
+    start = min(params.protect_first_n, len(items))
+    for open_, close in attach_blocks(items):
+        if open_ < start <= close:
+            # The protected head reaches into a block: fold none of it.
+            start = close + 1
+    return start, max(start, cut)

@@ -1,0 +1,114 @@
+"""Planning a compaction, purely: which items fold, where the summary goes, what the LLM reads."""
+
+from __future__ import annotations
+
+import attrs
+
+from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.compaction.cut import CutParams, attach_blocks, fold_bounds
+from ctxrules.compaction.prompts import prompt_messages
+from ctxrules.render import Message
+
+
+def label(item: ContextItem) -> str:
+    """How a folded item is introduced in the transcript: its role, and a tool's name.
+
+    >>> label(ContextItem("n", "tool", tool_name="grep")), label(ContextItem("n", "user"))
+    ('tool grep', 'user')
+    """
+    if item.is_tool:
+        return f"tool {item.tool_name}" if item.tool_name else "tool"
+    return item.role.value
+
+
+def item_text(item: ContextItem) -> str:
+    """The text of an item as the model saw it; a tool shows its arguments, then its result."""
+    if item.is_tool:
+        return f"({item.arguments}) {item.rendered}".strip()
+    return item.rendered
+
+
+@attrs.frozen
+class NothingToFold:
+    """A plan that needs no summarizer: why (``reason``), and the tokens now in use."""
+
+    reason: str
+    base_commit_id: str
+    tokens: int
+
+
+@attrs.frozen
+class CompactionPlan:
+    """What to fold, decided before any LLM call; ``positions`` index the base commit's items.
+
+    ``positions`` are ascending and include the previous active summary when there is one
+    (``previous_summary`` is then its text); the new summary goes at ``positions[0]``.
+    ``summarised_count`` counts the items folded besides summaries; ``folded`` holds the
+    label and text of each of them that has text, in order.
+    """
+
+    base_commit_id: str
+    head_node_id: str | None
+    positions: tuple[int, ...]
+    summarised_count: int
+    folded: tuple[tuple[str, str], ...]
+    previous_summary: str | None
+    prompt: tuple[Message, ...]
+    tokens_before: int
+
+    @property
+    def insert_at(self) -> int:
+        """Where the summary item goes: where the folded run began."""
+        return self.positions[0]
+
+
+def _locked_blocks(view: list[ContextItem]) -> set[int]:
+    """View positions of attached blocks holding a locked item: a block folds whole or not at all."""
+    return {
+        p
+        for start, end in attach_blocks(view)
+        if any(item.locked for item in view[start : end + 1])
+        for p in range(start, end + 1)
+    }
+
+
+def plan_compaction(
+    commit: ContextCommit,
+    window: int,
+    params: CutParams = CutParams(),  # noqa: B008 - frozen value
+    *,
+    fixed_tokens: int = 0,
+) -> CompactionPlan | NothingToFold:
+    """Fold the visible items before the cut (locked ones stay) and any previous summary.
+
+    ``fixed_tokens`` (system prompt and tool schemas) is added to the commit's total so that
+    ``tokens_before`` is the occupancy ruler's number. Nothing new to fold is `NothingToFold`.
+    """
+    tokens = commit.total_tokens + fixed_tokens
+    visible = [(position, item) for position, item in enumerate(commit.items) if item.visible]
+    view = [item for _, item in visible]
+    start, cut = fold_bounds(view, window, params)
+    active = [j for j, item in enumerate(view) if item.state is State.SUMMARY]
+    if active and start < cut:
+        # Never stack summaries: stretch the run over the active one.
+        start, cut = min(start, active[0]), max(cut, active[-1] + 1)
+    barred = _locked_blocks(view)
+    chosen = [j for j in range(start, cut) if not view[j].locked and j not in barred]
+    new = [j for j in chosen if view[j].state is not State.SUMMARY]
+    if not any(view[j].tokens for j in new):
+        return NothingToFold("nothing_to_fold", commit.id, tokens)
+    if not set(active) <= set(chosen):
+        return NothingToFold("active_summary_locked", commit.id, tokens)
+    previous = "\n\n".join(view[j].rendered for j in active) if active else None
+    folded = tuple((label(view[j]), item_text(view[j])) for j in new if item_text(view[j]))
+    conversation = "\n\n".join(f"[{who}] {text}" for who, text in folded)
+    return CompactionPlan(
+        base_commit_id=commit.id,
+        head_node_id=commit.head_node_id,
+        positions=tuple(visible[j][0] for j in chosen),
+        summarised_count=len(new),
+        folded=folded,
+        previous_summary=previous,
+        prompt=prompt_messages(conversation, previous),
+        tokens_before=tokens,
+    )

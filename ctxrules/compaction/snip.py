@@ -1,0 +1,149 @@
+"""Snip: trim the outgoing request to fit, never the commit (reference 002 §02)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from ctxrules.render import (
+    SUMMARY_PREFIX,
+    Block,
+    Message,
+    TextBlock,
+    ToolUseBlock,
+    block_tokens,
+)
+from ctxrules.rules.text import head_and_tail
+from ctxrules.tokens import Tokenizer
+
+#: What replaces the middle of a text that snip shortened.
+SNIP_MARKER = "\n…[snipped]…\n"
+
+
+@attrs.frozen
+class Snipped:
+    """The messages to send, their tokens, and what was cut to get there."""
+
+    messages: tuple[Message, ...]
+    tokens: int
+    limit: int
+    dropped: int = 0
+    shortened: int = 0
+
+    @property
+    def fits(self) -> bool:
+        """Whether the messages are within ``limit``."""
+        return self.tokens <= self.limit
+
+
+def _units(messages: Sequence[Message]) -> list[tuple[int, int]]:
+    """``(start, end)`` runs: a message plus the tool results after it, dropped together."""
+    starts = [i for i, m in enumerate(messages) if m.role != "tool" or i == 0]
+    return list(zip(starts, [*starts[1:], len(messages)], strict=True))
+
+
+def _pinned(messages: Sequence[Message], units: list[tuple[int, int]]) -> set[int]:
+    """Units never dropped: system text, the summary, the last user message and the last unit."""
+
+    def is_summary(m: Message) -> bool:
+        return any(isinstance(b, TextBlock) and b.text.startswith(SUMMARY_PREFIX) for b in m.blocks)
+
+    pinned = {
+        u
+        for u, (start, _) in enumerate(units)
+        if messages[start].role == "system" or is_summary(messages[start])
+    }
+    users = [u for u, (start, _) in enumerate(units) if messages[start].role == "user"]
+    return pinned | set(users[-1:]) | ({len(units) - 1} if units else set())
+
+
+def _shorten(block: Block, target: int, tokenizer: Tokenizer) -> Block | None:
+    """The block cut to at most ``target`` tokens (head and tail kept), or None if it cannot shrink."""
+    text = block.arguments if isinstance(block, ToolUseBlock) else block.text
+    fixed = tokenizer.count(block.name) if isinstance(block, ToolUseBlock) else 0
+
+    def cut(keep: int) -> str:
+        return head_and_tail(text, keep - keep // 3, keep // 3, SNIP_MARKER)
+
+    low, high = 0, len(text) - 1
+    if high < 0 or tokenizer.count(cut(0)) + fixed >= block_tokens(block, tokenizer):
+        return None
+    while low < high:  # the longest cut that fits the target, by bisection
+        mid = (low + high + 1) // 2
+        if tokenizer.count(cut(mid)) + fixed <= target:
+            low = mid
+        else:
+            high = mid - 1
+    new = cut(low)
+    if isinstance(block, ToolUseBlock):
+        return attrs.evolve(block, arguments=new)
+    return attrs.evolve(block, text=new)
+
+
+def _shorten_until(
+    messages: list[Message], limit: int, total: int, tokenizer: Tokenizer
+) -> tuple[int, int]:
+    """Shorten the largest non-system blocks until the total fits; returns (total, shortened)."""
+    shortened = 0
+    spent: set[tuple[int, int]] = set()
+    while total > limit:
+        sizes = [
+            (block_tokens(block, tokenizer), i, b)
+            for i, message in enumerate(messages)
+            if message.role != "system"
+            for b, block in enumerate(message.blocks)
+            if (i, b) not in spent
+        ]
+        if not sizes:
+            break
+        size, i, b = max(sizes)
+        spent.add((i, b))
+        smaller = _shorten(messages[i].blocks[b], max(size - (total - limit), 0), tokenizer)
+        if smaller is None:
+            continue
+        blocks = list(messages[i].blocks)
+        blocks[b] = smaller
+        messages[i] = attrs.evolve(messages[i], blocks=tuple(blocks))
+        total += block_tokens(smaller, tokenizer) - size
+        shortened += 1
+    return total, shortened
+
+
+def snip(
+    messages: Sequence[Message], limit: int, tokenizer: Tokenizer, *, keep_first: int = 3
+) -> Snipped:
+    """Drop whole units oldest first (the first ``keep_first`` last of all), then shorten blocks.
+
+    Tool calls leave with their results, so no result is orphaned. System text, the
+    summary, the last user message and the last unit are never dropped; only system text is
+    never shortened. The commit the messages came from is not touched.
+
+    >>> from ctxrules.tokens import HeuristicCounter
+    >>> talk = [Message(r, (TextBlock(t * 40),)) for r, t in [("user", "a "), ("assistant", "b "), ("user", "c ")]]
+    >>> out = snip(talk, 50, HeuristicCounter(), keep_first=0)
+    >>> [m.role for m in out.messages], out.tokens, out.dropped
+    (['user'], 26, 2)
+    """
+    costs = [
+        tokenizer.message_overhead + sum(block_tokens(b, tokenizer) for b in m.blocks)
+        for m in messages
+    ]
+    total = sum(costs)
+    if total <= limit:
+        return Snipped(tuple(messages), total, limit)
+    units = _units(messages)
+    pinned = _pinned(messages, units)
+    order = [u for u in [*range(keep_first, len(units)), *range(keep_first)] if u < len(units)]
+    gone: set[int] = set()
+    for u in order:
+        if total <= limit:
+            break
+        if u not in pinned:
+            start, end = units[u]
+            total -= sum(costs[start:end])
+            gone.add(u)
+    kept = [m for u, (start, end) in enumerate(units) if u not in gone for m in messages[start:end]]
+    total, shortened = _shorten_until(kept, limit, total, tokenizer)
+    dropped = len(messages) - len(kept)
+    return Snipped(tuple(kept), total, limit, dropped, shortened)

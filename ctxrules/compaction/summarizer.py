@@ -1,0 +1,162 @@
+"""Calling the injected summarizer, the one effect, with a deterministic structural fallback."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeAlias
+
+import attrs
+
+from ctxrules.compaction.plan import CompactionPlan
+from ctxrules.render import Message
+from ctxrules.rules.text import head, one_line
+
+Summarizer: TypeAlias = Callable[[tuple[Message, ...]], str]
+"""The LLM, injected by the caller: prompt messages in, summary text out.
+
+It may raise, hang or return nothing useful; every such failure falls back to the
+structural summary instead of reaching the caller.
+"""
+
+AsyncSummarizer: TypeAlias = Callable[[tuple[Message, ...]], Awaitable[str]]
+"""The same contract as `Summarizer`, as a coroutine function."""
+
+#: Characters of each folded message the structural summary keeps (reference 001 §4.5).
+HEAD_CHARS = 60
+
+
+class CancelEvent(Protocol):
+    """Anything with ``is_set()``: a `threading.Event` or an `asyncio.Event`."""
+
+    def is_set(self) -> bool:
+        """Whether cancellation was asked for."""
+        ...
+
+
+class SummaryCancelled(Exception):
+    """The cancel event was set before or after the summarizer ran."""
+
+
+class UnusableSummary(Exception):
+    """The summarizer returned something that is not non-blank text."""
+
+
+@attrs.frozen
+class SummaryText:
+    """The summary to apply; ``error`` says why the structural fallback was used, if it was."""
+
+    text: str
+    fell_back_to_structural: bool = False
+    error: str | None = None
+
+
+def structural_summary(plan: CompactionPlan) -> str:
+    """Role plus a 60-character head per folded message, after any previous summary whole.
+
+    >>> from ctxrules.compaction.prompts import prompt_messages
+    >>> plan = CompactionPlan("c_x", None, (3, 4), 2, (("user", "explain the schema"), ("assistant", "x" * 80)), None, prompt_messages(""), 0)
+    >>> print(structural_summary(plan))
+    [user] explain the schema
+    [assistant] xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…
+    """
+    lines = [f"[{who}] {head(one_line(text), HEAD_CHARS)}" for who, text in plan.folded]
+    body = "\n".join(lines)
+    return f"{plan.previous_summary}\n{body}" if plan.previous_summary else body
+
+
+def fallback(plan: CompactionPlan, error: BaseException | str) -> SummaryText:
+    """The structural summary, recording why: ``"TypeName: message"`` for an exception."""
+    reason = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    return SummaryText(structural_summary(plan), fell_back_to_structural=True, error=reason)
+
+
+def _check(cancel: CancelEvent | None, when: str) -> None:
+    if cancel is not None and cancel.is_set():
+        msg = f"the cancel event was set {when} the summarizer call"
+        raise SummaryCancelled(msg)
+
+
+def _accept(result: object) -> SummaryText:
+    if not isinstance(result, str):
+        msg = f"the summarizer returned {type(result).__name__}, not text"
+        raise UnusableSummary(msg)
+    if not result.strip():
+        msg = "the summarizer returned blank text"
+        raise UnusableSummary(msg)
+    return SummaryText(result.strip())
+
+
+def _call_in_thread(summarizer: Summarizer, prompt: tuple[Message, ...], timeout: float) -> object:
+    """Run a blocking summarizer with a time limit; a late one is left to finish and ignored."""
+    box: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = summarizer(prompt)
+        except BaseException as error:  # noqa: BLE001 - handed to the calling thread as is
+            box["error"] = error
+
+    # A daemon thread: a blocking call cannot be interrupted, and must not hold up exit.
+    worker = threading.Thread(target=run, name="ctxrules-summarizer", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        msg = f"the summarizer took longer than timeout={timeout}s"
+        raise TimeoutError(msg)
+    error = box.get("error")
+    if isinstance(error, BaseException):
+        raise error
+    return box.get("value")
+
+
+def summarize(
+    plan: CompactionPlan,
+    summarizer: Summarizer,
+    *,
+    timeout: float | None = None,
+    cancel: CancelEvent | None = None,
+) -> SummaryText:
+    """Call a blocking summarizer; any failure, timeout or cancellation gives the fallback.
+
+    ``timeout`` runs the call in a daemon thread; a summarizer that overruns keeps running
+    until it returns, and its answer is dropped.
+    """
+    try:
+        _check(cancel, "before")
+        result = (
+            summarizer(plan.prompt)
+            if timeout is None
+            else _call_in_thread(summarizer, plan.prompt, timeout)
+        )
+        _check(cancel, "after")
+        return _accept(result)
+    except Exception as error:  # noqa: BLE001 - any failure of the injected LLM falls back
+        return fallback(plan, error)
+
+
+async def summarize_async(
+    plan: CompactionPlan,
+    summarizer: AsyncSummarizer,
+    *,
+    timeout: float | None = None,  # noqa: ASYNC109 - it bounds the summarizer call alone
+    cancel: CancelEvent | None = None,
+) -> SummaryText:
+    """Await a summarizer under `asyncio.wait_for`; failures fall back as in `summarize`.
+
+    Cancelling the task that awaits this still cancels it; a summarizer that raises
+    `asyncio.CancelledError` on its own counts as a failure.
+    """
+    try:
+        _check(cancel, "before")
+        result = await asyncio.wait_for(summarizer(plan.prompt), timeout)
+        _check(cancel, "after")
+        return _accept(result)
+    except asyncio.CancelledError as error:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
+        return fallback(plan, error)
+    except Exception as error:  # noqa: BLE001 - any failure of the injected LLM falls back
+        return fallback(plan, error)

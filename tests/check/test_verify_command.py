@@ -1,0 +1,61 @@
+"""`ctxrules verify`: a recorded session is checked, and each violation is reported with its ids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxrules.cli.demo import build_demo_session
+from ctxrules.cli.main import main
+from ctxrules.dag import Call, Graph, graph_to_jsonl
+
+
+def _write(tmp_path: Path, graph: Graph) -> str:
+    path = tmp_path / "session.jsonl"
+    path.write_text(graph_to_jsonl(graph), encoding="utf-8")
+    return str(path)
+
+
+def test_a_clean_session_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The demo session verifies clean under the default spec."""
+    session, _ = build_demo_session().unwrap()
+    status = main(["verify", _write(tmp_path, session.graph), "--spec", "specs/default.toml"])
+    assert status == 0
+    assert capsys.readouterr().out.endswith("ok: 8 nodes, 0 violations\n")
+
+
+def test_a_summary_node_in_the_dag_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Invariant 5: a node named like a summary item is a violation, with its id."""
+    graph = Graph().append(Call("u1", "user", output="hi")).unwrap()
+    graph = graph.append(
+        Call("sm_abc", "assistant", output="[Summary] x", predecessor="u1")
+    ).unwrap()
+    status = main(["verify", _write(tmp_path, graph)])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "invariant 5 (summary items only in commits) at sm_abc" in out
+
+
+def test_a_tool_call_under_a_user_message_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Invariant 1 (shape): a tool call must hang off an assistant."""
+    graph = Graph().append(Call("u1", "user", output="hi")).unwrap()
+    graph = graph.append(Call("t1", "tool", name="ls", caller="u1")).unwrap()
+    status = main(["verify", _write(tmp_path, graph)])
+    assert status == 1
+    assert (
+        "invariant 1 (DAG append-only) at t1: expected a tool call under an assistant, found caller role user"
+        in capsys.readouterr().out
+    )
+
+
+def test_unreadable_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A malformed line exits 2 with the line number."""
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"id": "a", "role": "user"}\n{oops\n', encoding="utf-8")
+    assert main(["verify", str(path)]) == 2
+    assert "line 2: invalid JSON" in capsys.readouterr().err
