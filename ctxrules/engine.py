@@ -1,0 +1,430 @@
+"""The engine: the small imperative shell around the pure core (001 §5, 000 §1).
+
+`ContextEngine` names the lifecycle hooks; `DefaultContextEngine` wires them to components
+given by keyword, so one component can be swapped without subclassing.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+
+import attrs
+from pyrsistent import pmap
+from returns.result import Failure, Result, Success
+
+from ctxrules.commit import ContextCommit, ensure_latest_commit, new_branch_nodes
+from ctxrules.commit.generate import item_for
+from ctxrules.compaction import (
+    CompactResult,
+    CutParams,
+    Policy,
+    Summarizer,
+    compact,
+    decide,
+    hold_after,
+    snip,
+)
+from ctxrules.compaction.policy import Action
+from ctxrules.dag import Call, Session
+from ctxrules.occupancy import Measurement, occupancy
+from ctxrules.render import Message, TextBlock, count_messages, render_commit
+from ctxrules.rules import Facts, Pipeline, ReferenceTracker
+from ctxrules.system_prompt import AgentProfile, build_system_prompt
+from ctxrules.tokens import (
+    BudgetAllocation,
+    Tokenizer,
+    allocate,
+    default_tokenizer,
+    tools_schema_tokens,
+)
+from ctxrules.turn import SessionState, TurnPrep
+from ctxrules.usage import ProviderUsage, UsageState
+
+
+@attrs.frozen
+class EngineError:
+    """A request the engine cannot serve, with the reason."""
+
+    session_id: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return f"session {self.session_id!r}: {self.reason}"
+
+    def __str__(self) -> str:
+        return self.message
+
+
+#: Receives engine events: a name (``compaction_recommended``, ``compaction_finished``, …) and data.
+OnEvent = Callable[[str, Mapping[str, object]], None]
+
+
+class UsageStore(Protocol):
+    """Where the engine persists usage between processes (the SQLite store is one)."""
+
+    def load_usage(self, session_id: str) -> UsageState | None:
+        """The saved usage of a session, if any."""
+        ...
+
+    def save_usage(self, session_id: str, usage: UsageState) -> None:
+        """Save a session's usage."""
+        ...
+
+
+class ContextEngine(abc.ABC):
+    """The lifecycle hooks an agent framework calls around each LLM call."""
+
+    name: str = "abstract"
+
+    def on_session_start(self, session_id: str) -> None:  # noqa: B027 - optional hook
+        """Called once when a session is created or loaded."""
+
+    def ingest(self, session_id: str, call: Call) -> None:  # noqa: B027 - optional hook
+        """Called when a node is appended; the default engine needs nothing here."""
+
+    @abc.abstractmethod
+    def prepare(self, session: Session, **options: object) -> Result[TurnPrep, EngineError]:
+        """Build what the next LLM call sends."""
+
+    @abc.abstractmethod
+    def should_recommend(self, prep: TurnPrep) -> bool:
+        """Whether to suggest compaction to the user."""
+
+    @abc.abstractmethod
+    def should_auto_compact(self, prep: TurnPrep) -> bool:
+        """Whether to compact before sending."""
+
+    @abc.abstractmethod
+    def compact(self, session_id: str, **options: object) -> Result[CompactResult, EngineError]:
+        """Fold the oldest history of the session's head into a summary."""
+
+    @abc.abstractmethod
+    def after_turn(
+        self, session_id: str, usage: ProviderUsage, prep: TurnPrep, on_event: OnEvent | None = None
+    ) -> None:
+        """Called with the provider's usage once the response is back."""
+
+    def on_session_end(self, session_id: str) -> None:  # noqa: B027 - optional hook
+        """Called when a session closes: flush what is kept in memory."""
+
+
+def _default_summarizer(_: tuple[Message, ...]) -> str:
+    # No model configured: compaction falls back to the deterministic structural summary.
+    raise RuntimeError("no summarizer configured")
+
+
+class DefaultContextEngine(ContextEngine):
+    """The default engine; every component is a keyword argument (001 §5.2)."""
+
+    name = "default"
+
+    def __init__(
+        self,
+        *,
+        pipeline: Pipeline | None = None,
+        summarizer: Summarizer = _default_summarizer,
+        tokenizer: Tokenizer | None = None,
+        budget_allocator: Callable[..., BudgetAllocation] = allocate,
+        policy: Policy | None = None,
+        cut: CutParams | None = None,
+        store: UsageStore | None = None,
+        summarizer_timeout: float | None = 60.0,
+        auto_compact: bool = True,
+    ) -> None:
+        self.pipeline = pipeline or Pipeline()
+        self.summarizer = summarizer
+        self.tokenizer = tokenizer or default_tokenizer()
+        self.allocate = budget_allocator
+        self.policy = policy or Policy()
+        self.cut = cut or CutParams()
+        self.store = store
+        self.summarizer_timeout = summarizer_timeout
+        self.auto_compact = auto_compact
+        self.states: dict[str, SessionState] = {}
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def on_session_start(self, session_id: str) -> None:
+        """Start from the persisted usage, if the store has it."""
+        usage = self.store.load_usage(session_id) if self.store is not None else None
+        self.states[session_id] = SessionState(usage=usage or UsageState())
+
+    def on_session_end(self, session_id: str) -> None:
+        """Flush usage to the store and forget the session."""
+        state = self.states.pop(session_id, None)
+        if state is not None and self.store is not None:
+            self.store.save_usage(session_id, state.usage)
+
+    def _state(self, session_id: str) -> SessionState:
+        if session_id not in self.states:
+            self.on_session_start(session_id)
+        return self.states[session_id]
+
+    # -- prepare ---------------------------------------------------------------------------
+
+    def prepare(  # type: ignore[override]
+        self,
+        session: Session,
+        *,
+        window: int,
+        now: float = 0.0,
+        agent: AgentProfile | None = None,
+        tools: Sequence[Mapping[str, object]] = (),
+        prompt_too_long: bool = False,
+        sources: Mapping[str, ContextCommit] | None = None,
+    ) -> Result[TurnPrep, EngineError]:
+        """Build the commit for the head, compact or snip as the policy says, and render.
+
+        ``prompt_too_long`` reports that the provider refused the last request as too long:
+        the engine then compacts and snips once, whatever the thresholds say.
+        """
+        if session.head is None:
+            return Failure(EngineError(session.session_id, "the session has no head to prepare"))
+        path: list[str] = []
+        system = build_system_prompt(agent) if agent is not None else None
+        system_text = system.text if system is not None else ""
+        system_tokens = (
+            count_messages((Message("system", (TextBlock(system_text),)),), self.tokenizer)
+            if system_text
+            else 0
+        )
+        tools_tokens = tools_schema_tokens(tools, self.tokenizer)
+        fixed = system_tokens + tools_tokens
+        commit, before = self._commit_for(session, window, now, sources, path)
+        budget = self.allocate(window, system_tokens, commit.total_tokens, tools_tokens)
+        action = decide(budget, self.policy, self._state(session.session_id).hold)
+        path.append(f"decide:{action.value}")
+        state = self._state(session.session_id)
+        rescue = prompt_too_long and not state.rescued
+        if (self.auto_compact and action in (Action.COMPACT, Action.EMERGENCY)) or rescue:
+            result = self._compact(session.session_id, commit, window, now, fixed, path)
+            commit = result.commit
+            budget = self.allocate(window, system_tokens, commit.total_tokens, tools_tokens)
+            if not rescue:
+                self.states[session.session_id] = attrs.evolve(
+                    self._state(session.session_id), hold=hold_after(budget, self.policy)
+                )
+        self.states[session.session_id] = attrs.evolve(
+            self._state(session.session_id), rescued=prompt_too_long
+        )
+        messages = render_commit(commit)
+        limit = budget.input_budget - fixed
+        request = commit.total_tokens
+        if request > limit or rescue:
+            snipped = snip(messages, max(limit, 0), self.tokenizer)
+            path.append(f"snip:{len(messages)}->{len(snipped.messages)} messages")
+            messages, request = snipped.messages, snipped.tokens
+        path.append("render")
+        return Success(
+            self._prep(
+                session, commit, before, system_text, messages, budget, fixed, request, path, system
+            )
+        )
+
+    def _commit_for(
+        self,
+        session: Session,
+        window: int,
+        now: float,
+        sources: Mapping[str, ContextCommit] | None,
+        path: list[str],
+    ) -> tuple[ContextCommit, ContextCommit | None]:
+        state = self._state(session.session_id)
+        head = session.head
+        assert head is not None  # noqa: S101 - prepare checked it
+        parent = next(
+            (state.commits[c.id] for c in _ancestors(session, head) if c.id in state.commits), None
+        )
+        references = self._observe(state, session, parent)
+        facts = Facts(
+            now=now, context_window=window, tokenizer=self.tokenizer, cited=references.cited
+        )
+        known = {**state.by_id, **(sources or {})}
+        built = ensure_latest_commit(
+            state.commits,
+            session.graph,
+            head,
+            self.pipeline,
+            facts,
+            session_id=session.session_id,
+            sources=known,
+        )
+        commit, commits = built.unwrap()  # the head is in the graph, so this cannot fail
+        path.append("reuse_commit" if commit is parent else "generate_commit")
+        self.states[session.session_id] = attrs.evolve(
+            state,
+            commits=commits,
+            by_id=state.by_id.set(commit.id, commit),
+            references=references,
+            observed_head=head,
+            head=head,
+        )
+        return commit, parent
+
+    def _observe(
+        self, state: SessionState, session: Session, parent: ContextCommit | None
+    ) -> ReferenceTracker:
+        # The reference map is built once per turn from the nodes that are new since the
+        # parent commit, so the gates see what the newest messages cite.
+        start = parent.head_node_id if parent is not None else None
+        new = new_branch_nodes(session.graph, start, session.head or "")
+        calls = new.unwrap() if not isinstance(new, Failure) else ()
+        return state.references.observe(item_for(call, 0) for call in calls)
+
+    def _compact(  # noqa: PLR0917 - private; every caller passes all six
+        self,
+        session_id: str,
+        commit: ContextCommit,
+        window: int,
+        now: float,
+        fixed: int,
+        path: list[str],
+    ) -> CompactResult:
+        facts = Facts(now=now, context_window=window, tokenizer=self.tokenizer)
+        result = compact(
+            commit,
+            self.summarizer,
+            facts,
+            params=self.cut,
+            timeout=self.summarizer_timeout,
+            latest=lambda: self._latest(session_id, commit),
+            fixed_tokens=fixed,
+        )
+        path.append(f"compact:{result.outcome.value}")
+        state = self._state(session_id)
+        if result.applied and commit.head_node_id is not None:
+            state = attrs.evolve(
+                state,
+                commits=state.commits.set(commit.head_node_id, result.commit),
+                by_id=state.by_id.set(result.commit.id, result.commit),
+                generation=state.generation + 1,
+                usage=state.usage.record_compaction(),
+            )
+        self.states[session_id] = state
+        return result
+
+    def _latest(self, session_id: str, fallback: ContextCommit) -> ContextCommit:
+        state = self._state(session_id)
+        head = fallback.head_node_id
+        return state.commits.get(head, fallback) if head is not None else fallback
+
+    def _prep(  # noqa: PLR0917 - private assembly of the TurnPrep record
+        self,
+        session: Session,
+        commit: ContextCommit,
+        before: ContextCommit | None,
+        system_text: str,
+        messages: tuple[Message, ...],
+        budget: BudgetAllocation,
+        fixed: int,
+        request: int,
+        path: list[str],
+        system: object,
+    ) -> TurnPrep:
+        state = self._state(session.session_id)
+        prefix_unchanged = (
+            before is not None
+            and state.measurement is not None
+            and state.generation == state.measurement.generation
+        )
+        estimate, source = state.usage.hybrid(request + fixed, prefix_unchanged=prefix_unchanged)
+        record = occupancy(
+            commit,
+            budget.context_window,
+            generation=state.generation,
+            measurement=state.measurement,
+            fixed_tokens=fixed,
+        )
+        record = (
+            attrs.evolve(record, total_used=request + fixed, estimated=request + fixed)
+            if record.basis.value == "estimated"
+            else record
+        )
+        earlier = {i.source_node_id: i.state for i in before.items} if before is not None else {}
+        changed = Counter(
+            i.reason
+            for i in commit.items
+            if i.source_node_id in earlier and earlier[i.source_node_id] is not i.state
+        )
+        summary = next((i.source_node_id for i in commit.items if i.state.value == "summary"), None)
+        warnings = tuple(getattr(system, "warnings", ()))
+        return TurnPrep(
+            session.session_id,
+            commit.head_node_id or "",
+            system_text,
+            messages,
+            commit,
+            budget,
+            state.usage,
+            estimate,
+            source,
+            record,
+            request + fixed,
+            summary,
+            pmap(changed),
+            tuple(path),
+            warnings,
+        )
+
+    # -- decisions, compaction, usage ------------------------------------------------------
+
+    def should_recommend(self, prep: TurnPrep) -> bool:
+        """At or over the recommend threshold (70 % by default)."""
+        return (
+            self.policy.recommend_pct is not None and prep.budget_pct >= self.policy.recommend_pct
+        )
+
+    def should_auto_compact(self, prep: TurnPrep) -> bool:
+        """At or over the compact threshold (80 % by default) with auto-compaction on."""
+        threshold = self.policy.auto_pct
+        return self.auto_compact and threshold is not None and prep.budget_pct >= threshold
+
+    def compact(  # type: ignore[override]
+        self,
+        session_id: str,
+        *,
+        window: int,
+        now: float = 0.0,
+        keep_recent_tokens: int | None = None,
+    ) -> Result[CompactResult, EngineError]:
+        """Compact the latest commit of the session's head now (the user's ``/compact``)."""
+        state = self._state(session_id)
+        if state.head is None or state.head not in state.commits:
+            return Failure(
+                EngineError(session_id, "no prepared commit to compact; call prepare first")
+            )
+        commit = state.commits[state.head]
+        cut = (
+            self.cut
+            if keep_recent_tokens is None
+            else attrs.evolve(self.cut, keep_recent_tokens=keep_recent_tokens)
+        )
+        saved, self.cut = self.cut, cut
+        try:
+            return Success(self._compact(session_id, commit, window, now, 0, []))
+        finally:
+            self.cut = saved
+
+    def after_turn(
+        self, session_id: str, usage: ProviderUsage, prep: TurnPrep, on_event: OnEvent | None = None
+    ) -> None:
+        """Record the provider's usage as the measurement of this head and generation."""
+        state = self._state(session_id)
+        measured = Measurement(prep.head, state.generation, usage.prompt_total)
+        recorded = state.usage.record(usage, estimated_request=prep.request_tokens)
+        self.states[session_id] = attrs.evolve(state, usage=recorded, measurement=measured)
+        if self.store is not None:
+            self.store.save_usage(session_id, recorded)
+        if on_event is not None and self.should_recommend(prep):
+            on_event("compaction_recommended", {"budget_pct": prep.budget_pct, "head": prep.head})
+
+
+def _ancestors(session: Session, head: str) -> list[Call]:
+    from ctxrules.dag import ancestors  # noqa: PLC0415 - keeps the module's import list short
+
+    return list(ancestors(session.graph, head))

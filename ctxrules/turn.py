@@ -1,0 +1,60 @@
+"""`TurnPrep` and the per-session state the engine keeps between turns."""
+
+from __future__ import annotations
+
+import attrs
+from pyrsistent import PMap, pmap
+
+from ctxrules.commit import CommitMap, ContextCommit
+from ctxrules.compaction import Hold
+from ctxrules.occupancy import Measurement, Occupancy
+from ctxrules.render import Message
+from ctxrules.rules import ReferenceTracker
+from ctxrules.tokens import BudgetAllocation
+from ctxrules.usage import Source, UsageState
+
+
+@attrs.frozen
+class TurnPrep:
+    """Everything one LLM call needs and everything the engine decided on the way.
+
+    ``messages`` is what to send (after any snip); ``decision_path`` names the steps that
+    ran, in order; ``changed`` counts the items each rule changed this turn, by reason.
+    """
+
+    session_id: str
+    head: str
+    system: str
+    messages: tuple[Message, ...]
+    commit: ContextCommit
+    budget: BudgetAllocation
+    usage: UsageState
+    estimate: int
+    estimate_source: Source
+    occupancy: Occupancy
+    request_tokens: int
+    active_summary_id: str | None
+    changed: PMap[str, int]
+    decision_path: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def budget_pct(self) -> float:
+        """Input used as a share of the input budget."""
+        return self.budget.input_used_pct
+
+
+@attrs.frozen
+class SessionState:
+    """What the engine remembers of a session: commits, usage, the generation and holds."""
+
+    commits: CommitMap = attrs.field(factory=pmap)
+    by_id: PMap[str, ContextCommit] = attrs.field(factory=pmap)
+    references: ReferenceTracker = attrs.field(factory=ReferenceTracker)
+    observed_head: str | None = None
+    usage: UsageState = attrs.field(factory=UsageState)
+    generation: int = 0
+    hold: Hold | None = None
+    measurement: Measurement | None = None
+    head: str | None = None
+    rescued: bool = False
