@@ -1,0 +1,41 @@
+"""The docs' agent-loop example: 200 turns of a real session through the engine at a 32k window."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+from ctxrules.importers import import_session
+from ctxrules.tokens import load_encoding
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "agent_loop.py"
+
+
+def _example() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("agent_loop", EXAMPLE)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_200_turns_never_exceed_the_window_and_occupancy_is_what_was_sent(
+    shared_sessions: Path,
+) -> None:
+    """Every request fits the 32k window and its input budget; occupancy equals the tokens sent."""
+    recorded = (
+        import_session(shared_sessions / "openai-chat" / "django__django-11797.traj.json")
+        .unwrap()
+        .session
+    )
+    turns = _example().run(recorded, turns=200, window=32_000, tokenizer=load_encoding().unwrap())
+    assert len(turns) == 200
+    for turn in turns:
+        assert turn.request_tokens <= turn.input_budget <= turn.window, turn
+        assert turn.occupancy_total == turn.request_tokens, turn
+        assert turn.messages_valid, turn
+    assert any("compact:finished" in t.decision_path for t in turns), (
+        "the loop exercised compaction"
+    )
