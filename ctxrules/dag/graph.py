@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import attrs
 from pyrsistent import PMap, PVector, pmap, pvector
 from returns.result import Failure, Result, Success
@@ -75,7 +77,10 @@ class Graph:
         error = self._check_new(call)
         if error is not None:
             return Failure(error)
-        node = attrs.evolve(call, seq=self.next_seq)
+        # A shallow copy with only seq set: the payloads were frozen when the call was made,
+        # and attrs.evolve would walk and re-freeze them all again.
+        node = copy.copy(call)
+        object.__setattr__(node, "seq", self.next_seq)
         children, callees, roots = self.children, self.callees, self.roots
         if node.predecessor is not None:
             children = children.set(

@@ -55,9 +55,10 @@ def _problem(record: Mapping[str, object]) -> str | None:  # noqa: C901, PLR0911
         return f"unknown field(s) {unknown}; expected only {list(_FIELDS)}"
     if not isinstance(record["id"], str) or not record["id"]:
         return f"id: expected a non-empty string, found {record['id']!r}"
-    if record["role"] not in {r.value for r in Role}:
+    if not isinstance(record["role"], str) or record["role"] not in {r.value for r in Role}:
         return f"role: expected one of {[r.value for r in Role]}, found {record['role']!r}"
-    if record.get("status", "done") not in {s.value for s in Status}:
+    status = record.get("status", "done")
+    if not isinstance(status, str) or status not in {s.value for s in Status}:
         return f"status: expected one of {[s.value for s in Status]}, found {record['status']!r}"
     for edge in ("predecessor", "caller"):
         if not isinstance(record.get(edge), str | None):

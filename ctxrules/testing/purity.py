@@ -1,4 +1,4 @@
-"""Running a rule under a shifted clock and reseeded randomness, so impure rules show."""
+"""Running a rule under a shifted clock and rigged randomness, so impure rules show."""
 
 from __future__ import annotations
 
@@ -13,23 +13,25 @@ _T = TypeVar("_T")
 
 
 @contextmanager
-def shifted_world(offset: float, seed: int) -> Iterator[None]:
-    """Inside the block the clock reads ``offset`` seconds later and randomness is reseeded.
+def shifted_world(offset: float, *, high: bool) -> Iterator[None]:
+    """Inside the block the clock reads ``offset`` seconds later and randomness is rigged.
 
-    A pure rule cannot tell; a rule that reads ``time`` or ``random`` gives a different
-    answer in two worlds, which is how invariant 8 is checked without trusting the rule.
+    In the low world every random draw is the lowest possible value, in the high world the
+    highest, so any rule whose output depends on a draw answers differently in the two. A
+    pure rule cannot tell; that is how invariant 8 is checked without trusting the rule.
     """
     real_time, real_monotonic, real_ns = time.time, time.monotonic, time.time_ns
-    generator = random.Random(seed)  # noqa: S311 - a second world, not cryptography
+    unit = 0.999999 if high else 0.0
     # The clock keeps moving inside the block, so the patches wrap the real functions.
     patches: list[Any] = [
         mock.patch.object(time, "time", lambda: real_time() + offset),  # noqa: PT008
         mock.patch.object(time, "monotonic", lambda: real_monotonic() + offset),  # noqa: PT008
         mock.patch.object(time, "time_ns", lambda: real_ns() + int(offset * 1e9)),  # noqa: PT008
-        mock.patch.object(random, "random", generator.random),
-        mock.patch.object(random, "randint", generator.randint),
-        mock.patch.object(random, "choice", generator.choice),
-        mock.patch.object(random, "uniform", generator.uniform),
+        mock.patch.object(random, "random", lambda: unit),  # noqa: PT008
+        mock.patch.object(random, "randint", lambda a, b: b if high else a),
+        mock.patch.object(random, "choice", lambda seq: seq[-1] if high else seq[0]),
+        mock.patch.object(random, "uniform", lambda a, b: b if high else a),
+        mock.patch.object(random, "shuffle", lambda seq: seq.reverse() if high else None),
     ]
     for patch in patches:
         patch.start()
@@ -41,9 +43,9 @@ def shifted_world(offset: float, seed: int) -> Iterator[None]:
 
 
 def in_two_worlds(call: Callable[[], _T]) -> tuple[_T, _T]:
-    """The results of ``call`` in two worlds an hour and a random seed apart."""
-    with shifted_world(0.0, 1):
+    """The results of ``call`` in two worlds an hour apart, with opposite random draws."""
+    with shifted_world(0.0, high=False):
         first = call()
-    with shifted_world(3600.0, 2):
+    with shifted_world(3600.0, high=True):
         second = call()
     return first, second

@@ -1,0 +1,130 @@
+"""Reading raw records: JSON Lines, JSON values, timestamps and message text."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import attrs
+
+
+@attrs.frozen
+class Unreadable:
+    """Why a raw value could not be read, returned in place of it; ``line`` within the text."""
+
+    reason: str
+    line: int | None = None
+
+
+def _no_constant(name: str) -> object:
+    # NaN and infinities are not JSON and would not survive the DAG's payload freeze.
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def parse_json(raw: str) -> object:
+    r"""The JSON value in ``raw``, or `Unreadable` saying why not.
+
+    >>> parse_json('{"a": 1}'), parse_json('{"a":\n')
+    ({'a': 1}, Unreadable(reason='invalid JSON at column 1: Expecting value', line=2))
+    """
+    try:
+        return json.loads(raw, parse_constant=_no_constant)
+    except json.JSONDecodeError as err:
+        return Unreadable(f"invalid JSON at column {err.colno}: {err.msg}", err.lineno)
+    except ValueError as err:  # a NaN constant, or an integer too long to convert
+        return Unreadable(f"invalid JSON: {err}")
+    except RecursionError:
+        return Unreadable("invalid JSON: nested too deeply")
+
+
+def json_lines(text: str) -> Iterator[tuple[int, object]]:
+    """Each non-blank line's number and value (or `Unreadable`)."""
+    # Split on "\n" only: str.splitlines also breaks on U+2028 and friends, which JSON
+    # strings written with ensure_ascii=False may contain.
+    for number, raw in enumerate(text.split("\n"), start=1):
+        if raw.strip():
+            yield number, parse_json(raw)
+
+
+def found(value: object) -> str:
+    """A short description of a value for an error message.
+
+    >>> found([1]), found({}), found(None), found("x" * 50)
+    ('a list', 'an object', 'null', "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…'")
+    """
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    if isinstance(value, str) and len(value) > 30:
+        return repr(value[:30] + "…")
+    return repr(value) if not isinstance(value, bool) else str(value).lower()
+
+
+def epoch(value: object) -> float:
+    """Seconds since the epoch from an ISO 8601 string or a number; 0.0 when absent or unreadable.
+
+    >>> epoch("2026-02-14T21:28:40.5Z"), epoch(1.5), epoch("soon"), epoch(None)
+    (1771104520.5, 1.5, 0.0, 0.0)
+    """
+    if isinstance(value, bool):
+        return 0.0
+    if isinstance(value, int | float):
+        number = float(value)
+        return number if math.isfinite(number) else 0.0
+    if not isinstance(value, str):
+        return 0.0
+    try:
+        moment = datetime.fromisoformat(value)
+        aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+        return aware.timestamp()
+    except (ValueError, OverflowError):
+        return 0.0
+
+
+def text_of(content: object, field: str = "content") -> str | Unreadable:
+    r"""Message content as text: a string as is, a list of parts flattened, text parts joined.
+
+    A part without text (an image, a file) becomes ``[type]``.
+
+    >>> text_of([{"type": "text", "text": "a"}, {"type": "image_url"}, "b"])
+    'a\n[image_url]\nb'
+    >>> text_of(7)
+    Unreadable(reason='content: expected a string or a list of parts, found 7', line=None)
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return Unreadable(f"{field}: expected a string or a list of parts, found {found(content)}")
+    texts: list[str] = []
+    for index, part in enumerate(content):
+        text = part_text(part)
+        if text is None:
+            return Unreadable(
+                f"{field}[{index}]: expected a string or an object with a 'type', "
+                f"found {found(part)}"
+            )
+        texts.append(text)
+    return "\n".join(texts)
+
+
+def part_text(part: object) -> str | None:
+    """One content part as text: its ``text``, or ``[type]`` for a part without text; None if neither.
+
+    >>> part_text({"type": "text", "text": "hi"}), part_text({"type": "image"}), part_text(3)
+    ('hi', '[image]', None)
+    """
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, dict):
+        return None
+    text, kind = part.get("text"), part.get("type")
+    if isinstance(text, str):
+        return text
+    return f"[{kind}]" if isinstance(kind, str) else None
