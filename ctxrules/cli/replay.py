@@ -1,0 +1,134 @@
+"""`ctxrules replay PATH`: what the pipeline would send at each LLM call of a recorded session."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from returns.result import Failure
+
+from ctxrules.cli.replay_report import print_summary, totals, write_report
+from ctxrules.compaction import Summarizer
+from ctxrules.engine import DefaultContextEngine
+from ctxrules.importers import import_session
+from ctxrules.replay import replay
+from ctxrules.spec import load_spec
+from ctxrules.tokens import default_tokenizer
+
+DEFAULT_STORE = ".ctxrules/store.sqlite"
+DEFAULT_SPEC = Path(__file__).resolve().parents[2] / "specs" / "default.toml"
+
+
+def _structural(_: object) -> str:
+    # No summarizer given: the deterministic structural summary is used (recorded as a fallback).
+    raise RuntimeError("replay uses the structural summary unless --summarizer is given")
+
+
+def _summarizer(reference: str | None) -> Summarizer | str:
+    """The function ``module:function`` names, or why it could not be had."""
+    if reference is None:
+        return _structural
+    module_name, _, attribute = reference.partition(":")
+    try:
+        found = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError, ValueError) as error:
+        return f"--summarizer {reference}: {type(error).__name__}: {error}"
+    return found if callable(found) else f"--summarizer {reference}: not callable"
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Replay, print the table, and write the store and report if asked."""
+    imported = import_session(args.path, skip_bad=True)
+    if isinstance(imported, Failure):
+        sys.stderr.write(f"{imported.failure()}\n")
+        return 2
+    spec = load_spec(args.spec or DEFAULT_SPEC, allow_imports=args.allow_imports)
+    if isinstance(spec, Failure):
+        sys.stderr.write(f"{spec.failure()}\n")
+        return 2
+    summarizer = _summarizer(args.summarizer)
+    if isinstance(summarizer, str):
+        sys.stderr.write(summarizer + "\n")
+        return 2
+    session = imported.unwrap().session
+    engine = DefaultContextEngine(
+        pipeline=spec.unwrap(), summarizer=summarizer, tokenizer=default_tokenizer()
+    )
+    requests = replay(session, engine, window=args.window, on_request=_progress(out, session))
+    print_summary(requests, Path(args.path).name, out)
+    figures = totals(requests)
+    out.write(
+        f"tokens sent {figures['sent']:,.0f} vs naive {figures['naive']:,.0f}; cost {figures['cost']:,.0f} vs {figures['naive_cost']:,.0f}\n"
+    )
+    if args.store is not None:
+        status = _save(args.store, session, engine, out)
+        if status:
+            return status
+    if args.report is not None:
+        problem = write_report(requests, Path(args.path).name, Path(args.report))
+        if problem is not None:
+            sys.stderr.write(problem + "\n")
+            return 2
+        out.write(f"report written to {args.report}\n")
+    return 1 if figures["over_window"] else 0
+
+
+def _progress(out: TextIO, session: Any) -> Any:  # noqa: ANN401 - a small callback factory
+    total = sum(1 for c in session.branch() if c.role.value == "assistant")
+
+    def report(request: Any) -> None:  # noqa: ANN401 - a replay Request
+        if out.isatty():
+            filled = int(30 * (request.index + 1) / max(total, 1))
+            out.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {request.index + 1}/{total}")
+            if request.index + 1 == total:
+                out.write("\n")
+            out.flush()
+
+    return report
+
+
+def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO) -> int:  # noqa: ANN401
+    from ctxrules.store import SqliteStore  # noqa: PLC0415 - the store is the only I/O layer
+
+    opened = SqliteStore.open(path)
+    if isinstance(opened, Failure):
+        sys.stderr.write(f"{opened.failure()}\n")
+        return 2
+    store = opened.unwrap()
+    state = engine.states[session.session_id]
+    try:
+        head = store.get_head(session.session_id).value_or(None)
+        saved = store.save_session(
+            session, commits=state.by_id.values(), usage=state.usage, expected_head=head
+        )
+        if isinstance(saved, Failure):
+            sys.stderr.write(f"{saved.failure()}\n")
+            return 2
+    finally:
+        store.close()
+    out.write(f"stored session {session.session_id} in {path}\n")
+    return 0
+
+
+def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers type is private
+    """Add the ``replay`` subcommand."""
+    parser = commands.add_parser("replay", help="replay a recorded session through a pipeline")
+    parser.add_argument(
+        "path", help="a recorded session (Claude Code, OpenAI chat, LangChain, ctxrules JSON Lines)"
+    )
+    parser.add_argument("--spec", default=None, help="pipeline spec (default: specs/default.toml)")
+    parser.add_argument(
+        "--window", type=int, default=200_000, help="the model's context window (default 200000)"
+    )
+    parser.add_argument("--summarizer", default=None, help="module:function used for summaries")
+    parser.add_argument(
+        "--allow-imports", action="store_true", help="allow Python rules in the spec"
+    )
+    parser.add_argument(
+        "--store", default=".ctxrules/store.sqlite", help="SQLite store to keep the run in"
+    )
+    parser.add_argument("--report", default=None, help="write a self-contained HTML report here")
+    parser.set_defaults(run=run)

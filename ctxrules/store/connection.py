@@ -1,0 +1,93 @@
+"""Opening a connection and running work in one transaction, with sqlite3 errors as values.
+
+This is the boundary: nothing below it raises out of the public API. Writes start with
+``BEGIN IMMEDIATE``, so a writer takes the write lock before it reads what it will base
+its write on (the next seq, the current head); a second writer waits on the busy
+timeout instead of failing or writing from a stale snapshot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Callable
+from typing import Literal, TypeVar
+
+from returns.result import Failure, Result, Success
+
+from ctxrules.store.errors import OpenFailed, SqliteFailed, StoreClosed, StoreError
+from ctxrules.store.schema import ensure_schema
+
+T = TypeVar("T")
+
+#: ``FULL`` syncs the log on every commit (survives power loss); ``NORMAL`` survives a
+#: killed process but may lose the last commits on power loss.
+Synchronous = Literal["FULL", "NORMAL"]
+
+#: A unit of work inside one transaction; a `Failure` rolls the transaction back.
+Work = Callable[[sqlite3.Connection], Result[T, StoreError]]
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    # If even the rollback fails, SQLite rolls the transaction back when the file is next
+    # opened: the write never returned, so nothing acknowledged is lost.
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
+def run(
+    conn: sqlite3.Connection | None, operation: str, work: Work[T], *, write: bool
+) -> Result[T, StoreError]:
+    """Run ``work`` in one transaction: commit on `Success`, roll back on `Failure` or error."""
+    if conn is None:
+        return Failure(StoreClosed(operation))
+    try:
+        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        result = work(conn)
+        conn.execute("COMMIT" if isinstance(result, Success) else "ROLLBACK")
+    except sqlite3.Error as err:
+        _rollback(conn)
+        return Failure(SqliteFailed(operation, str(err)))
+    except BaseException:
+        _rollback(conn)
+        raise
+    return result
+
+
+def _configure(conn: sqlite3.Connection, path: str, busy_ms: int, sync: Synchronous) -> str | None:
+    conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
+    mode = str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
+    if mode != "wal" and path != ":memory:":
+        return f"the file cannot use write-ahead logging (journal_mode is {mode!r})"
+    conn.execute(f"PRAGMA synchronous = {sync}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    if not conn.execute("SELECT sqlite_compileoption_used('ENABLE_FTS5')").fetchone()[0]:
+        return f"this Python's SQLite {sqlite3.sqlite_version} is built without FTS5"
+    return None
+
+
+def connect(
+    path: str | os.PathLike[str], *, busy_timeout: float, synchronous: Synchronous
+) -> Result[sqlite3.Connection, StoreError]:
+    """A configured connection to a store file, its schema created if the file is new."""
+    name = os.fspath(path)
+    try:
+        # isolation_level=None: the module opens no implicit transactions; `run` does.
+        conn = sqlite3.connect(name, timeout=busy_timeout, isolation_level=None)
+    except sqlite3.Error as err:
+        return Failure(OpenFailed(name, str(err)))
+    try:
+        refused = _configure(conn, name, int(busy_timeout * 1000), synchronous)
+        if refused is None:
+            conn.execute("BEGIN IMMEDIATE")
+            refused = ensure_schema(conn)
+            conn.execute("COMMIT" if refused is None else "ROLLBACK")
+    except sqlite3.Error as err:
+        refused = str(err)
+    if refused is not None:
+        _rollback(conn)
+        conn.close()
+        return Failure(OpenFailed(name, refused))
+    return Success(conn)

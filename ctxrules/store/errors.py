@@ -1,0 +1,188 @@
+"""Errors of the store: values that name the fault and carry the offending keys."""
+
+from __future__ import annotations
+
+import attrs
+
+from ctxrules.dag import DagError
+
+
+@attrs.frozen
+class StoreError:
+    """Base of every store failure; ``message`` is the human-readable text."""
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@attrs.frozen
+class OpenFailed(StoreError):
+    """The file could not be opened as a ctxrules store (not SQLite, corrupt, foreign, newer)."""
+
+    path: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return f"cannot open store {self.path!r}: {self.reason}"
+
+
+@attrs.frozen
+class SqliteFailed(StoreError):
+    """SQLite reported an error during an operation (I/O, a lock held past the timeout, ...)."""
+
+    operation: str
+    detail: str
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return f"{self.operation}: sqlite error: {self.detail}"
+
+
+@attrs.frozen
+class StoreClosed(StoreError):
+    """An operation was asked of a store that was closed."""
+
+    operation: str
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return f"{self.operation}: the store is closed; open it again with SqliteStore.open"
+
+
+@attrs.frozen
+class InvalidArgument(StoreError):
+    """An argument is outside what the operation accepts."""
+
+    name: str
+    value: str
+    expected: str
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return f"{self.name}={self.value}: expected {self.expected}"
+
+
+@attrs.frozen
+class UnknownSession(StoreError):
+    """An operation named a session the store does not hold."""
+
+    session_id: str
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return f"unknown session {self.session_id!r}: create it first with create_session"
+
+
+@attrs.frozen
+class SessionExists(StoreError):
+    """A session with this id is already stored with a different title, time or metadata."""
+
+    session_id: str
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return (
+            f"session {self.session_id!r} already exists with a different created_at, "
+            "title or metadata"
+        )
+
+
+@attrs.frozen
+class NodeConflict(StoreError):
+    """A node with this id is already stored with different content: nodes are append-only."""
+
+    session_id: str
+    node_id: str
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return (
+            f"session {self.session_id!r}: node {self.node_id!r} is already stored with "
+            "different content; nodes are append-only"
+        )
+
+
+@attrs.frozen
+class DagRefused(StoreError):
+    """The history DAG refused the change (an unknown edge, a node not running, ...)."""
+
+    session_id: str
+    error: DagError
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return f"session {self.session_id!r}: {self.error.message}"
+
+
+@attrs.frozen
+class UnknownCommit(StoreError):
+    """No commit with this id is stored."""
+
+    commit_id: str
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return f"unknown commit {self.commit_id!r}"
+
+
+@attrs.frozen
+class HeadMoved(StoreError):
+    """A compare-and-set head move found another head than the one expected."""
+
+    session_id: str
+    name: str
+    expected: str | None
+    actual: str | None
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return (
+            f"session {self.session_id!r}: head {self.name!r} is {self.actual!r}, "
+            f"not the expected {self.expected!r}; reload and retry"
+        )
+
+
+@attrs.frozen
+class BadQuery(StoreError):
+    """A full-text query is not valid FTS5 syntax."""
+
+    query: str
+    detail: str
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return (
+            f"search query {self.query!r}: {self.detail}; "
+            "quote words with literal() to search plain text"
+        )
+
+
+@attrs.frozen
+class CorruptRecord(StoreError):
+    """A stored row could not be read back (edited outside the store, or damaged)."""
+
+    table: str
+    key: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        return f"{self.table} {self.key!r} cannot be read: {self.reason}"

@@ -1,0 +1,80 @@
+"""Saving a whole session at once: its nodes, head, commits and usage in one transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from returns.result import Failure, Result, Success
+
+from ctxrules.commit import ContextCommit
+from ctxrules.dag import Session
+from ctxrules.store import commits, heads, nodes, sessions
+from ctxrules.store.errors import StoreError
+from ctxrules.usage import UsageState
+
+
+def _ensure_session(
+    conn: sqlite3.Connection, session_id: str, created_at: float, title: str
+) -> Result[None, StoreError]:
+    if sessions.require_session(conn, session_id) is None:
+        return Success(None)
+    return sessions.create_session(conn, session_id, created_at, title, None)
+
+
+def _sync_head(
+    conn: sqlite3.Connection, session: Session, name: str, expected: str | None
+) -> Result[None, StoreError]:
+    if session.head is None:
+        return Success(None)
+    stored = heads.get_head(conn, session.session_id, name)
+    if isinstance(stored, Success) and stored.unwrap() == session.head:
+        return Success(None)
+    return heads.move_head(conn, session.session_id, name, expected, session.head)
+
+
+def _put_commits(
+    conn: sqlite3.Connection, batch: Iterable[ContextCommit]
+) -> Result[None, StoreError]:
+    for commit in commits.parents_first(batch):
+        put = commits.put_commit(conn, commit)
+        if isinstance(put, Failure):
+            return put
+    return Success(None)
+
+
+def save_session(
+    conn: sqlite3.Connection,
+    session: Session,
+    *,
+    batch: Iterable[ContextCommit],
+    usage: UsageState | None,
+    head_name: str,
+    expected_head: str | None,
+    created_at: float,
+    title: str,
+) -> Result[int, StoreError]:
+    """Store ``session`` (created if missing) and what goes with it; the nodes added.
+
+    Saving the same session again adds nothing. The head moves by compare-and-set from
+    ``expected_head`` unless it already points at ``session.head``.
+    """
+    session_id = session.session_id
+    return (
+        _ensure_session(conn, session_id, created_at, title)
+        .bind(lambda _: nodes.append_graph(conn, session_id, session.graph))
+        .bind(
+            lambda added: (
+                _sync_head(conn, session, head_name, expected_head)
+                .bind(lambda _: _put_commits(conn, batch))
+                .bind(
+                    lambda _: (
+                        sessions.put_usage(conn, session_id, usage)
+                        if usage is not None
+                        else Success(None)
+                    )
+                )
+                .map(lambda _: added)
+            )
+        )
+    )

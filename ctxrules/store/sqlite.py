@@ -1,0 +1,280 @@
+"""`SqliteStore`: the embedded default store, one SQLite file in WAL mode.
+
+Each public method is one transaction and returns a `Result`; sqlite3 errors become
+`SqliteFailed` at this boundary and never escape.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Self
+
+from pyrsistent import pset
+from returns.result import Failure, Result, Success
+
+from ctxrules.commit import ContextCommit
+from ctxrules.dag import Call, Graph, Session, Status, graph_to_jsonl
+from ctxrules.store import commits, heads, nodes, sessions, snapshot
+from ctxrules.store import search as fts
+from ctxrules.store.connection import Synchronous, T, Work, connect, run
+from ctxrules.store.errors import InvalidArgument, StoreError
+from ctxrules.store.search import SearchHit
+from ctxrules.store.sessions import SessionInfo, require_session
+from ctxrules.usage import UsageState
+
+
+def _in_session(session_id: str, work: Work[T]) -> Work[T]:
+    def checked(conn: sqlite3.Connection) -> Result[T, StoreError]:
+        missing = require_session(conn, session_id)
+        return Failure(missing) if missing is not None else work(conn)
+
+    return checked
+
+
+class SqliteStore:
+    """Sessions, nodes, commits, heads and usage in one SQLite file.
+
+    >>> store = SqliteStore.open(":memory:").unwrap()
+    >>> store.create_session("s1", title="demo").unwrap()
+    >>> store.append_node("s1", Call("u1", "user", output="hello")).unwrap()
+    0
+    >>> [hit.node_id for hit in store.search("hello").unwrap()]
+    ['u1']
+    >>> store.close()
+    """
+
+    __slots__ = ("_conn", "path")
+
+    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+        self._conn: sqlite3.Connection | None = conn
+        self.path = path
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Synchronous = "FULL",
+        busy_timeout: float = 30.0,
+    ) -> Result[SqliteStore, StoreError]:
+        """Open (or create) the store at ``path``; a file that is no store opens to a `Failure`.
+
+        ``synchronous="FULL"`` makes every returned write survive power loss as well as a
+        killed process; ``"NORMAL"`` only the latter, for faster bulk loads. A writer that
+        finds the file locked waits up to ``busy_timeout`` seconds.
+
+        >>> print(SqliteStore.open("x.db", synchronous="OFF").failure())  # type: ignore[arg-type]
+        synchronous='OFF': expected 'FULL' or 'NORMAL'
+        """
+        if synchronous not in ("FULL", "NORMAL"):
+            expected = "'FULL' or 'NORMAL'"
+            return Failure(InvalidArgument("synchronous", repr(synchronous), expected))
+        if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, int | float):
+            return Failure(InvalidArgument("busy_timeout", repr(busy_timeout), "seconds >= 0"))
+        if busy_timeout < 0:
+            return Failure(InvalidArgument("busy_timeout", repr(busy_timeout), "seconds >= 0"))
+        return connect(path, busy_timeout=busy_timeout, synchronous=synchronous).map(
+            lambda conn: cls(conn, os.fspath(path))
+        )
+
+    def close(self) -> None:
+        """Close the connection; later calls fail with `StoreClosed`. Closing twice is fine."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "open" if self._conn is not None else "closed"
+        return f"SqliteStore({self.path!r}, {state})"
+
+    # -- sessions and nodes ------------------------------------------------------------------
+
+    def create_session(
+        self,
+        session_id: str,
+        *,
+        created_at: float = 0.0,
+        title: str = "",
+        metadata: Mapping[str, object] | None = None,
+    ) -> Result[None, StoreError]:
+        """Add a session; the same session again is a no-op, a different one `SessionExists`."""
+        return run(
+            self._conn,
+            "create_session",
+            lambda conn: sessions.create_session(conn, session_id, created_at, title, metadata),
+            write=True,
+        )
+
+    def list_sessions(self) -> Result[list[SessionInfo], StoreError]:
+        """Every session, oldest first, with its node count."""
+        return run(self._conn, "list_sessions", sessions.list_sessions, write=False)
+
+    def append_node(self, session_id: str, call: Call) -> Result[int, StoreError]:
+        """Append ``call`` in its own transaction and return the seq the store gave it.
+
+        The seq is the session's next one, taken under the write lock, so concurrent
+        appenders never collide. The same node appended again returns its seq; another
+        node under a stored id is `NodeConflict`; an unknown edge is `DagRefused`.
+        """
+        work = _in_session(session_id, lambda conn: nodes.append_node(conn, session_id, call))
+        return run(self._conn, "append_node", work, write=True)
+
+    def append_graph(self, session_id: str, graph: Graph) -> Result[int, StoreError]:
+        """Store every node of ``graph`` not yet stored, in one transaction; the count added."""
+        work = _in_session(session_id, lambda conn: nodes.append_graph(conn, session_id, graph))
+        return run(self._conn, "append_graph", work, write=True)
+
+    def complete_node(
+        self, session_id: str, node_id: str, output: object, status: Status | str = Status.DONE
+    ) -> Result[None, StoreError]:
+        """Fill a running node's output and final status, exactly once."""
+        work = _in_session(
+            session_id,
+            lambda conn: nodes.complete_node(conn, session_id, node_id, output, status),
+        )
+        return run(self._conn, "complete_node", work, write=True)
+
+    def load_graph(self, session_id: str) -> Result[Graph, StoreError]:
+        """The session's graph, rebuilt by `Graph.append` in seq order."""
+        work = _in_session(session_id, lambda conn: nodes.load_graph(conn, session_id))
+        return run(self._conn, "load_graph", work, write=False)
+
+    def load_session(self, session_id: str, head_name: str = "main") -> Result[Session, StoreError]:
+        """The session: its graph, the head named ``head_name`` (or None) and running nodes."""
+
+        def work(conn: sqlite3.Connection) -> Result[Session, StoreError]:
+            graph = nodes.load_graph(conn, session_id)
+            head = heads.get_head(conn, session_id, head_name)
+            if isinstance(graph, Failure):
+                return Failure(graph.failure())
+            if isinstance(head, Failure):
+                return Failure(head.failure())
+            loaded = graph.unwrap()
+            running = pset(i for i, n in loaded.nodes.items() if n.status is Status.RUNNING)
+            return Success(Session(session_id, loaded, head.unwrap(), running))
+
+        return run(self._conn, "load_session", _in_session(session_id, work), write=False)
+
+    def save_session(
+        self,
+        session: Session,
+        *,
+        commits: Iterable[ContextCommit] = (),
+        usage: UsageState | None = None,
+        head_name: str = "main",
+        expected_head: str | None = None,
+        created_at: float = 0.0,
+        title: str = "",
+    ) -> Result[int, StoreError]:
+        """Store a session with its head, commits and usage in one transaction; nodes added.
+
+        The session row is created if missing; nodes already stored are skipped; commits
+        are stored parents first. The head moves by compare-and-set from ``expected_head``
+        (None: no head yet) unless it already points at ``session.head``, so saving the
+        same session twice is a no-op and a save over someone else's head is `HeadMoved`.
+        """
+        batch = tuple(commits)
+        return run(
+            self._conn,
+            "save_session",
+            lambda c: snapshot.save_session(
+                c,
+                session,
+                batch=batch,
+                usage=usage,
+                head_name=head_name,
+                expected_head=expected_head,
+                created_at=created_at,
+                title=title,
+            ),
+            write=True,
+        )
+
+    def export_jsonl(self, session_id: str) -> Result[str, StoreError]:
+        """The session's graph in the library's JSON Lines interchange (one node a line)."""
+        return self.load_graph(session_id).map(graph_to_jsonl)
+
+    # -- commits and heads -------------------------------------------------------------------
+
+    def put_commit(self, commit: ContextCommit) -> Result[None, StoreError]:
+        """Store a commit under its content id; storing it again is a no-op."""
+        return run(self._conn, "put_commit", lambda c: commits.put_commit(c, commit), write=True)
+
+    def get_commit(self, commit_id: str) -> Result[ContextCommit, StoreError]:
+        """The commit with this id (its content checked against the id), or `UnknownCommit`."""
+        return run(
+            self._conn, "get_commit", lambda c: commits.get_commit(c, commit_id), write=False
+        )
+
+    def commits_for(self, session_id: str) -> Result[list[ContextCommit], StoreError]:
+        """The session's commits in the order they were stored."""
+        return run(
+            self._conn, "commits_for", lambda c: commits.commits_for(c, session_id), write=False
+        )
+
+    def get_head(self, session_id: str, name: str = "main") -> Result[str | None, StoreError]:
+        """The node id a head points at, or None if the session has no such head."""
+        return run(
+            self._conn, "get_head", lambda c: heads.get_head(c, session_id, name), write=False
+        )
+
+    def move_head(
+        self, session_id: str, name: str, expected_old: str | None, new: str
+    ) -> Result[None, StoreError]:
+        """Compare-and-set: point ``name`` at ``new`` if it points at ``expected_old``.
+
+        ``expected_old=None`` expects no head yet. A mismatch is `HeadMoved` naming the
+        actual head; the mover reloads and decides again.
+        """
+        return run(
+            self._conn,
+            "move_head",
+            lambda c: heads.move_head(c, session_id, name, expected_old, new),
+            write=True,
+        )
+
+    # -- search and usage --------------------------------------------------------------------
+
+    def search(
+        self, query: str, session_id: str | None = None, limit: int = 20
+    ) -> Result[list[SearchHit], StoreError]:
+        """Nodes matching an FTS5 query, best first, in one session or all; bad syntax fails.
+
+        Use `literal` to search for text as typed.
+        """
+        return run(
+            self._conn, "search", lambda c: fts.search(c, query, session_id, limit), write=False
+        )
+
+    def put_usage(self, session_id: str, usage: UsageState) -> Result[None, StoreError]:
+        """Save a session's usage, replacing the last saved state."""
+        return run(
+            self._conn, "put_usage", lambda c: sessions.put_usage(c, session_id, usage), write=True
+        )
+
+    def save_usage(self, session_id: str, usage: UsageState) -> None:
+        """Best-effort `put_usage` for the engine's `UsageStore` protocol: a failure is dropped."""
+        self.put_usage(session_id, usage)
+
+    def load_usage(self, session_id: str) -> UsageState | None:
+        """The saved usage of a session, or None if there is none or it cannot be read."""
+        if self._conn is None:
+            return None
+        try:
+            return sessions.load_usage(self._conn, session_id)
+        except (sqlite3.Error, ValueError, TypeError):
+            return None

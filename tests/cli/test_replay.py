@@ -1,0 +1,96 @@
+"""`ctxrules replay`, `show` and `export` on the bundled session and on every shared real session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxrules.cli.main import main
+from ctxrules.dag import graph_from_jsonl
+from ctxrules.engine import DefaultContextEngine
+from ctxrules.importers import import_session
+from ctxrules.replay import replay
+from ctxrules.spec import load_spec
+from ctxrules.tokens import load_encoding
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = ROOT / "ctxrules" / "data" / "sessions" / "entire-cli-5d_755497c182_0.jsonl"
+DEFAULT = load_spec(ROOT / "specs" / "default.toml").unwrap()
+RULER = load_encoding().unwrap()
+
+
+def test_replay_of_the_bundled_session_stores_it_and_prints_its_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's main job: exit 0, the table, the session in the store, and a timeline to show."""
+    store = tmp_path / "store.sqlite"
+    report = tmp_path / "report.html"
+    status = main(
+        [
+            "replay",
+            str(BUNDLED),
+            "--window",
+            "32000",
+            "--store",
+            str(store),
+            "--report",
+            str(report),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "tokens sent" in out
+    assert "naive resend" in out
+    assert report.read_text(encoding="utf-8").count("plotly") > 10
+    assert main(["show", str(store)]) == 0
+    listed = capsys.readouterr().out
+    session_id = listed.split()[0]
+    assert "42 nodes" in listed
+    assert main(["show", str(store), session_id]) == 0
+    timeline = capsys.readouterr().out
+    assert timeline.count("\ncommit ") + timeline.startswith("commit ") == 18
+    assert "tail_window" in timeline
+
+
+def test_export_from_a_log_and_from_the_store_agree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Export turns a log into ctxrules JSON Lines, and the stored session exports the same graph."""
+    store = tmp_path / "store.sqlite"
+    assert main(["replay", str(BUNDLED), "--store", str(store)]) == 0
+    capsys.readouterr()
+    assert main(["export", str(BUNDLED)]) == 0
+    from_log = capsys.readouterr().out
+    session_id = import_session(BUNDLED).unwrap().session.session_id
+    assert main(["export", str(store), "--session", session_id]) == 0
+    from_store = capsys.readouterr().out
+    assert graph_from_jsonl(from_log).unwrap() == graph_from_jsonl(from_store).unwrap()
+
+
+def test_replay_reports_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An unreadable log exits 2 with the file named."""
+    missing = tmp_path / "nope.jsonl"
+    assert main(["replay", str(missing), "--store", str(tmp_path / "s.sqlite")]) == 2
+    assert "nope.jsonl" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("window", [32_000, 200_000])
+def test_every_real_session_replays_within_the_window(
+    shared_sessions: Path, window: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every request fits the window, no tool pair is orphaned, and the command prints its figures."""
+    for path in sorted(p for p in shared_sessions.glob("*/*") if p.suffix in (".json", ".jsonl")):
+        session = import_session(path, skip_bad=True).unwrap().session
+        requests = replay(
+            session, DefaultContextEngine(pipeline=DEFAULT, tokenizer=RULER), window=window
+        )
+        assert requests, path.name
+        assert max(r.sent for r in requests) <= window, path.name
+        assert sum(r.protocol_violations for r in requests) == 0, path.name
+        status = main(
+            ["replay", str(path), "--window", str(window), "--store", str(tmp_path / "s.sqlite")]
+        )
+        out = capsys.readouterr().out
+        assert status == 0, path.name
+        assert f"tokens sent {sum(r.sent for r in requests):,}" in out, path.name
