@@ -8,6 +8,7 @@ from ctxrules.check.compaction import (
     nothing_lost,
     summaries_outside_dag,
 )
+from ctxrules.check.history import append_only, checkout_pure, content_addressed, render_pure
 from ctxrules.check.invariants import (
     items_kept,
     locked_untouched,
@@ -22,9 +23,12 @@ from ctxrules.check.violations import INVARIANT_NAMES, Violation
 __all__ = [
     "INVARIANT_NAMES",
     "Violation",
+    "append_only",
     "attached_once",
     "attached_traceable",
+    "checkout_pure",
     "compaction_step",
+    "content_addressed",
     "honest_outcome",
     "items_kept",
     "kept_in_order",
@@ -35,6 +39,7 @@ __all__ = [
     "one_ruler",
     "one_summary",
     "protocol_valid",
+    "render_pure",
     "rule_step",
     "summaries_outside_dag",
 ]

@@ -7,18 +7,17 @@ from collections.abc import Mapping
 
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit
-from ctxrules.commit.attach import CLOSE, OPEN
+from ctxrules.commit.attach import is_marker
 from ctxrules.dag import Graph, ancestors, is_merge_instruction
 
 
 def attached_once(commit: ContextCommit) -> list[Violation]:
-    """Invariant 6: each source commit is expanded at most once (one open and one close marker)."""
-    opens = Counter(i.attached_from for i in commit.items if i.reason == OPEN)
-    closes = Counter(i.attached_from for i in commit.items if i.reason == CLOSE)
+    """Invariant 6: each source commit is expanded at most once (one pair of markers)."""
+    markers = Counter(i.source_node_id for i in commit.items if is_marker(i))
     found = [
-        Violation(6, (str(source),), "one expansion per source commit", f"{count} expansions")
-        for source, count in sorted(opens.items(), key=str)
-        if count > 1 or closes[source] != count
+        Violation(6, (marker,), "one expansion per source commit (two markers)", f"{count} markers")
+        for marker, count in sorted(markers.items())
+        if count > 2
     ]
     untracked = sorted(
         {str(i.attached_from) for i in commit.items if i.attached_from} - set(commit.attached)
@@ -68,7 +67,7 @@ def attached_traceable(
     holdings: dict[str, set[str]] = {}
     for item in commit.items:
         source_id = item.attached_from
-        if source_id is None or item.reason in (OPEN, CLOSE, "attach_failed"):
+        if source_id is None or is_marker(item) or item.source_node_id.startswith("attach-failed:"):
             continue
         source = commits.get(source_id)
         if source is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -10,7 +10,7 @@ import ctxrules.render.item as item_rendering
 from ctxrules.commit.commit import ContextCommit
 from ctxrules.commit.item import ContextItem
 from ctxrules.commit.state import State
-from ctxrules.dag import Call, Role, marker_id, pointer_commit
+from ctxrules.dag import MARKER_PREFIX, Call, Role, marker_id, pointer_commit
 from ctxrules.tokens import Tokenizer
 
 OPEN = "attach_open"
@@ -18,12 +18,48 @@ CLOSE = "attach_close"
 FAILED = "attach_failed"
 
 
+def failed_id(session_id: str, commit_id: str) -> str:
+    """The id of the one item standing for an attach that could not be loaded."""
+    return f"attach-failed:{session_id}:{commit_id}"
+
+
+def is_marker(item: ContextItem) -> bool:
+    """Whether the item opens or closes an attached block (by its id, which rules never change)."""
+    return item.source_node_id.startswith(MARKER_PREFIX)
+
+
+def attach_blocks(items: Sequence[ContextItem]) -> list[tuple[int, int]]:
+    """The ``(open, close)`` positions of each attached block; an unclosed one runs to the end.
+
+    A block's open and close markers share one id, so blocks are found by id, whatever
+    state or reason a rule or a compaction has since given the markers.
+
+    >>> ids = ["a", "attach:s:c1", "x", "attach:s:c1"]
+    >>> attach_blocks([ContextItem(i, "user") for i in ids])
+    [(1, 3)]
+    """
+    blocks: list[tuple[int, int]] = []
+    opened: dict[str, int] = {}
+    for index, item in enumerate(items):
+        if not is_marker(item):
+            continue
+        start = opened.pop(item.source_node_id, None)
+        if start is None:
+            opened[item.source_node_id] = index
+        else:
+            blocks.append((start, index))
+    blocks.extend((start, len(items) - 1) for start in opened.values())
+    return sorted(blocks)
+
+
 def _marker(
     call: Call, commit_id: str, reason: str, text: str, turn: int, *, locked: bool
 ) -> ContextItem:
     session = call.metadata.get("session")
+    # A failed attach is one item, not a block, so its id is outside the marker prefix.
+    make_id = failed_id if reason == FAILED else marker_id
     return ContextItem(
-        marker_id(session if isinstance(session, str) else "", commit_id),
+        make_id(session if isinstance(session, str) else "", commit_id),
         Role.USER,
         rendered=text,
         reason=reason,

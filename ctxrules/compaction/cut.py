@@ -11,6 +11,7 @@ import attrs
 from ctxrules.commit import ContextItem
 from ctxrules.commit.attach import CLOSE as ATTACH_CLOSE
 from ctxrules.commit.attach import OPEN as ATTACH_OPEN
+from ctxrules.commit.attach import attach_blocks
 from ctxrules.dag import Role
 
 __all__ = [
@@ -82,28 +83,6 @@ def keep_tokens(window: int, params: CutParams = CutParams()) -> int:
 def has_text(item: ContextItem) -> bool:
     """Whether the item is a text-block message: a non-tool item with visible, non-blank text."""
     return item.visible and not item.is_tool and bool(item.rendered.strip())
-
-
-def attach_blocks(items: Sequence[ContextItem]) -> list[tuple[int, int]]:
-    """The ``(open, close)`` positions of each attached block; an unclosed one runs to the end.
-
-    A block is one unit: a cut may fall at ``open`` but never strictly inside, at
-    ``open + 1 .. close``.
-
-    >>> items = [ContextItem(n, "user", reason=r, attached_from="c1" if r != "new" else None)
-    ...          for n, r in [("a", "new"), ("o", "attach_open"), ("x", "new"), ("c", "attach_close")]]
-    >>> attach_blocks(items)
-    [(1, 3)]
-    """
-    blocks: list[tuple[int, int]] = []
-    opened: dict[str | None, list[int]] = {}
-    for index, item in enumerate(items):
-        if item.reason == ATTACH_OPEN:
-            opened.setdefault(item.attached_from, []).append(index)
-        elif item.reason == ATTACH_CLOSE and opened.get(item.attached_from):
-            blocks.append((opened[item.attached_from].pop(), index))
-    blocks.extend((start, len(items) - 1) for starts in opened.values() for start in starts)
-    return sorted(blocks)
 
 
 def inside_blocks(items: Sequence[ContextItem]) -> frozenset[int]:

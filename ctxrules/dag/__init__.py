@@ -19,6 +19,7 @@ from ctxrules.dag.jsonl import call_from_json, call_to_json, graph_from_jsonl, g
 from ctxrules.dag.payload import Frozen, freeze, thaw
 from ctxrules.dag.pointers import (
     ATTACH,
+    MARKER_PREFIX,
     MERGE,
     AttachSource,
     is_attach_pointer,
@@ -41,6 +42,7 @@ from ctxrules.dag.walks import (
 
 __all__ = [
     "ATTACH",
+    "MARKER_PREFIX",
     "MERGE",
     "AttachRefused",
     "AttachSource",

@@ -13,6 +13,7 @@ from ctxrules.testing.compaction import (
     summarizers,
 )
 from ctxrules.testing.dag import json_values, session_steps, sessions
+from ctxrules.testing.machine import session_machine
 from ctxrules.testing.messages import conversations
 from ctxrules.testing.rules import builtin_params, facts_for, param_values, pipelines
 
@@ -30,6 +31,7 @@ __all__ = [
     "param_values",
     "pipelines",
     "replay_compaction",
+    "session_machine",
     "session_steps",
     "sessions",
     "summarizers",

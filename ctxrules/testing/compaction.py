@@ -235,9 +235,13 @@ def cut_views(draw: st.DrawFn, *, max_units: int = 40, locked: bool = True) -> l
                 reason = ATTACH_OPEN
             elif kind == "block" and k == len(roles) - 1 and len(roles) > inner + 1:
                 reason = ATTACH_CLOSE
+            # Markers share one id per block, as expanded blocks do.
+            node = (
+                f"attach:s:{source}" if reason in (ATTACH_OPEN, ATTACH_CLOSE) else f"n_{len(items)}"
+            )
             items.append(
                 ContextItem(
-                    f"n_{len(items)}",
+                    node,
                     role,
                     rendered=draw(st.sampled_from(["", "text", "a longer text"])),
                     tokens=draw(st.integers(0, 3_000)),

@@ -112,18 +112,18 @@ def test_snaps_to_an_agent_step_when_no_user_message_follows():
 
 
 def test_attach_blocks_pair_by_source():
-    """Open and close markers pair by attached_from; an unclosed block runs to the end."""
+    """Open and close markers pair by their shared id, whatever their reason; an unclosed block runs to the end."""
 
-    def marker(n, reason, source):
-        return ContextItem(n, "user", reason=reason, attached_from=source)
+    def marker(source, reason):
+        return ContextItem(f"attach:s:{source}", "user", reason=reason, attached_from=source)
 
     items = [
-        marker("a", "attach_open", "c1"),
-        marker("b", "attach_open", "c2"),
-        marker("c", "attach_close", "c1"),
+        marker("c1", "attach_open"),
+        marker("c2", "attach_open"),
+        marker("c1", "compacted"),
         ContextItem("d", "user"),
-        marker("e", "attach_close", "c2"),
-        marker("f", "attach_open", "c3"),
+        marker("c2", "attach_close"),
+        marker("c3", "attach_open"),
         ContextItem("g", "user"),
     ]
     assert attach_blocks(items) == [(0, 2), (1, 4), (5, 6)]
