@@ -28,7 +28,7 @@ from ctxrules.compaction import (
     snip,
 )
 from ctxrules.compaction.policy import Action
-from ctxrules.dag import Call, Session
+from ctxrules.dag import Call, Session, ancestors
 from ctxrules.occupancy import Measurement, occupancy
 from ctxrules.render import Message, TextBlock, count_messages, render_commit
 from ctxrules.rules import Facts, Pipeline, ReferenceTracker
@@ -238,7 +238,8 @@ class DefaultContextEngine(ContextEngine):
         head = session.head
         assert head is not None  # noqa: S101 - prepare checked it
         parent = next(
-            (state.commits[c.id] for c in _ancestors(session, head) if c.id in state.commits), None
+            (state.commits[c.id] for c in ancestors(session.graph, head) if c.id in state.commits),
+            None,
         )
         references = self._observe(state, session, parent)
         facts = Facts(
@@ -422,9 +423,3 @@ class DefaultContextEngine(ContextEngine):
             self.store.save_usage(session_id, recorded)
         if on_event is not None and self.should_recommend(prep):
             on_event("compaction_recommended", {"budget_pct": prep.budget_pct, "head": prep.head})
-
-
-def _ancestors(session: Session, head: str) -> list[Call]:
-    from ctxrules.dag import ancestors  # noqa: PLC0415 - keeps the module's import list short
-
-    return list(ancestors(session.graph, head))

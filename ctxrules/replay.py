@@ -57,15 +57,22 @@ class Request:
 
 
 def shared_prefix_tokens(
-    previous: tuple[Message, ...], current: tuple[Message, ...], tokenizer: Tokenizer
+    previous: tuple[Message, ...],
+    current: tuple[Message, ...],
+    current_tokens: int,
+    tokenizer: Tokenizer,
 ) -> int:
-    """Tokens of the longest run of leading messages the two requests share (a cache could reuse them)."""
+    """Tokens of the longest run of leading messages the two requests share (a cache could reuse them).
+
+    Only the unshared tail is counted (``current_tokens`` is the whole request's count), so a
+    replay does not re-tokenize its history at every call.
+    """
     shared = 0
     for old, new in zip(previous, current, strict=False):
         if old != new:
             break
         shared += 1
-    return count_messages(current[:shared], tokenizer)
+    return current_tokens - count_messages(current[shared:], tokenizer)
 
 
 def llm_calls(session: Session) -> Iterator[tuple[int, Call]]:
@@ -106,7 +113,10 @@ def replay(
             index=len(done),
             node_id=call.id,
             sent=prep.request_tokens,
-            cached_prefix=shared_prefix_tokens(previous, prep.messages, engine.tokenizer),
+            # The replay's engine has no system prompt or tools, so the request is the messages.
+            cached_prefix=shared_prefix_tokens(
+                previous, prep.messages, prep.request_tokens, engine.tokenizer
+            ),
             naive=naive_commit.total_tokens,
             naive_cached_prefix=naive_previous,
             window=window,
