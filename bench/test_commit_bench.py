@@ -1,66 +1,44 @@
-"""Commit benchmarks: generating one new turn and rendering, at 1k, 10k and 100k items."""
+"""Commit benchmarks: one new turn generated, the default pipeline alone, and rendering."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
+import attrs
 
-from ctxrules.commit import ContextCommit, ContextItem, generate_commit
-from ctxrules.dag import Call, Graph
+from ctxrules.commit import generate_commit
+from ctxrules.commit.generate import item_for
 from ctxrules.render import counted, render_commit
-from ctxrules.rules import Facts, Pipeline
-from ctxrules.tokens import HeuristicCounter, load_encoding
-
-SIZES = [1_000, 10_000, 100_000]
-RULER = load_encoding("cl100k_base").unwrap()
+from ctxrules.rules import Pipeline
 
 
-def parent_commit(size: int) -> ContextCommit:
-    """A commit of ``size`` items (user, assistant and tool) whose head is node ``p``."""
-    heuristic = HeuristicCounter()
-    items = []
-    for i in range(size):
-        if i % 3 == 2:
-            item = ContextItem(
-                f"n{i}",
-                "tool",
-                rendered=f"result {i} " * 8,
-                tool_name="grep",
-                tool_call_id=f"c{i}",
-                arguments='{"q":"x"}',
-            )
-        else:
-            item = ContextItem(
-                f"n{i}",
-                "user" if i % 3 == 0 else "assistant",
-                rendered=f"message {i} about src/m{i}.py",
-            )
-        items.append(counted(item, heuristic))
-    return ContextCommit("s", head_node_id="p").with_items(items)
+def test_generate_one_turn(benchmark: Any, history: Any) -> None:
+    """Generation alone (no rules): the new turn's items built, counted and appended."""
+    benchmark.extra_info.update(kind="generate", size=history.size)
+    child = benchmark(
+        lambda: generate_commit(
+            history.ruled, history.graph, "a", Pipeline(), history.facts
+        ).unwrap()
+    )
+    assert len(child.items) == len(history.ruled.items) + 3
 
 
-def turn_graph() -> Graph:
-    """The parent head and one new turn (user, assistant) after it."""
-    graph = Graph().append(Call("p", "assistant", output="done")).unwrap()
-    graph = graph.append(
-        Call("u", "user", output="next question about src/app.py", predecessor="p")
-    ).unwrap()
-    return graph.append(Call("a", "assistant", output="the answer " * 20, predecessor="u")).unwrap()
+def test_default_pipeline_one_turn(
+    benchmark: Any, history: Any, default_pipeline: Any, ruler: Any
+) -> None:
+    """The default pipeline's run over a commit that has just grown by one turn."""
+    turn = history.ruled.next_turn()
+    graph = history.graph
+    new = [graph.nodes["u"], graph.nodes["a"], graph.nodes["t"]]
+    grown = history.ruled.append_items(counted(item_for(call, turn), ruler) for call in new)
+    facts = attrs.evolve(history.facts, head_turn=turn + 1)
+    benchmark.extra_info.update(kind="pipeline", size=history.size)
+    ruled = benchmark(default_pipeline.run, grown, facts)
+    assert len(ruled.items) == len(grown.items)
 
 
-@pytest.fixture(scope="module", params=SIZES, ids=lambda n: f"{n // 1000}k")
-def parent(request: pytest.FixtureRequest) -> ContextCommit:
-    return parent_commit(request.param)
-
-
-def test_generate_one_turn(benchmark: Any, parent: ContextCommit) -> None:
-    graph = turn_graph()
-    facts = Facts(tokenizer=RULER)
-    child = benchmark(lambda: generate_commit(parent, graph, "a", Pipeline(), facts).unwrap())
-    assert len(child.items) == len(parent.items) + 2
-
-
-def test_render_commit(benchmark: Any, parent: ContextCommit) -> None:
-    messages = benchmark(render_commit, parent)
-    assert len(messages) >= len(parent.items)
+def test_render_commit(benchmark: Any, history: Any) -> None:
+    """The one O(n) step: a commit rendered to provider-neutral messages."""
+    benchmark.extra_info.update(kind="render", size=history.size)
+    messages = benchmark(render_commit, history.ruled)
+    assert len(messages) >= len(history.ruled.items)
