@@ -37,7 +37,7 @@ def test_fixture_fails_a_broken_spec_with_the_counterexample(pytester: pytest.Py
 
 
 def test_command_line_option_adds_a_check_per_spec(pytester: pytest.Pytester) -> None:
-    """pytest --ctxrules-spec PATH runs one check item per spec."""
+    """Pytest --ctxrules-spec PATH runs one check item per spec."""
     result = pytester.runpytest(
         "-p",
         "no:cacheprovider",
