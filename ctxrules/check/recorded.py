@@ -15,6 +15,7 @@ from ctxrules.commit import CommitMap, ContextCommit, ensure_latest_commit
 from ctxrules.dag import Call, Graph, Role, branch
 from ctxrules.render import render_commit
 from ctxrules.rules import Facts, Pipeline
+from ctxrules.tokens import Tokenizer
 
 
 def session_head(graph: Graph) -> str | None:
@@ -72,4 +73,15 @@ def verify_graph(graph: Graph, pipeline: Pipeline, facts: Facts) -> list[Violati
         found += one_summary(commit) + attached_once(commit)
     if commit is not None:
         found += nothing_lost(commit, graph) + summaries_outside_dag(commit, graph)
+    return found
+
+
+def verify_commits(
+    commits: list[ContextCommit], graph: Graph, tokenizer: Tokenizer
+) -> list[Violation]:
+    """Stored commits against the invariants that apply to them once written: 5, 6, 10, 11, 12."""
+    found: list[Violation] = []
+    for commit in commits:
+        found += one_ruler(commit, tokenizer) + protocol_valid(render_commit(commit))
+        found += one_summary(commit) + attached_once(commit) + summaries_outside_dag(commit, graph)
     return found

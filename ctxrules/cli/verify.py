@@ -1,4 +1,4 @@
-"""`ctxrules verify PATH`: check a recorded session (JSON Lines of its DAG) against the invariants."""
+"""`ctxrules verify PATH`: check a recorded session (JSON Lines of its DAG, or a store) against the invariants."""
 
 from __future__ import annotations
 
@@ -9,35 +9,79 @@ from typing import Any, TextIO
 
 from returns.result import Failure
 
-from ctxrules.check.recorded import verify_graph
-from ctxrules.dag import graph_from_jsonl
+from ctxrules.check import Violation, content_addressed
+from ctxrules.check.recorded import verify_commits, verify_graph
+from ctxrules.dag import Graph, graph_from_jsonl
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.spec import load_spec
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _from_store(path: str, session: str | None) -> list[tuple[str, Graph, list[Any]]] | str:
+    from ctxrules.store import SqliteStore  # noqa: PLC0415 - the store is the only I/O layer
+
+    opened = SqliteStore.open(path)
+    if isinstance(opened, Failure):
+        return str(opened.failure())
+    store = opened.unwrap()
+    try:
+        listed = store.list_sessions()
+        if isinstance(listed, Failure):
+            return str(listed.failure())
+        ids = [session] if session is not None else [info.id for info in listed.unwrap()]
+        found = []
+        for session_id in ids:
+            graph, commits = store.load_graph(session_id), store.commits_for(session_id)
+            if isinstance(graph, Failure) or isinstance(commits, Failure):
+                return str((graph if isinstance(graph, Failure) else commits).failure())
+            found.append((session_id, graph.unwrap(), commits.unwrap()))
+        return found
+    finally:
+        store.close()
+
+
+def _load(path: str, session: str | None) -> list[tuple[str, Graph, list[Any]]] | str:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        return f"{path}: cannot read: {error}"
+    if data.startswith(SQLITE_HEADER):
+        return _from_store(path, session)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return f"{path}: cannot read: {error}"
+    graph = graph_from_jsonl(text)
+    if isinstance(graph, Failure):
+        return f"{path}: {graph.failure()}"
+    return [(Path(path).stem, graph.unwrap(), [])]
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Report every violation with its ids; 0 clean, 1 violations, 2 unreadable input."""
-    try:
-        text = Path(args.path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        sys.stderr.write(f"{args.path}: cannot read: {error}\n")
-        return 2
-    graph = graph_from_jsonl(text)
-    if isinstance(graph, Failure):
-        sys.stderr.write(f"{args.path}: {graph.failure()}\n")
+    loaded = _load(args.path, args.session)
+    if isinstance(loaded, str):
+        sys.stderr.write(loaded + "\n")
         return 2
     pipeline = Pipeline()
     if args.spec is not None:
-        loaded = load_spec(args.spec)
-        if isinstance(loaded, Failure):
-            sys.stderr.write(f"{loaded.failure()}\n")
+        spec = load_spec(args.spec)
+        if isinstance(spec, Failure):
+            sys.stderr.write(f"{spec.failure()}\n")
             return 2
-        pipeline = loaded.unwrap()
-    violations = verify_graph(graph.unwrap(), pipeline, Facts())
+        pipeline = spec.unwrap()
+    total_nodes, violations = 0, []
+    facts = Facts()
+    for _, graph, commits in loaded:
+        total_nodes += len(graph)
+        found: list[Violation] = verify_graph(graph, pipeline, facts)
+        found += verify_commits(commits, graph, facts.tokenizer)
+        found += [v for c in commits for v in content_addressed(c)]
+        violations.extend(found)
     out.writelines(f"{args.path}: {violation.message}\n" for violation in violations)
-    nodes = len(graph.unwrap())
     out.write(
-        f"{'ok' if not violations else 'FAILED'}: {nodes} nodes, {len(violations)} violations\n"
+        f"{'ok' if not violations else 'FAILED'}: {total_nodes} nodes, {len(violations)} violations\n"
     )
     return 1 if violations else 0
 
@@ -45,7 +89,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers type is private
     """Add the ``verify`` subcommand."""
     parser = commands.add_parser("verify", help="check a recorded session against the invariants")
-    parser.add_argument("path", help="the session's DAG as JSON Lines (ctxrules export)")
+    parser.add_argument(
+        "path", help="a session's DAG as JSON Lines (ctxrules export), or a SQLite store"
+    )
+    parser.add_argument(
+        "--session", default=None, help="in a store, only this session (default: all)"
+    )
     parser.add_argument(
         "--spec", default=None, help="build the commits with this spec (default: no rules)"
     )

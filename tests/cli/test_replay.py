@@ -94,3 +94,14 @@ def test_every_real_session_replays_within_the_window(
         out = capsys.readouterr().out
         assert status == 0, path.name
         assert f"tokens sent {sum(r.sent for r in requests):,}" in out, path.name
+
+
+def test_verify_checks_a_store_and_its_commits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ctxrules verify on a store: the stored graph and every stored commit pass the invariants."""
+    store = tmp_path / "store.sqlite"
+    assert main(["replay", str(BUNDLED), "--window", "32000", "--store", str(store)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(store), "--spec", str(ROOT / "specs" / "default.toml")]) == 0
+    assert capsys.readouterr().out.endswith("ok: 42 nodes, 0 violations\n")
