@@ -29,6 +29,7 @@ from ctxrules.compaction import (
 )
 from ctxrules.compaction.policy import Action
 from ctxrules.dag import Call, Session, ancestors
+from ctxrules.errors import ErrorValue
 from ctxrules.occupancy import Measurement, occupancy
 from ctxrules.render import Message, TextBlock, count_messages, render_commit
 from ctxrules.rules import Facts, Pipeline, ReferenceTracker
@@ -45,7 +46,7 @@ from ctxrules.usage import ProviderUsage, UsageState
 
 
 @attrs.frozen
-class EngineError:
+class EngineError(ErrorValue):
     """A request the engine cannot serve, with the reason."""
 
     session_id: str
@@ -55,9 +56,6 @@ class EngineError:
     def message(self) -> str:
         """A one-line description of what went wrong."""
         return f"session {self.session_id!r}: {self.reason}"
-
-    def __str__(self) -> str:
-        return self.message
 
 
 #: Receives engine events: a name (``compaction_recommended``, ``compaction_finished``, …) and data.

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import attrs
 
+from ctxrules.errors import ErrorValue
+
 
 @attrs.frozen
-class CommitError:
+class CommitError(ErrorValue):
     """Base of every commit failure; ``message`` is the human-readable text."""
-
-    @property
-    def message(self) -> str:
-        """A one-line description of what went wrong."""
-        raise NotImplementedError
-
-    def __str__(self) -> str:
-        return self.message
 
 
 @attrs.frozen

@@ -5,19 +5,12 @@ from __future__ import annotations
 import attrs
 
 from ctxrules.dag import DagError
+from ctxrules.errors import ErrorValue
 
 
 @attrs.frozen
-class StoreError:
+class StoreError(ErrorValue):
     """Base of every store failure; ``message`` is the human-readable text."""
-
-    @property
-    def message(self) -> str:
-        """A one-line description of what went wrong."""
-        raise NotImplementedError
-
-    def __str__(self) -> str:
-        return self.message
 
 
 @attrs.frozen
