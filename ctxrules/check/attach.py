@@ -19,6 +19,17 @@ def attached_once(commit: ContextCommit) -> list[Violation]:
         for marker, count in sorted(markers.items())
         if count > 2
     ]
+    # A second expansion also shows as the same source node twice under one source.
+    copies = Counter(
+        (i.attached_from, i.source_node_id)
+        for i in commit.items
+        if i.attached_from and not is_marker(i)
+    )
+    found.extend(
+        Violation(6, (node,), f"one copy of each node attached from {source}", f"{count} copies")
+        for (source, node), count in sorted(copies.items(), key=str)
+        if count > 1
+    )
     untracked = sorted(
         {str(i.attached_from) for i in commit.items if i.attached_from} - set(commit.attached)
     )

@@ -190,11 +190,7 @@ def expand_twice() -> Rule:
         block = [item for item in commit.items if item.attached_from]
         if not block:
             return commit
-        twin = [
-            attrs.evolve(item, source_node_id=item.source_node_id + "'", reason="attach_open")
-            for item in block[:1]
-        ]
-        return commit.append_items(twin)
+        return commit.append_items(block)
 
     return rule
 

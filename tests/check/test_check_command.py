@@ -45,7 +45,7 @@ def test_each_broken_rule_is_reported_with_its_invariant(
         f'[[rules]]\nuse = "broken_rules:{factory}"\nname = "{factory}"\n', encoding="utf-8"
     )
     status, out, _ = run_check(
-        str(spec), "--allow-imports", "--examples", "60", "--seed", "3", capsys=capsys
+        str(spec), "--allow-imports", "--examples", "200", "--seed", "3", capsys=capsys
     )
     assert status == 1, out
     assert f"rule {factory!r} breaks the contract" in out

@@ -99,7 +99,7 @@ def test_every_real_session_replays_within_the_window(
 def test_verify_checks_a_store_and_its_commits(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """ctxrules verify on a store: the stored graph and every stored commit pass the invariants."""
+    """Ctxrules verify on a store: the stored graph and every stored commit pass the invariants."""
     store = tmp_path / "store.sqlite"
     assert main(["replay", str(BUNDLED), "--window", "32000", "--store", str(store)]) == 0
     capsys.readouterr()

@@ -231,5 +231,8 @@ def test_unhashable_role_or_status_in_json_is_a_failure() -> None:
     """A list where a role or status belongs is a MalformedRecord, not a TypeError (found by fuzzing)."""
     role = graph_from_jsonl('{"id": "x", "role": []}').failure()
     status = graph_from_jsonl('{"id": "x", "role": "user", "status": {}}').failure()
-    assert str(role) == "line 1: role: expected one of ['user', 'assistant', 'tool', 'system'], found []"
+    assert (
+        str(role)
+        == "line 1: role: expected one of ['user', 'assistant', 'tool', 'system'], found []"
+    )
     assert str(status) == "line 1: status: expected one of ['done', 'running', 'error'], found {}"
