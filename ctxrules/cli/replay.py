@@ -93,6 +93,13 @@ def _progress(out: TextIO, session: Any) -> Any:  # noqa: ANN401 - a small callb
 def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO) -> int:  # noqa: ANN401
     from ctxrules.store import SqliteStore  # noqa: PLC0415 - the store is the only I/O layer
 
+    if path != ":memory:":
+        # The default store lives in .ctxrules/, which a fresh checkout does not have yet.
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            sys.stderr.write(f"cannot create the store's folder for {path}: {error}\n")
+            return 2
     opened = SqliteStore.open(path)
     if isinstance(opened, Failure):
         sys.stderr.write(f"{opened.failure()}\n")

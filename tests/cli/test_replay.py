@@ -68,6 +68,16 @@ def test_export_from_a_log_and_from_the_store_agree(
     assert graph_from_jsonl(from_log).unwrap() == graph_from_jsonl(from_store).unwrap()
 
 
+def test_replay_creates_the_store_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's command on a fresh checkout: the default store's folder does not exist yet."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["replay", str(BUNDLED), "--window", "32000"]) == 0
+    assert "stored session" in capsys.readouterr().out
+    assert (tmp_path / ".ctxrules" / "store.sqlite").is_file()
+
+
 def test_replay_reports_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An unreadable log exits 2 with the file named."""
     missing = tmp_path / "nope.jsonl"
