@@ -15,7 +15,13 @@ from ctxrules.dag.errors import (
     UnknownReads,
 )
 from ctxrules.dag.graph import Graph
-from ctxrules.dag.jsonl import call_from_json, call_to_json, graph_from_jsonl, graph_to_jsonl
+from ctxrules.dag.jsonl import (
+    CALL_FIELDS,
+    call_from_json,
+    call_to_json,
+    graph_from_jsonl,
+    graph_to_jsonl,
+)
 from ctxrules.dag.payload import Frozen, freeze, thaw
 from ctxrules.dag.pointers import (
     ATTACH,
@@ -42,6 +48,7 @@ from ctxrules.dag.walks import (
 
 __all__ = [
     "ATTACH",
+    "CALL_FIELDS",
     "MARKER_PREFIX",
     "MERGE",
     "AttachRefused",

@@ -12,7 +12,8 @@ from ctxrules.dag.errors import DagError, MalformedRecord
 from ctxrules.dag.graph import Graph
 from ctxrules.dag.payload import freeze
 
-_FIELDS = (
+#: Every field of a call in the JSON Lines interchange, in the order they are written.
+CALL_FIELDS = (
     "id",
     "seq",
     "created_at",
@@ -50,9 +51,9 @@ def _problem(record: Mapping[str, object]) -> str | None:  # noqa: C901, PLR0911
     missing = [field for field in ("id", "role") if field not in record]
     if missing:
         return f"missing field(s) {missing}"
-    unknown = sorted(set(record) - set(_FIELDS))
+    unknown = sorted(set(record) - set(CALL_FIELDS))
     if unknown:
-        return f"unknown field(s) {unknown}; expected only {list(_FIELDS)}"
+        return f"unknown field(s) {unknown}; expected only {list(CALL_FIELDS)}"
     if not isinstance(record["id"], str) or not record["id"]:
         return f"id: expected a non-empty string, found {record['id']!r}"
     if not isinstance(record["role"], str) or record["role"] not in {r.value for r in Role}:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from ctxrules.dag.jsonl import CALL_FIELDS
 from ctxrules.importers.formats import Format
 from ctxrules.importers.langchain import KINDS, TOOL_KINDS
 from ctxrules.importers.records import Unreadable, found, json_lines, parse_json
@@ -18,22 +19,7 @@ _CLAUDE_TYPES = frozenset(
     {"user", "assistant", "system", "progress", "file-history-snapshot", "summary"}
 )
 _CLAUDE_KEYS = ("uuid", "parentUuid", "sessionId", "messageId", "leafUuid")
-_CTXRULES_FIELDS = frozenset(
-    {
-        "id",
-        "seq",
-        "created_at",
-        "role",
-        "name",
-        "input",
-        "output",
-        "predecessor",
-        "caller",
-        "reads",
-        "status",
-        "metadata",
-    }
-)
+_CTXRULES_FIELDS = frozenset(CALL_FIELDS)
 _OPENAI_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 _LINE_FORMATS = ("claude-code", "ctxrules-jsonl")
 
