@@ -25,15 +25,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
-from ctxrules.commit import generate_commit
 from ctxrules.dag import Call, Graph, Session, branch
 from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.replay import llm_calls, replay
+from ctxrules.generation import generate_commit
 from ctxrules.importers import import_session
 from ctxrules.render import render_commit
-from ctxrules.replay import llm_calls, replay
 from ctxrules.rules import Pipeline
 from ctxrules.spec import load_spec
-from ctxrules.usage import ProviderUsage
+from ctxrules.tokens.usage import ProviderUsage
 
 HERE = Path(__file__).resolve().parent
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import attrs
 
-from ctxrules.commit import generate_commit
-from ctxrules.commit.generate import item_for
+from ctxrules.generation import generate_commit
+from ctxrules.generation.generate import item_for
 from ctxrules.render import counted, render_commit
 from ctxrules.rules import Pipeline
 

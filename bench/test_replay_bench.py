@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from ctxrules.commit.generate import node_text
 from ctxrules.dag import Session, branch
 from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.replay import llm_calls, replay
+from ctxrules.generation.generate import node_text
 from ctxrules.importers import import_session
-from ctxrules.replay import llm_calls, replay
-from ctxrules.usage import ProviderUsage
+from ctxrules.tokens.usage import ProviderUsage
 
 WINDOW = 200_000
 ROUNDS = 3

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ctxrules.commit import generate_commit
+from ctxrules.generation import generate_commit
 from ctxrules.render import count_messages, render_commit
 
 #: Rounds for the peers, whose calls take up to tens of seconds at 100k items.

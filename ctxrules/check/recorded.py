@@ -11,8 +11,9 @@ from ctxrules.check.attach import attached_once
 from ctxrules.check.compaction import nothing_lost, summaries_outside_dag
 from ctxrules.check.invariants import one_ruler, one_summary, protocol_valid
 from ctxrules.check.violations import Violation
-from ctxrules.commit import CommitMap, ContextCommit, ensure_latest_commit
+from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Role, branch
+from ctxrules.generation import CommitMap, ensure_latest_commit
 from ctxrules.render import render_commit
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.tokens import Tokenizer

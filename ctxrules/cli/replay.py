@@ -13,8 +13,8 @@ from returns.result import Failure
 from ctxrules.cli.replay_report import print_summary, totals, write_report
 from ctxrules.compaction import Summarizer
 from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.replay import replay
 from ctxrules.importers import import_session
-from ctxrules.replay import replay
 from ctxrules.spec import load_spec
 from ctxrules.tokens import default_tokenizer
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ctxrules.replay import Request
+from ctxrules.engine.replay import Request
 
 
 def totals(requests: Sequence[Request]) -> dict[str, float]:

@@ -2,20 +2,12 @@
 
 from ctxrules.commit.commit import ContextCommit
 from ctxrules.commit.errors import CommitError, NotAnAncestor, UnknownHead
-from ctxrules.commit.generate import (
-    CommitMap,
-    ensure_latest_commit,
-    generate_commit,
-    new_branch_nodes,
-    node_text,
-)
 from ctxrules.commit.item import ContextItem
 from ctxrules.commit.serialize import MalformedCommit, commit_from_json, commit_to_json
 from ctxrules.commit.state import State
 
 __all__ = [
     "CommitError",
-    "CommitMap",
     "ContextCommit",
     "ContextItem",
     "MalformedCommit",
@@ -24,8 +16,4 @@ __all__ = [
     "UnknownHead",
     "commit_from_json",
     "commit_to_json",
-    "ensure_latest_commit",
-    "generate_commit",
-    "new_branch_nodes",
-    "node_text",
 ]

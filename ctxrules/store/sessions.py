@@ -19,7 +19,7 @@ from ctxrules.store.errors import (
     StoreError,
     UnknownSession,
 )
-from ctxrules.usage import UsageState
+from ctxrules.tokens.usage import UsageState
 
 
 @attrs.frozen

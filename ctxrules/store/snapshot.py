@@ -11,7 +11,7 @@ from ctxrules.commit import ContextCommit
 from ctxrules.dag import Session
 from ctxrules.store import commits, heads, nodes, sessions
 from ctxrules.store.errors import StoreError
-from ctxrules.usage import UsageState
+from ctxrules.tokens.usage import UsageState
 
 
 def _ensure_session(

@@ -23,7 +23,7 @@ from ctxrules.store.connection import Synchronous, T, Work, connect, run
 from ctxrules.store.errors import InvalidArgument, StoreError
 from ctxrules.store.search import SearchHit
 from ctxrules.store.sessions import SessionInfo, require_session
-from ctxrules.usage import UsageState
+from ctxrules.tokens.usage import UsageState
 
 
 def _in_session(session_id: str, work: Work[T]) -> Work[T]:

@@ -13,7 +13,7 @@ from pyrsistent import pmap
 from returns.result import Success
 
 from ctxrules.check.compaction import compaction_step
-from ctxrules.commit import CommitMap, ContextCommit, ContextItem, ensure_latest_commit
+from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.compaction import (
     ATTACH_CLOSE,
     ATTACH_OPEN,
@@ -26,8 +26,9 @@ from ctxrules.compaction import (
     hold_after,
     snip,
 )
+from ctxrules.compaction.occupancy import Measurement, next_generation, occupancy
 from ctxrules.dag import Session
-from ctxrules.occupancy import Measurement, next_generation, occupancy
+from ctxrules.generation import CommitMap, ensure_latest_commit
 from ctxrules.render import Message, TextBlock, render_commit
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.testing.commits import texts

@@ -32,9 +32,10 @@ from ctxrules.check import (
     rule_step,
     summaries_outside_dag,
 )
-from ctxrules.commit import CommitMap, ContextCommit, ensure_latest_commit
+from ctxrules.commit import ContextCommit
 from ctxrules.compaction import CutParams, compact
 from ctxrules.dag import Session
+from ctxrules.generation import CommitMap, ensure_latest_commit
 from ctxrules.render import render_commit
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.testing.compaction import FakeSummarizer

@@ -18,8 +18,9 @@ from ctxrules.check import (
     protocol_valid,
     rule_step,
 )
-from ctxrules.commit import CommitMap, ContextCommit, commit_to_json, ensure_latest_commit
+from ctxrules.commit import ContextCommit, commit_to_json
 from ctxrules.dag import Session
+from ctxrules.generation import CommitMap, ensure_latest_commit
 from ctxrules.render import render_commit
 from ctxrules.rules import Facts, NamedRule, Pipeline, Rule
 from ctxrules.testing.commits import commits

@@ -25,7 +25,7 @@ from ctxrules.importers import import_session
 from ctxrules.render import Message, TextBlock
 from ctxrules.spec import load_spec
 from ctxrules.tokens import Tokenizer, default_tokenizer
-from ctxrules.usage import ProviderUsage
+from ctxrules.tokens.usage import ProviderUsage
 
 DEFAULT_SPEC = Path(__file__).resolve().parents[2] / "specs" / "default.toml"
 

@@ -6,9 +6,10 @@ import attrs
 import pytest
 from pyrsistent import pmap
 
-from ctxrules.commit import ContextCommit, ensure_latest_commit
+from ctxrules.commit import ContextCommit
 from ctxrules.commit.attach import CLOSE, OPEN
 from ctxrules.dag import AttachRefused, Session
+from ctxrules.generation import ensure_latest_commit
 from ctxrules.render import render_commit, to_anthropic, to_openai
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.tokens import HeuristicCounter

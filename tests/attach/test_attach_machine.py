@@ -23,9 +23,10 @@ from ctxrules.check import (
     one_summary,
     protocol_valid,
 )
-from ctxrules.commit import ContextCommit, ensure_latest_commit
+from ctxrules.commit import ContextCommit
 from ctxrules.commit.attach import CLOSE, OPEN
 from ctxrules.dag import Session
+from ctxrules.generation import ensure_latest_commit
 from ctxrules.render import render_commit
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.spec import load_spec

@@ -13,7 +13,7 @@ from ctxrules.check import (
     one_ruler,
     protocol_valid,
 )
-from ctxrules.commit import ensure_latest_commit
+from ctxrules.generation import ensure_latest_commit
 from ctxrules.importers import import_session
 from ctxrules.render import render_commit, to_anthropic, to_openai
 from ctxrules.rules import Facts, Pipeline

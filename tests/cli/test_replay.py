@@ -9,8 +9,8 @@ import pytest
 from ctxrules.cli.main import main
 from ctxrules.dag import graph_from_jsonl
 from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.replay import replay
 from ctxrules.importers import import_session
-from ctxrules.replay import replay
 from ctxrules.spec import load_spec
 from ctxrules.tokens import load_encoding
 

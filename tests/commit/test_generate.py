@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pyrsistent import pmap
 
-from ctxrules.commit import NotAnAncestor, State, UnknownHead, ensure_latest_commit, generate_commit
+from ctxrules.commit import NotAnAncestor, State, UnknownHead
 from ctxrules.dag import Session
+from ctxrules.generation import ensure_latest_commit, generate_commit
 from ctxrules.render import Message, TextBlock, ToolResultBlock, ToolUseBlock, render_commit
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.tokens import HeuristicCounter

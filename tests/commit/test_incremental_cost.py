@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 import ctxrules.commit.commit as commit_module
-from ctxrules.commit import ContextCommit, generate_commit
+from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph
+from ctxrules.generation import generate_commit
 from ctxrules.render import count_messages, render_commit
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.tokens import CountingTokenizer, HeuristicCounter

@@ -7,9 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from ctxrules.commit import ContextCommit, ensure_latest_commit
+from ctxrules.commit import ContextCommit
 from ctxrules.commit.commit import items_digest
 from ctxrules.dag import Session
+from ctxrules.generation import ensure_latest_commit
 from ctxrules.render import count_messages, counted, render_commit
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.testing import commits, context_items, sessions

@@ -11,9 +11,10 @@ from pyrsistent import pmap
 
 from ctxrules.check import protocol_valid
 from ctxrules.check.compaction import compaction_step, nothing_lost, summaries_outside_dag
-from ctxrules.commit import ContextCommit, State, ensure_latest_commit
+from ctxrules.commit import ContextCommit, State
 from ctxrules.compaction import CompactResult, CutParams, Outcome, compact, compact_async
 from ctxrules.dag import Session
+from ctxrules.generation import ensure_latest_commit
 from ctxrules.render import render_commit
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.testing import texts

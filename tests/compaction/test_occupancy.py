@@ -6,10 +6,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from ctxrules.commit import ensure_latest_commit
 from ctxrules.compaction import CutParams, Outcome, compact
+from ctxrules.compaction.occupancy import Basis, Measurement, next_generation, occupancy
 from ctxrules.dag import Session
-from ctxrules.occupancy import Basis, Measurement, next_generation, occupancy
+from ctxrules.generation import ensure_latest_commit
 from ctxrules.render import count_messages, render_commit
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.testing import commits

@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from ctxrules.commit import ensure_latest_commit
 from ctxrules.compaction import Action, Hold, Outcome, Policy, compact, decide, hold_after
 from ctxrules.dag import Session
+from ctxrules.generation import ensure_latest_commit
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.testing.compaction import FakeSummarizer
 from ctxrules.tokens import HeuristicCounter

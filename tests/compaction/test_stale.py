@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from pyrsistent import pmap
 
 from ctxrules.check.compaction import honest_outcome, nothing_lost
-from ctxrules.commit import CommitMap, ContextCommit, ensure_latest_commit
+from ctxrules.commit import ContextCommit
 from ctxrules.compaction import (
     CompactionPlan,
     CutParams,
@@ -20,6 +20,7 @@ from ctxrules.compaction import (
     plan_compaction,
 )
 from ctxrules.dag import Session
+from ctxrules.generation import CommitMap, ensure_latest_commit
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.testing import texts
 from ctxrules.testing.compaction import FakeSummarizer, agent_sessions, five_sections

@@ -5,11 +5,11 @@ from __future__ import annotations
 from ctxrules.compaction import Policy
 from ctxrules.dag import Session
 from ctxrules.engine import ContextEngine, DefaultContextEngine, EngineError
-from ctxrules.engines import EngineRegistry
+from ctxrules.engine.registry import EngineRegistry
 from ctxrules.render import Message, TextBlock, count_messages
-from ctxrules.system_prompt import AgentProfile
+from ctxrules.render.system_prompt import AgentProfile
 from ctxrules.tokens import HeuristicCounter
-from ctxrules.usage import ProviderUsage, UsageState
+from ctxrules.tokens.usage import ProviderUsage, UsageState
 
 RULER = HeuristicCounter()
 AGENT = AgentProfile("Ada", "a1", system_prompt="Never drop the user's constraints.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxrules.system_prompt import BEGIN, END, AgentProfile, Skill, build_system_prompt
+from ctxrules.render.system_prompt import BEGIN, END, AgentProfile, Skill, build_system_prompt
 
 
 def _agent(tmp_path: Path, **fields: object) -> AgentProfile:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctxrules.usage import ProviderUsage, UsageState
+from ctxrules.tokens.usage import ProviderUsage, UsageState
 
 # A recorded sequence: (our estimate of the request, what the provider then billed).
 # The provider counts about 8 % more than our estimate plus a fixed 60-token template.

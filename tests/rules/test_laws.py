@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from pyrsistent import pmap
 
 from ctxrules.check import one_ruler, protocol_valid, rule_step
-from ctxrules.commit import ContextCommit, ContextItem, State, commit_to_json, ensure_latest_commit
+from ctxrules.commit import ContextCommit, ContextItem, State, commit_to_json
 from ctxrules.dag import Session
+from ctxrules.generation import ensure_latest_commit
 from ctxrules.render import counted, render_commit
 from ctxrules.rules import Facts, NamedRule, Pipeline, Rule, builtins
 from ctxrules.testing import builtin_params, commits, facts_for, pipelines, sessions

@@ -18,7 +18,7 @@ from ctxrules.store import (
     StoreClosed,
     StoreError,
 )
-from ctxrules.usage import UsageState
+from ctxrules.tokens.usage import UsageState
 
 
 def test_a_new_store_uses_wal_full_sync_and_a_busy_timeout(store: SqliteStore) -> None:

@@ -11,7 +11,7 @@ from ctxrules.dag import Call, Session, graph_from_jsonl
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.store import SessionInfo, SqliteStore, UnknownSession
 from ctxrules.testing import commits, sessions
-from ctxrules.usage import ProviderUsage, UsageState
+from ctxrules.tokens.usage import ProviderUsage, UsageState
 
 
 def test_graph_round_trips_through_append_graph(store: SqliteStore, session: Session) -> None:

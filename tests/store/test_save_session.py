@@ -8,7 +8,7 @@ from returns.result import Success
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.dag import Session
 from ctxrules.store import HeadMoved, SqliteStore
-from ctxrules.usage import ProviderUsage, UsageState
+from ctxrules.tokens.usage import ProviderUsage, UsageState
 
 
 def _chain(session_id: str, length: int) -> list[ContextCommit]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import attrs
 from pyrsistent import PMap, pmap
 
-from ctxrules.commit import CommitMap, ContextCommit
+from ctxrules.commit import ContextCommit
 from ctxrules.compaction import Hold
-from ctxrules.occupancy import Measurement, Occupancy
+from ctxrules.compaction.occupancy import Measurement, Occupancy
+from ctxrules.generation import CommitMap
 from ctxrules.render import Message
 from ctxrules.rules import ReferenceTracker
 from ctxrules.tokens import BudgetAllocation
-from ctxrules.usage import Source, UsageState
+from ctxrules.tokens.usage import Source, UsageState
 
 
 @attrs.frozen

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
 
 import attrs
 from pyrsistent import PMap, PVector
@@ -26,10 +25,7 @@ from ctxrules.dag import (
     is_merge_instruction,
     thaw,
 )
-
-if TYPE_CHECKING:
-    # Rules import commits; generation only needs their types, so no import cycle at run time.
-    from ctxrules.rules import Facts, Pipeline
+from ctxrules.rules import Facts, Pipeline
 
 #: Commits of one session by the head node they were built for.
 CommitMap = PMap[str, ContextCommit]

@@ -8,14 +8,15 @@ import attrs
 from pyrsistent import pmap
 
 from ctxrules.check import protocol_valid
-from ctxrules.commit import CommitMap, ContextCommit, ensure_latest_commit
+from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Role, Session, branch
-from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.default import DefaultContextEngine
+from ctxrules.engine.turn import TurnPrep
+from ctxrules.generation import CommitMap, ensure_latest_commit
 from ctxrules.render import Message, count_messages
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.tokens import Tokenizer
-from ctxrules.turn import TurnPrep
-from ctxrules.usage import ProviderUsage
+from ctxrules.tokens.usage import ProviderUsage
 
 #: Provider prices relative to an uncached input token (the issue's cache-weighted cost).
 CACHE_READ, CACHE_WRITE, UNCACHED = 0.1, 1.25, 1.0

@@ -15,8 +15,7 @@ import attrs
 from pyrsistent import pmap
 from returns.result import Failure, Result, Success
 
-from ctxrules.commit import ContextCommit, ensure_latest_commit, new_branch_nodes
-from ctxrules.commit.generate import item_for
+from ctxrules.commit import ContextCommit
 from ctxrules.compaction import (
     CompactResult,
     CutParams,
@@ -27,13 +26,16 @@ from ctxrules.compaction import (
     hold_after,
     snip,
 )
+from ctxrules.compaction.occupancy import Measurement, occupancy
 from ctxrules.compaction.policy import Action
 from ctxrules.dag import Call, Session, ancestors
+from ctxrules.engine.turn import SessionState, TurnPrep
 from ctxrules.errors import ErrorValue
-from ctxrules.occupancy import Measurement, occupancy
+from ctxrules.generation import ensure_latest_commit, new_branch_nodes
+from ctxrules.generation.generate import item_for
 from ctxrules.render import Message, TextBlock, count_messages, render_commit
+from ctxrules.render.system_prompt import AgentProfile, build_system_prompt
 from ctxrules.rules import Facts, Pipeline, ReferenceTracker
-from ctxrules.system_prompt import AgentProfile, build_system_prompt
 from ctxrules.tokens import (
     BudgetAllocation,
     Tokenizer,
@@ -41,8 +43,7 @@ from ctxrules.tokens import (
     default_tokenizer,
     tools_schema_tokens,
 )
-from ctxrules.turn import SessionState, TurnPrep
-from ctxrules.usage import ProviderUsage, UsageState
+from ctxrules.tokens.usage import ProviderUsage, UsageState
 
 
 @attrs.frozen

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 import attrs
 
-from ctxrules.engine import ContextEngine, DefaultContextEngine
-from ctxrules.system_prompt import AgentProfile
+from ctxrules.engine.default import ContextEngine, DefaultContextEngine
+from ctxrules.render.system_prompt import AgentProfile
 
 
 @attrs.define
