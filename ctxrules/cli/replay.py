@@ -10,6 +10,12 @@ from typing import Any, TextIO
 
 from returns.result import Failure
 
+from ctxrules.cli.options import (
+    bundled_session,
+    import_from_current_folder,
+    missing_module,
+    spec_source,
+)
 from ctxrules.cli.replay_report import print_summary, totals, write_report
 from ctxrules.compaction import Summarizer
 from ctxrules.engine import DefaultContextEngine
@@ -19,7 +25,6 @@ from ctxrules.spec import load_spec
 from ctxrules.tokens import default_tokenizer
 
 DEFAULT_STORE = ".ctxrules/store.sqlite"
-DEFAULT_SPEC = Path(__file__).resolve().parents[2] / "specs" / "default.toml"
 
 
 def _structural(_: object) -> str:
@@ -32,6 +37,7 @@ def _summarizer(reference: str | None) -> Summarizer | str:
     if reference is None:
         return _structural
     module_name, _, attribute = reference.partition(":")
+    import_from_current_folder()
     try:
         found = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError, ValueError) as error:
@@ -41,11 +47,20 @@ def _summarizer(reference: str | None) -> Summarizer | str:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Replay, print the table, and write the store and report if asked."""
-    imported = import_session(args.path, skip_bad=True)
+    # What is missing is said before any work, not after the whole replay ran.
+    absent = missing_module("plotly", "pip install 'ctxrules[report]'", "--report") if args.report is not None else None
+    source = spec_source(args.spec)
+    if absent is not None or isinstance(source, Failure):
+        sys.stderr.write((absent or source.failure()) + "\n")
+        return 2
+    path = args.path or str(bundled_session())
+    imported = import_session(path, skip_bad=True)
     if isinstance(imported, Failure):
         sys.stderr.write(f"{imported.failure()}\n")
         return 2
-    spec = load_spec(args.spec or DEFAULT_SPEC, allow_imports=args.allow_imports)
+    if args.allow_imports:
+        import_from_current_folder()
+    spec = load_spec(source.unwrap(), allow_imports=args.allow_imports)
     if isinstance(spec, Failure):
         sys.stderr.write(f"{spec.failure()}\n")
         return 2
@@ -58,7 +73,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         pipeline=spec.unwrap(), summarizer=summarizer, tokenizer=default_tokenizer()
     )
     requests = replay(session, engine, window=args.window, on_request=_progress(out, session))
-    print_summary(requests, Path(args.path).name, out)
+    print_summary(requests, Path(path).name, out)
     figures = totals(requests)
     out.write(
         f"tokens sent {figures['sent']:,.0f} vs naive {figures['naive']:,.0f}; cost {figures['cost']:,.0f} vs {figures['naive_cost']:,.0f}\n"
@@ -68,7 +83,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if status:
             return status
     if args.report is not None:
-        problem = write_report(requests, Path(args.path).name, Path(args.report))
+        problem = write_report(requests, Path(path).name, Path(args.report))
         if problem is not None:
             sys.stderr.write(problem + "\n")
             return 2
@@ -124,15 +139,23 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
     """Add the ``replay`` subcommand."""
     parser = commands.add_parser("replay", help="replay a recorded session through a pipeline")
     parser.add_argument(
-        "path", help="a recorded session (Claude Code, OpenAI chat, LangChain, ctxrules JSON Lines)"
+        "path",
+        nargs="?",
+        default=None,
+        help="a recorded session (Claude Code, OpenAI chat, LangChain, ctxrules JSON Lines); "
+        "default: the bundled example session",
     )
-    parser.add_argument("--spec", default=None, help="pipeline spec (default: specs/default.toml)")
+    parser.add_argument(
+        "--spec",
+        default="default",
+        help="a built-in spec (default, small-window, cache-sensitive) or a TOML file",
+    )
     parser.add_argument(
         "--window", type=int, default=200_000, help="the model's context window (default 200000)"
     )
     parser.add_argument("--summarizer", default=None, help="module:function used for summaries")
     parser.add_argument(
-        "--allow-imports", action="store_true", help="allow Python rules in the spec"
+        "--allow-imports", action="store_true", help="allow Python rules in the spec (modules are found from the current folder)"
     )
     parser.add_argument(
         "--store", default=".ctxrules/store.sqlite", help="SQLite store to keep the run in"

@@ -13,6 +13,7 @@ from ctxrules.check import Violation, content_addressed
 from ctxrules.check.recorded import verify_commits, verify_graph
 from ctxrules.dag import Graph, graph_from_jsonl
 from ctxrules.rules import Facts, Pipeline
+from ctxrules.cli.options import spec_source
 from ctxrules.spec import load_spec
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -66,7 +67,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return 2
     pipeline = Pipeline()
     if args.spec is not None:
-        spec = load_spec(args.spec)
+        source = spec_source(args.spec)
+        if isinstance(source, Failure):
+            sys.stderr.write(source.failure() + "\n")
+            return 2
+        spec = load_spec(source.unwrap())
         if isinstance(spec, Failure):
             sys.stderr.write(f"{spec.failure()}\n")
             return 2

@@ -176,17 +176,19 @@ class DefaultContextEngine(ContextEngine):
         tools: Sequence[Mapping[str, object]] = (),
         prompt_too_long: bool = False,
         sources: Mapping[str, ContextCommit] | None = None,
+        system_prompt: str | None = None,
     ) -> Result[TurnPrep, EngineError]:
         """Build the commit for the head, compact or snip as the policy says, and render.
 
         ``prompt_too_long`` reports that the provider refused the last request as too long:
         the engine then compacts and snips once, whatever the thresholds say.
+        ``system_prompt`` is a system text used as it is, instead of one built from ``agent``.
         """
         if session.head is None:
             return Failure(EngineError(session.session_id, "the session has no head to prepare"))
         path: list[str] = []
         system = build_system_prompt(agent) if agent is not None else None
-        system_text = system.text if system is not None else ""
+        system_text = system.text if system is not None else (system_prompt or "")
         system_tokens = (
             count_messages((Message("system", (TextBlock(system_text),)),), self.tokenizer)
             if system_text
