@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
@@ -42,7 +41,7 @@ def spec_source(value: str) -> Result[SpecSource, str]:
 
 def import_from_current_folder() -> None:
     """Let ``module:function`` names find modules in the current folder, as pytest does."""
-    here = os.getcwd()
+    here = str(Path.cwd())
     if here not in sys.path:
         sys.path.insert(0, here)
 

@@ -18,6 +18,7 @@ from ctxrules.cli.options import (
 )
 from ctxrules.cli.replay_report import print_summary, totals, write_report
 from ctxrules.compaction import Summarizer
+from ctxrules.dag import Session
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.replay import replay
 from ctxrules.importers import import_session
@@ -45,33 +46,41 @@ def _summarizer(reference: str | None) -> Summarizer | str:
     return found if callable(found) else f"--summarizer {reference}: not callable"
 
 
-def run(args: argparse.Namespace, out: TextIO) -> int:
-    """Replay, print the table, and write the store and report if asked."""
+def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str] | str:
+    """The recorded session, the engine and the log's path, or the one line saying what is wrong."""
     # What is missing is said before any work, not after the whole replay ran.
-    absent = missing_module("plotly", "pip install 'ctxrules[report]'", "--report") if args.report is not None else None
+    if args.report is not None:
+        absent = missing_module("plotly", "pip install 'ctxrules[report]'", "--report")
+        if absent is not None:
+            return absent
     source = spec_source(args.spec)
-    if absent is not None or isinstance(source, Failure):
-        sys.stderr.write((absent or source.failure()) + "\n")
-        return 2
+    if isinstance(source, Failure):
+        return str(source.failure())
     path = args.path or str(bundled_session())
     imported = import_session(path, skip_bad=True)
     if isinstance(imported, Failure):
-        sys.stderr.write(f"{imported.failure()}\n")
-        return 2
+        return str(imported.failure())
     if args.allow_imports:
         import_from_current_folder()
     spec = load_spec(source.unwrap(), allow_imports=args.allow_imports)
     if isinstance(spec, Failure):
-        sys.stderr.write(f"{spec.failure()}\n")
-        return 2
+        return str(spec.failure())
     summarizer = _summarizer(args.summarizer)
     if isinstance(summarizer, str):
-        sys.stderr.write(summarizer + "\n")
-        return 2
-    session = imported.unwrap().session
+        return summarizer
     engine = DefaultContextEngine(
         pipeline=spec.unwrap(), summarizer=summarizer, tokenizer=default_tokenizer()
     )
+    return imported.unwrap().session, engine, path
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Replay, print the table, and write the store and report if asked."""
+    setup = _setup(args)
+    if isinstance(setup, str):
+        sys.stderr.write(setup + "\n")
+        return 2
+    session, engine, path = setup
     requests = replay(session, engine, window=args.window, on_request=_progress(out, session))
     print_summary(requests, Path(path).name, out)
     figures = totals(requests)
@@ -155,7 +164,9 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
     )
     parser.add_argument("--summarizer", default=None, help="module:function used for summaries")
     parser.add_argument(
-        "--allow-imports", action="store_true", help="allow Python rules in the spec (modules are found from the current folder)"
+        "--allow-imports",
+        action="store_true",
+        help="allow Python rules in the spec (modules are found from the current folder)",
     )
     parser.add_argument(
         "--store", default=".ctxrules/store.sqlite", help="SQLite store to keep the run in"

@@ -11,9 +11,9 @@ from returns.result import Failure
 
 from ctxrules.check import Violation, content_addressed
 from ctxrules.check.recorded import verify_commits, verify_graph
+from ctxrules.cli.options import spec_source
 from ctxrules.dag import Graph, graph_from_jsonl
 from ctxrules.rules import Facts, Pipeline
-from ctxrules.cli.options import spec_source
 from ctxrules.spec import load_spec
 
 SQLITE_HEADER = b"SQLite format 3\x00"

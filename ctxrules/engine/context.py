@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Self, TypeVar
 
 import attrs
 from returns.result import Failure, Result
@@ -30,7 +30,6 @@ from ctxrules.spec.builtin import resolve_spec
 from ctxrules.store import SqliteStore
 from ctxrules.tokens import Tokenizer, default_tokenizer, real_context_window
 from ctxrules.tokens.usage import ProviderUsage
-
 
 T = TypeVar("T")
 
@@ -87,7 +86,7 @@ class Context:
     by ``session`` id); ``clock`` gives the time in seconds.
     """
 
-    def __init__(  # noqa: PLR0913 - every part has a default; the keywords are the interface
+    def __init__(
         self,
         spec: str | os.PathLike[str] | Pipeline = "default",
         *,
@@ -223,7 +222,9 @@ class Context:
         if isinstance(read, Unreadable):
             raise InputError(f"cannot read the response: {read.reason}")
         said, provider = read
-        reading = ProviderUsage.from_openai if provider == "openai" else ProviderUsage.from_anthropic
+        reading = (
+            ProviderUsage.from_openai if provider == "openai" else ProviderUsage.from_anthropic
+        )
         usage = reading(response).value_or(None)
         self._say(said)
         if usage is not None and self._prep is not None:
@@ -270,7 +271,7 @@ class Context:
         if self._keeper is not None and self._owns_store:
             self._keeper.store.close()
 
-    def __enter__(self) -> Context:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *_: object) -> None:

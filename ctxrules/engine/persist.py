@@ -9,7 +9,7 @@ would have sent.
 from __future__ import annotations
 
 import attrs
-from pyrsistent import pmap
+from pyrsistent import PMap, pmap
 from returns.result import Failure, Result, Success
 
 from ctxrules.commit import ContextCommit
@@ -92,16 +92,14 @@ def open_session(
     return Success((keeper, session))
 
 
-def restored_state(
-    session: Session, commits: list[ContextCommit], usage: object
-) -> SessionState:
+def restored_state(session: Session, commits: list[ContextCommit], usage: object) -> SessionState:
     """The engine's state of a session rebuilt from its stored commits and usage.
 
     The reference map is read again from the branch up to the last prepared head, which
     is what the engine had observed turn by turn.
     """
     by_id = pmap({c.id: c for c in commits})
-    by_head = pmap()
+    by_head: PMap[str, ContextCommit] = pmap()
     for commit in commits:  # stored parents first: a compacted commit replaces its head's
         if commit.head_node_id is not None:
             by_head = by_head.set(commit.head_node_id, commit)
@@ -112,7 +110,9 @@ def restored_state(
     if not isinstance(usage, type(state.usage)):
         return attrs.evolve(state, observed_head=last, head=last)
     hold = Hold(usage.hold_until) if usage.hold_until is not None else None
-    measured = Measurement(last, usage.compaction_count, usage.last_prompt_tokens + usage.last_cache_read_tokens)
+    measured = Measurement(
+        last, usage.compaction_count, usage.last_prompt_tokens + usage.last_cache_read_tokens
+    )
     return attrs.evolve(
         state,
         usage=usage,

@@ -7,7 +7,7 @@ its tool calls, or a tool result. SDK objects (pydantic models) are read through
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -66,32 +66,35 @@ def read_message(raw: object) -> tuple[Entry, ...] | Unreadable:
     message = plain(raw)
     if not isinstance(message, Mapping):
         return Unreadable(f"expected a message with a role, found {found(message)}")
+    if message.get("type") == "function_call_output":  # an OpenAI Responses input item
+        return _tool_output(message.get("call_id"), message.get("output"))
     role = message.get("role")
+    reader = _READERS.get(role) if isinstance(role, str) else None
+    if reader is None:
+        return Unreadable(f"expected role user, assistant, system or tool, found {found(role)}")
+    return reader(message)
+
+
+def _system(message: Mapping[str, object]) -> tuple[Entry, ...] | Unreadable:
+    text = text_of(message.get("content"))
+    return text if isinstance(text, Unreadable) else (Said("system", text),)
+
+
+def _tool_output(call_id: object, content: object) -> tuple[Entry, ...] | Unreadable:
+    text = text_of(content)
+    if not isinstance(call_id, str) or isinstance(text, Unreadable):
+        return Unreadable("a tool result needs the id of its call and text content")
+    return (ToolOutput(call_id, text),)
+
+
+def _user(message: Mapping[str, object]) -> tuple[Entry, ...] | Unreadable:
     content = message.get("content")
-    if message.get("type") == "function_call_output":  # OpenAI Responses input item
-        call_id, output = message.get("call_id"), text_of(message.get("output"))
-        if not isinstance(call_id, str) or isinstance(output, Unreadable):
-            return Unreadable("a function_call_output needs a call_id and text output")
-        return (ToolOutput(call_id, output),)
-    if role == "tool":
-        call_id = message.get("tool_call_id")
-        text = text_of(content)
-        if not isinstance(call_id, str) or isinstance(text, Unreadable):
-            return Unreadable("a tool message needs a tool_call_id and text content")
-        return (ToolOutput(call_id, text),)
-    if role in ("system", "developer"):
-        text = text_of(content)
-        return text if isinstance(text, Unreadable) else (Said("system", text),)
-    if role == "assistant":
-        return _assistant(message)
-    if role == "user":
-        read = user_blocks(content if content is not None else "")
-        if isinstance(read, Unreadable):
-            return read
-        texts, results = read
-        outputs: list[Entry] = [ToolOutput(r.tool_use_id, r.text, r.is_error) for r in results]
-        return (*outputs, *([Said("user", "\n".join(texts))] if texts else []))
-    return Unreadable(f"expected role user, assistant, system or tool, found {found(role)}")
+    read = user_blocks(content if content is not None else "")
+    if isinstance(read, Unreadable):
+        return read
+    texts, results = read
+    outputs: list[Entry] = [ToolOutput(r.tool_use_id, r.text, r.is_error) for r in results]
+    return (*outputs, *([Said("user", "\n".join(texts))] if texts else []))
 
 
 def _assistant(message: Mapping[str, object]) -> tuple[Entry, ...] | Unreadable:
@@ -112,6 +115,16 @@ def _assistant(message: Mapping[str, object]) -> tuple[Entry, ...] | Unreadable:
     return (Said("assistant", "\n".join(blocks.texts), uses),)
 
 
+#: How each role's message is read.
+_READERS: dict[str, Callable[[Mapping[str, object]], tuple[Entry, ...] | Unreadable]] = {
+    "tool": lambda m: _tool_output(m.get("tool_call_id"), m.get("content")),
+    "system": _system,
+    "developer": _system,
+    "assistant": _assistant,
+    "user": _user,
+}
+
+
 def read_response(raw: object) -> tuple[Said, str] | Unreadable:
     """The assistant reply of a response and its provider: ``openai`` or ``anthropic``.
 
@@ -123,22 +136,25 @@ def read_response(raw: object) -> tuple[Said, str] | Unreadable:
         return Unreadable(f"expected a provider response, found {found(response)}")
     choices = response.get("choices")
     if isinstance(choices, list) and choices:
-        message = plain(choices[0].get("message") if isinstance(choices[0], Mapping) else None)
-        read = read_message(message)
-        if isinstance(read, Unreadable):
-            return read
-        said = read[0]
-        return (said, "openai") if isinstance(said, Said) else Unreadable("no assistant message")
+        first = choices[0]
+        message = first.get("message") if isinstance(first, Mapping) else None
+        return _reply(read_message(message), "openai")
     if isinstance(response.get("output"), list):
         return _responses_output(response["output"])
     if response.get("type") == "message" or isinstance(response.get("content"), list):
-        read = read_message({"role": "assistant", "content": response.get("content", [])})
-        if isinstance(read, Unreadable):
-            return read
-        said = read[0]
-        return (said, "anthropic") if isinstance(said, Said) else Unreadable("no reply")
+        content = response.get("content", [])
+        return _reply(read_message({"role": "assistant", "content": content}), "anthropic")
     keys = sorted(map(str, response))[:8]
     return Unreadable(f"expected choices, output or content in the response, found keys {keys}")
+
+
+def _reply(read: tuple[Entry, ...] | Unreadable, provider: str) -> tuple[Said, str] | Unreadable:
+    if isinstance(read, Unreadable):
+        return read
+    said = read[0] if read else None
+    if not isinstance(said, Said) or said.role != "assistant":
+        return Unreadable("the response holds no assistant message")
+    return said, provider
 
 
 def _responses_output(items: list[object]) -> tuple[Said, str] | Unreadable:

@@ -1,4 +1,4 @@
-"""The specs that ship inside the package, found by name: ``default``, ``small-window``, …"""
+"""The specs that ship inside the package, found by name (``default``, ``small-window``)."""
 
 from __future__ import annotations
 
