@@ -55,17 +55,19 @@ def _usage_block(response: object) -> object:
 def openai_counts(response: object) -> Counts | UsageUnreadable:
     """Counts from a Chat Completions or Responses result (or its ``usage``), cached reads apart."""
     usage = _usage_block(response)
-    prompt = _count(usage, "prompt_tokens")
-    if prompt is not None:  # Chat Completions
-        cached = _count(usage, "prompt_tokens_details", "cached_tokens") or 0
-        completion = _count(usage, "completion_tokens") or 0
-    else:  # Responses
-        prompt = _count(usage, "input_tokens")
-        cached = _count(usage, "input_tokens_details", "cached_tokens") or 0
-        completion = _count(usage, "output_tokens") or 0
+    chat = _count(usage, "prompt_tokens") is not None
+    prompt_field, details, completion_field = (
+        ("prompt_tokens", "prompt_tokens_details", "completion_tokens")
+        if chat
+        else ("input_tokens", "input_tokens_details", "output_tokens")
+    )
+    prompt = _count(usage, prompt_field)
     if prompt is None:
         return UsageUnreadable("OpenAI", f"no prompt_tokens or input_tokens in {_shape(usage)}")
-    return prompt - min(cached, prompt), completion, min(cached, prompt), 0
+    cached = min(_count(usage, details, "cached_tokens") or 0, prompt)
+    # Tokens written to the cache are part of the uncached input OpenAI already counts.
+    written = min(_count(usage, details, "cache_write_tokens") or 0, prompt - cached)
+    return prompt - cached, _count(usage, completion_field) or 0, cached, written
 
 
 def anthropic_counts(response: object) -> Counts | UsageUnreadable:
