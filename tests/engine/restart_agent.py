@@ -81,7 +81,9 @@ def turns(ctx: Context, clock: list[float], count: int) -> list[tuple[str, ...]]
         assert ctx.last is not None
         paths.append(ctx.last.decision_path)
         ctx.record(_reply(turn, request))
-        body = "\n".join(f"def f{turn}_{i}(x):\n    return x * {i}  # module {turn}" for i in range(40))
+        body = "\n".join(
+            f"def f{turn}_{i}(x):\n    return x * {i}  # module {turn}" for i in range(40)
+        )
         ctx.add({"role": "tool", "tool_call_id": f"call_{turn}", "content": body})
     return paths
 

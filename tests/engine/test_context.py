@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -43,7 +44,9 @@ def _materialize(value: object) -> object:
     return value
 
 
-def _chat(content: str | None, calls: list[tuple[str, str]] = (), cached: int = 0) -> ChatCompletion:  # type: ignore[assignment]
+def _chat(
+    content: str | None, calls: list[tuple[str, str]] = (), cached: int = 0
+) -> ChatCompletion:  # type: ignore[assignment]
     return ChatCompletion.model_validate(
         {
             "id": "r",
@@ -61,7 +64,10 @@ def _chat(content: str | None, calls: list[tuple[str, str]] = (), cached: int = 
                             {
                                 "id": i,
                                 "type": "function",
-                                "function": {"name": "read_file", "arguments": json.dumps({"path": p})},
+                                "function": {
+                                    "name": "read_file",
+                                    "arguments": json.dumps({"path": p}),
+                                },
                             }
                             for i, p in calls
                         ]
@@ -119,7 +125,11 @@ def test_from_openai_reads_the_responses_api_and_dicts() -> None:
     }
     for response in (Response.model_validate(data), data):
         usage = ProviderUsage.from_openai(response).unwrap()
-        assert (usage.prompt_total, usage.cache_read_tokens, usage.cache_write_tokens) == (1005, 900, 5)
+        assert (usage.prompt_total, usage.cache_read_tokens, usage.cache_write_tokens) == (
+            1005,
+            900,
+            5,
+        )
         assert usage.completion_tokens == 3
 
 
@@ -162,7 +172,9 @@ def test_openai_loop_with_tools_validates_against_the_sdk() -> None:
     reply = ctx.record(_chat("Let me look.", [("call_1", "a.py"), ("call_2", "b.py")]))
     assert [c.id for c in reply.tool_calls] == ["call_1", "call_2"]
     for call in reply.tool_calls:
-        ctx.add({"role": "tool", "tool_call_id": call.id, "content": f"contents of {call.arguments}"})
+        ctx.add(
+            {"role": "tool", "tool_call_id": call.id, "content": f"contents of {call.arguments}"}
+        )
     request = ctx.openai()
     assert _materialize(OPENAI_REQUEST.validate_python(request)) == request
     assert request["messages"][: len(first["messages"])] == first["messages"], "prefix kept"
@@ -185,14 +197,24 @@ def test_anthropic_loop_places_breakpoints_and_validates() -> None:
                 "model": "claude-sonnet-4-5",
                 "content": [
                     {"type": "text", "text": "Reading."},
-                    {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.py"}},
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_1",
+                        "name": "read_file",
+                        "input": {"path": "a.py"},
+                    },
                 ],
                 "stop_reason": "tool_use",
                 "usage": {"input_tokens": 50, "output_tokens": 9},
             }
         )
     )
-    ctx.add({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "print(1)"}]})
+    ctx.add(
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "print(1)"}],
+        }
+    )
     request = ctx.anthropic(max_tokens=1024)
     assert _materialize(ANTHROPIC_REQUEST.validate_python(request)) == request
     assert request["system"][-1]["cache_control"] == {"type": "ephemeral"}
@@ -214,34 +236,40 @@ def test_the_clock_dates_every_node() -> None:
     ("message", "expected"),
     [
         ({"role": "robot", "content": "x"}, "cannot read message"),
-        ({"role": "tool", "tool_call_id": "nope", "content": "x"}, "no tool call 'nope' is waiting"),
+        (
+            {"role": "tool", "tool_call_id": "nope", "content": "x"},
+            "no tool call 'nope' is waiting",
+        ),
         (42, "expected a message with a role"),
     ],
 )
 def test_bad_messages_raise_input_error(message: object, expected: str) -> None:
     """What cannot be read raises InputError naming the problem; the session is unchanged."""
     ctx = _context()
-    with pytest.raises(InputError, match=expected):
+    with pytest.raises(InputError, match=re.escape(expected)):
         ctx.add(message)
     assert ctx.session.head is None
 
 
 def test_bad_configuration_raises_config_error() -> None:
     """An unknown model or spec raises ConfigError with the core's message."""
-    with pytest.raises(ConfigError, match="did you mean 'gpt-4o'"):
+    with pytest.raises(ConfigError, match=re.escape("did you mean 'gpt-4o'")):
         _context(model="gpt4o")
-    with pytest.raises(ConfigError, match="unreadable|readable file"):
+    with pytest.raises(ConfigError, match=r"readable file"):
         _context(spec="no-such-spec.toml")
 
 
 def test_async_twins_await_an_async_summarizer_on_the_callers_loop() -> None:
-    """aopenai compacts with an async summarizer, awaited on the running loop."""
+    """Aopenai compacts with an async summarizer, awaited on the running loop."""
     seen: list[asyncio.AbstractEventLoop] = []
 
     async def summarize(prompt: tuple[Message, ...]) -> str:
         seen.append(asyncio.get_running_loop())
         await asyncio.sleep(0)
-        return "## Goal\n" + " ".join(b.text for m in prompt for b in m.blocks if isinstance(b, TextBlock))[:100]
+        return (
+            "## Goal\n"
+            + " ".join(b.text for m in prompt for b in m.blocks if isinstance(b, TextBlock))[:100]
+        )
 
     async def loop() -> tuple[asyncio.AbstractEventLoop, list[str]]:
         ctx = _context(window=32_000, summarizer=summarize)

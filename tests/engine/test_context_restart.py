@@ -53,4 +53,7 @@ def test_a_killed_process_is_continued_with_the_request_it_would_have_sent(tmp_p
     )
     assert continued == reference
     request = json.loads(continued)
-    assert request["messages"][0] == {"role": "system", "content": "You are a careful coding agent."}
+    assert request["messages"][0] == {
+        "role": "system",
+        "content": "You are a careful coding agent.",
+    }
