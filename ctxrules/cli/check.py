@@ -29,14 +29,14 @@ def _progress(out: TextIO, done: int, total: int, label: str) -> None:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Check every rule of the spec and the whole pipeline; 0 clean, 1 violation, 2 bad spec."""
-    named = args.spec_option or args.spec
-    if named is None or (args.spec_option and args.spec and args.spec != args.spec_option):
+    spec_name = args.spec_option or args.spec
+    if spec_name is None or (args.spec_option and args.spec and args.spec != args.spec_option):
         sys.stderr.write("ctxrules check: name one spec, as SPEC or --spec SPEC\n")
         return EXIT_SPEC
     absent = missing_module(
         "hypothesis", "pip install hypothesis (a dependency of ctxrules)", "ctxrules check"
     )
-    source = spec_source(named)
+    source = spec_source(spec_name)
     if absent is not None or isinstance(source, Failure):
         sys.stderr.write((absent or source.failure()) + "\n")
         return EXIT_SPEC
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     seconds = time.perf_counter() - started
     names = ", ".join(f"{n} {INVARIANT_NAMES[n]}" for n in RULE_INVARIANTS)
     out.write(
-        f"ok: {named}\n"
+        f"ok: {spec_name}\n"
         f"  rules checked: {len(pipeline.rules)} and the whole pipeline\n"
         f"  examples: {args.examples} commits per rule, {max(args.examples // 4, 10)} sessions\n"
         f"  invariants: {names}\n"

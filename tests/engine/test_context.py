@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
