@@ -287,3 +287,21 @@ def test_async_twins_await_an_async_summarizer_on_the_callers_loop() -> None:
     assert "compact:finished" in paths
     assert seen
     assert all(loop is running for loop in seen)
+
+
+def test_turn_age_counts_turns_before_the_newest_reply() -> None:
+    """The newest reply's tool result has turn_age 0; `gt = 1` clears those two or more turns back."""
+    spec = """
+[[rules]]
+name = "clear-old"
+when = { role = "tool", turn_age = { gt = 1 } }
+then = { state = "cleared", text = "[cleared]" }
+"""
+    ctx = _context(spec=spec)
+    ctx.add({"role": "user", "content": "Read four files."})
+    for turn in range(4):
+        ctx.openai()
+        ctx.record(_chat(None, [(f"call_{turn}", f"f{turn}.py")]))
+        ctx.add({"role": "tool", "tool_call_id": f"call_{turn}", "content": f"body of file {turn}"})
+    tools = [m["content"] for m in ctx.openai()["messages"] if m["role"] == "tool"]
+    assert tools == ["[cleared]", "[cleared]", "body of file 2", "body of file 3"]
