@@ -52,6 +52,9 @@ def missing_module(module: str, install: str, why: str) -> str | None:
     >>> print(missing_module("no_such_module", "pip install 'ctxrules[report]'", "--report"))
     --report needs no_such_module: pip install 'ctxrules[report]'
     """
-    if importlib.util.find_spec(module) is not None:
-        return None
+    try:
+        if importlib.util.find_spec(module) is not None:
+            return None
+    except (ImportError, ValueError):  # a broken or blocked install counts as missing
+        pass
     return f"{why} needs {module}: {install}"

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from returns.result import Failure
 
+from ctxrules.cli.listing import first_user_text
 from ctxrules.cli.options import (
     bundled_session,
     import_from_current_folder,
@@ -46,7 +47,7 @@ def _summarizer(reference: str | None) -> Summarizer | str:
     return found if callable(found) else f"--summarizer {reference}: not callable"
 
 
-def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str] | str:
+def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str, str] | str:
     """The recorded session, the engine and the log's path, or the one line saying what is wrong."""
     # What is missing is said before any work, not after the whole replay ran.
     if args.report is not None:
@@ -71,7 +72,8 @@ def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str
     engine = DefaultContextEngine(
         pipeline=spec.unwrap(), summarizer=summarizer, tokenizer=default_tokenizer()
     )
-    return imported.unwrap().session, engine, path
+    result = imported.unwrap()
+    return result.session, engine, path, str(getattr(result.format, "value", result.format))
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -80,7 +82,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if isinstance(setup, str):
         sys.stderr.write(setup + "\n")
         return 2
-    session, engine, path = setup
+    session, engine, path, fmt = setup
     requests = replay(session, engine, window=args.window, on_request=_progress(out, session))
     print_summary(requests, Path(path).name, out)
     figures = totals(requests)
@@ -88,7 +90,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         f"tokens sent {figures['sent']:,.0f} vs naive {figures['naive']:,.0f}; cost {figures['cost']:,.0f} vs {figures['naive_cost']:,.0f}\n"
     )
     if args.store is not None:
-        status = _save(args.store, session, engine, out)
+        status = _save(args.store, session, engine, out, fmt)
         if status:
             return status
     if args.report is not None:
@@ -114,7 +116,7 @@ def _progress(out: TextIO, session: Any) -> Any:  # noqa: ANN401 - a small callb
     return report
 
 
-def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO) -> int:  # noqa: ANN401
+def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO, fmt: str) -> int:  # noqa: ANN401
     from ctxrules.store import SqliteStore  # noqa: PLC0415 - the store is the only I/O layer
 
     if path != ":memory:":
@@ -130,6 +132,15 @@ def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO) ->
         return 2
     store = opened.unwrap()
     state = engine.states[session.session_id]
+    calls = session.branch()
+    # The listing shows where a session came from and what it was about; a session stored
+    # before keeps its row (create_session refuses a different one, which is fine here).
+    store.create_session(
+        session.session_id,
+        created_at=calls[0].created_at if calls else 0.0,
+        title=first_user_text(session.graph)[:80],
+        metadata={"format": fmt},
+    )
     try:
         head = store.get_head(session.session_id).value_or(None)
         saved = store.save_session(

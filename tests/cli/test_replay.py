@@ -45,8 +45,8 @@ def test_replay_of_the_bundled_session_stores_it_and_prints_its_figures(
     assert report.read_text(encoding="utf-8").count("plotly") > 10
     assert main(["show", str(store)]) == 0
     listed = capsys.readouterr().out
-    session_id = listed.split()[0]
-    assert "42 nodes" in listed
+    session_id, fmt, nodes = listed.splitlines()[1].split()[:3]
+    assert (fmt, nodes) == ("claude-code", "42")
     assert main(["show", str(store), session_id]) == 0
     timeline = capsys.readouterr().out
     assert timeline.count("\ncommit ") + timeline.startswith("commit ") == 18
