@@ -129,7 +129,7 @@ class Context:
 
     # -- adding to the session ---------------------------------------------------------------
 
-    def add(self, *messages: object) -> Context:
+    def add(self, *messages: object) -> None:
         """Add messages (OpenAI, Anthropic or ``{"role", "content"}`` dicts, or SDK objects)."""
         for message in messages:
             entries = read_message(message)
@@ -140,9 +140,8 @@ class Context:
                     self.add_tool_result(entry.call_id, entry.text, is_error=entry.is_error)
                 else:
                     self._say(entry)
-        return self
 
-    def add_tool_result(self, call_id: str, output: object, *, is_error: bool = False) -> Context:
+    def add_tool_result(self, call_id: str, output: object, *, is_error: bool = False) -> None:
         """Record what the tool call ``call_id`` returned."""
         node = next(
             (
@@ -158,7 +157,6 @@ class Context:
         self.session = _unwrap(self.session.complete(node.id, output, status), InputError)
         if self._keeper is not None:
             _unwrap(self._keeper.complete(node.id, output, status), StoreFailed)
-        return self
 
     def _say(self, said: Said) -> None:
         now = self.clock()
