@@ -106,19 +106,39 @@ class LiveSession:
         while same < limit and entries[same].key == self.keys[same]:
             same += 1
         if same < len(self.keys):
-            self._rewind(same)
-        for entry in entries[same:]:
+            # A tool result or a joined call cannot be taken off its assistant node: the
+            # branch restarts before that node and the kept part of its turn is added anew.
+            while same and self.heads[same - 1] == self.heads[same]:
+                same -= 1
+            rewound = self._rewind(same, now)
+            if isinstance(rewound, Failure):
+                return Failure(rewound.failure())
+        return self.extend(entries[same:], now)
+
+    def extend(self, entries: Sequence[Entry], now: float = 0.0) -> Result[Session, DagError]:
+        """Append the entries as new messages after everything synced so far."""
+        for entry in entries:
             added = self._add(entry, now)
             if isinstance(added, Failure):
                 return Failure(added.failure())
         return Success(self.session)
 
-    def _rewind(self, keep: int) -> None:
-        head = self.heads[keep - 1] if keep else None
-        self.session = attrs.evolve(self.session, head=head)
+    def _rewind(self, keep: int, now: float) -> Result[None, DagError]:
         del self.keys[keep:], self.heads[keep:]
         self.calls.clear()
         self.joinable = False
+        if keep:
+            self.session = attrs.evolve(self.session, head=self.heads[keep - 1])
+            return Success(None)
+        # Back to nothing: a new root that renders to nothing marks the empty history, so
+        # the stored head can move to it (the old branch stays in the DAG).
+        empty = attrs.evolve(self.session, head=None).send(
+            Role.SYSTEM, "", metadata={"restart": True}, created_at=now
+        )
+        if isinstance(empty, Failure):
+            return Failure(empty.failure())
+        self.session = empty.unwrap()
+        return Success(None)
 
     def _add(self, entry: Entry, now: float) -> Result[None, DagError]:
         message = entry.message
