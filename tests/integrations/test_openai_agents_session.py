@@ -53,7 +53,7 @@ class ReadThenAnswer(Model):
     def __init__(self) -> None:
         self.inputs: list[list[Any]] = []
 
-    async def get_response(self, system_instructions, input, *args: Any, **kwargs: Any):  # noqa: A002
+    async def get_response(self, system_instructions, input, *args: Any, **kwargs: Any):  # noqa: A002, ARG002 - the Model interface
         items = [input] if isinstance(input, str) else list(input)
         self.inputs.append(items)
         turn = len(self.inputs)
@@ -171,6 +171,7 @@ def test_pop_and_clear(tmp_path) -> None:
     assert kept == items[:2]
     # The call lost its output, so the context sends neither side as a tool call.
     assert protocol_valid(neutral(after_pop)) == []
-    assert after_clear == [] and pop_empty is None
+    assert after_clear == []
+    assert pop_empty is None
     assert CtxSession("p", window=WINDOW, store=store).items() == []
     store.close()

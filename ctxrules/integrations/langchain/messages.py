@@ -5,8 +5,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from returns.result import Result
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_messages,
+)
+from returns.result import Failure, Result
 
 from ctxrules.canonical import content_hash
 from ctxrules.dag import Session
@@ -21,7 +28,7 @@ from ctxrules.render import Message, to_openai
 def from_langchain(
     messages: Sequence[object], *, session_id: str = "langchain"
 ) -> Result[Session, ImportFailure]:
-    """A session from LangChain messages: objects, ``messages_to_dict`` or ``dumpd`` output, or dicts.
+    """A session from LangChain messages: objects, or ``messages_to_dict``, ``dumpd`` or OpenAI dicts.
 
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     >>> session = from_langchain([
@@ -32,9 +39,15 @@ def from_langchain(
     >>> [(c.role.value, c.name, c.output) for c in (session.graph.nodes[i] for i in session.graph.order)]
     [('user', '', 'weather?'), ('assistant', '', ''), ('tool', 'search', 'sunny')]
     """
-    return import_langchain(list(messages), source=session_id).map(
-        lambda imported: imported.session
-    )
+    read: list[object] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, dict) and "role" in message and "type" not in message:
+            try:  # an OpenAI-style dict: LangChain's own reader knows every variant
+                message = convert_to_messages([message])[0]  # noqa: PLW2901 - read in place
+            except (ValueError, TypeError, KeyError, NotImplementedError) as err:
+                return Failure(ImportFailure(session_id, f"messages[{index}]: {err}"))
+        read.append(message)
+    return import_langchain(read, source=session_id).map(lambda imported: imported.session)
 
 
 def entries_of(messages: Sequence[object]) -> list[Entry] | Unreadable:

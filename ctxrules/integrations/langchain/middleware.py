@@ -12,11 +12,11 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -146,7 +146,8 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             warnings.warn(f"ctxrules: {prep.failure()}", stacklevel=3)
             return request, None
         self.last_prep = prep.unwrap()
-        return request.override(messages=to_langchain(self.last_prep.messages)), self.last_prep
+        messages = cast("list[AnyMessage]", to_langchain(self.last_prep.messages))
+        return request.override(messages=messages), self.last_prep
 
     def _measured(self, response: ModelResponse[Any] | AIMessage, prep: TurnPrep | None) -> None:
         result = response.result if isinstance(response, ModelResponse) else [response]

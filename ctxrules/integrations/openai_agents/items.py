@@ -51,8 +51,8 @@ def entry_of(item: Mapping[str, object]) -> Entry | None:
         return Entry(key, Common("", Role.ASSISTANT, tool_calls=(request,)), joins=True)
     if kind != "message" or not isinstance(role, str):
         return None
-    text = text_of(raw.get("content"))
-    text = text if isinstance(text, str) else ""
+    read = text_of(raw.get("content"))
+    text = read if isinstance(read, str) else ""
     node_role = Role.ASSISTANT if role == "assistant" else _ROLES.get(role)
     if node_role is None:
         return None
