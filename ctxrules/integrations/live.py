@@ -55,6 +55,9 @@ class LiveSession:
     calls: dict[str, str] = attrs.Factory(dict)
     joinable: bool = False
     saved_head: str | None = None
+    stored: bool = False
+    unsaved: list[str] = attrs.Factory(list)
+    completed: list[str] = attrs.Factory(list)
 
     @classmethod
     def open(cls, session_id: str, store: SqliteStore | None) -> Result[LiveSession, StoreError]:
@@ -69,7 +72,7 @@ class LiveSession:
         loaded = store.load_session(session_id)
         if isinstance(loaded, Failure):
             return Failure(loaded.failure())
-        live = cls(loaded.unwrap(), store, saved_head=loaded.unwrap().head)
+        live = cls(loaded.unwrap(), store, saved_head=loaded.unwrap().head, stored=True)
         live.replay_keys()
         return Success(live)
 
@@ -138,6 +141,7 @@ class LiveSession:
         if isinstance(empty, Failure):
             return Failure(empty.failure())
         self.session = empty.unwrap()
+        self.unsaved.append(str(self.session.head))
         return Success(None)
 
     def _add(self, entry: Entry, now: float) -> Result[None, DagError]:
@@ -155,6 +159,7 @@ class LiveSession:
             if isinstance(sent, Failure):
                 return Failure(sent.failure())
             session = sent.unwrap()
+            self.unsaved.append(str(session.head))
         caller = session.head
         for index, call in enumerate(message.tool_calls):
             call_id = call.call_id or f"{caller}.{index}"
@@ -173,6 +178,7 @@ class LiveSession:
                 return Failure(recorded.failure())
             session = recorded.unwrap()
             self.calls[call_id] = session.graph.order[-1]
+            self.unsaved.append(self.calls[call_id])
         self.session = session
         self.joinable = message.role is Role.ASSISTANT
         self.keys.append(entry.key)
@@ -191,17 +197,44 @@ class LiveSession:
         if isinstance(completed, Failure):
             return Failure(completed.failure())
         self.session = completed.unwrap()
+        self.completed.append(node)
         self.joinable = False
         self.keys.append(result_key(message.result_for or ""))
         self.heads.append(self.session.head)
         return Success(None)
 
     def save(self) -> Result[None, StoreError]:
-        """Store the new nodes, completions and the head in one transaction (no store: no-op)."""
-        if self.store is None or self.session.head is None:
+        """Store the nodes and completions since the last save, then move the head (no store: no-op).
+
+        Only what is new is written, so a save costs the turn, not the history. What was
+        written is crossed off at once, so a save that failed halfway is simply retried.
+        """
+        store, session_id = self.store, self.session.session_id
+        if store is None or self.session.head is None:
             return Success(None)
-        saved = self.store.save_session(self.session, expected_head=self.saved_head)
-        if isinstance(saved, Failure):
-            return Failure(saved.failure())
-        self.saved_head = self.session.head
+        if not self.stored:
+            created = store.create_session(session_id)
+            if isinstance(created, Failure):
+                return Failure(created.failure())
+            self.stored = True
+        graph = self.session.graph
+        while self.unsaved:
+            node = graph.nodes[self.unsaved[0]]
+            appended = store.append_node(session_id, node)
+            if isinstance(appended, Failure):
+                return Failure(appended.failure())
+            # A node stored after its completion is stored complete.
+            self.completed = [done for done in self.completed if done != node.id]
+            self.unsaved.pop(0)
+        while self.completed:
+            node = graph.nodes[self.completed[0]]
+            filled = store.complete_node(session_id, node.id, node.output_value(), node.status)
+            if isinstance(filled, Failure):
+                return Failure(filled.failure())
+            self.completed.pop(0)
+        if self.session.head != self.saved_head:
+            moved = store.move_head(session_id, "main", self.saved_head, str(self.session.head))
+            if isinstance(moved, Failure):
+                return Failure(moved.failure())
+            self.saved_head = self.session.head
         return Success(None)

@@ -50,10 +50,25 @@ def from_langchain(
     return import_langchain(read, source=session_id).map(lambda imported: imported.session)
 
 
-def entries_of(messages: Sequence[object]) -> list[Entry] | Unreadable:
-    """Each message as a keyed `Entry`: its id, or its content when it has none; or why not."""
+def key_of(message: object) -> str | None:
+    """The key a message object is synced under, cheaply: its tool call id or its own id.
+
+    None when only its content can key it (see `entries_of`).
+    """
+    call_id = getattr(message, "tool_call_id", None)
+    if isinstance(call_id, str) and getattr(message, "type", None) == "tool":
+        return result_key(call_id)
+    message_id = getattr(message, "id", None)
+    return message_id if isinstance(message_id, str) and message_id else None
+
+
+def entries_of(messages: Sequence[object], offset: int = 0) -> list[Entry] | Unreadable:
+    """Each message as a keyed `Entry` (``offset``: the position of the first); or why not.
+
+    A message is keyed by its id, or by its position and content when it has none.
+    """
     entries: list[Entry] = []
-    for index, raw in enumerate(messages):
+    for index, raw in enumerate(messages, start=offset):
         common = normalise_langchain(raw)
         if isinstance(common, Unreadable):
             return Unreadable(f"messages[{index}]: {common.reason}")

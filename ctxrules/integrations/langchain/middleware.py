@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 from returns.result import Failure
 
 from ctxrules.engine import DefaultContextEngine, TurnPrep
-from ctxrules.integrations.langchain.messages import entries_of, to_langchain
+from ctxrules.integrations.langchain.messages import entries_of, key_of, to_langchain
 from ctxrules.integrations.live import LiveSession
 from ctxrules.integrations.turns import default_pipeline, prepare_turn
 from ctxrules.render import Message
@@ -116,12 +116,20 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def _sync(self, messages: list[BaseMessage]) -> LiveSession | None:
         live = self._live()
-        entries = entries_of(messages)
-        if live is None or not isinstance(entries, list):
-            if live is not None:
-                warnings.warn(f"ctxrules: {entries}", stacklevel=3)
+        if live is None:
             return None
-        synced = live.sync(entries, now=self.clock())
+        # The state only grows between calls: messages whose keys were synced are passed
+        # over without being read again, so a call costs what is new.
+        same, limit = 0, min(len(messages), len(live.keys))
+        while same < limit and key_of(messages[same]) == live.keys[same]:
+            same += 1
+        rewritten = same < len(live.keys)
+        entries = entries_of(messages if rewritten else messages[same:], 0 if rewritten else same)
+        if not isinstance(entries, list):
+            warnings.warn(f"ctxrules: {entries.reason}", stacklevel=3)
+            return None
+        now = self.clock()
+        synced = live.sync(entries, now=now) if rewritten else live.extend(entries, now=now)
         saved = live.save() if not isinstance(synced, Failure) else synced
         if isinstance(saved, Failure):
             warnings.warn(f"ctxrules: {saved.failure()}", stacklevel=3)
