@@ -181,3 +181,16 @@ def test_the_stored_session_matches_what_the_agent_did(run) -> None:
     expected = from_langchain(messages).unwrap()
     assert _conversation(stored) == _conversation(expected)
     assert len(store.commits_for("t1").unwrap()) >= CALLS
+
+
+def test_a_failing_store_warns_and_the_agent_still_answers(tmp_path) -> None:
+    """ctxrules never breaks the agent: a closed store is a warning, the request passes through."""
+    store = SqliteStore.open(str(tmp_path / "closed.sqlite")).unwrap()
+    store.close()
+    model = ToolCallingFake(calls=1)
+    middleware = CtxrulesMiddleware(window=WINDOW, store=store, tokenizer=HeuristicCounter())
+    agent = create_agent(model, tools=[read_file], middleware=[middleware])
+    with pytest.warns(UserWarning, match="ctxrules"):
+        state = agent.invoke({"messages": [HumanMessage("Read part one.")]})
+    assert state["messages"][-1].text == "All parts read."
+    assert middleware.last_prep is None
