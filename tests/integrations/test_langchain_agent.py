@@ -184,7 +184,7 @@ def test_the_stored_session_matches_what_the_agent_did(run) -> None:
 
 
 def test_a_failing_store_warns_and_the_agent_still_answers(tmp_path) -> None:
-    """ctxrules never breaks the agent: a closed store is a warning, the request passes through."""
+    """Ctxrules never breaks the agent: a closed store is a warning, the request passes through."""
     store = SqliteStore.open(str(tmp_path / "closed.sqlite")).unwrap()
     store.close()
     model = ToolCallingFake(calls=1)
