@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("langchain.agents", reason="the langchain extra is not installed")
+pytest.importorskip(
+    "ctxrules.integrations.langchain",
+    reason="the langchain extra is not installed",
+    exc_type=ImportError,
+)
 
 import json
 from typing import Any

@@ -7,7 +7,11 @@ import os
 
 import pytest
 
-pytest.importorskip("langchain_core", reason="the langchain extra is not installed")
+pytest.importorskip(
+    "ctxrules.integrations.langchain",
+    reason="the langchain extra is not installed",
+    exc_type=ImportError,
+)
 
 from hypothesis import given, settings
 from hypothesis import strategies as st

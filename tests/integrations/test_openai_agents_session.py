@@ -9,7 +9,11 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("agents", reason="the agents extra is not installed")
+pytest.importorskip(
+    "ctxrules.integrations.openai_agents",
+    reason="the agents extra is not installed",
+    exc_type=ImportError,
+)
 
 from agents import Agent, Model, ModelResponse, Runner, Usage, function_tool, set_tracing_disabled
 from openai.types.responses import (
