@@ -10,6 +10,7 @@ pytest.importorskip(
     exc_type=ImportError,
 )
 
+import asyncio
 import json
 from typing import Any
 
@@ -198,3 +199,21 @@ def test_a_failing_store_warns_and_the_agent_still_answers(tmp_path) -> None:
         state = agent.invoke({"messages": [HumanMessage("Read part one.")]})
     assert state["messages"][-1].text == "All parts read."
     assert middleware.last_prep is None
+
+
+def test_the_async_agent_is_served_the_same_way(tmp_path) -> None:
+    """Ainvoke goes through awrap_model_call: the context is prepared and the session stored."""
+    store = SqliteStore.open(str(tmp_path / "a.sqlite"), synchronous="NORMAL").unwrap()
+    model = ToolCallingFake(calls=3)
+    middleware = CtxrulesMiddleware(window=WINDOW, store=store, tokenizer=HeuristicCounter())
+    agent = create_agent(model, tools=[read_file], middleware=[middleware])
+    state = asyncio.run(
+        agent.ainvoke(
+            {"messages": [HumanMessage("Read three parts.")]}, {"configurable": {"thread_id": "a"}}
+        )
+    )
+    assert middleware.last_prep is not None
+    assert _conversation(store.load_session("a").unwrap()) == _conversation(
+        from_langchain(state["messages"]).unwrap()
+    )
+    store.close()
