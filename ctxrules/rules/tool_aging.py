@@ -6,12 +6,12 @@ from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
+from ctxrules.rules.protected import PROTECTED_TOOLS, is_protected, protected_keys
 from ctxrules.rules.scan import scan
 from ctxrules.rules.text import head, head_and_tail, one_line
 from ctxrules.rules.tighten import tighten
 
-#: Tools whose results stay whole: the agent's plan and its searches (reference 000 §5).
-PROTECTED_TOOLS = ("todo_create", "todo_update", "todo_list", "web_search")
+__all__ = ["CAPPED", "PROTECTED_TOOLS", "age_tool_results", "cap_tool_result", "tool_stub"]
 CAPPED = "capped"
 
 
@@ -52,7 +52,7 @@ def age_tool_results(
             "protected_tools": protected_tools,
         },
     )
-    protected = frozenset(protected_tools)
+    protected = protected_keys(protected_tools)
 
     def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
         cutoff = facts.head_turn - tail_turns
@@ -65,7 +65,7 @@ def age_tool_results(
             agable = item.state is State.FULL or (
                 item.state is State.AGED and item.reason == CAPPED
             )
-            if item.is_tool and agable and item.tool_name not in protected:
+            if item.is_tool and agable and not is_protected(item.tool_name, protected):
                 aged = tighten(
                     item,
                     State.AGED,
