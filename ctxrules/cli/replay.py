@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from returns.result import Failure
 
+from ctxrules.cache import PROFILES
 from ctxrules.cli.replay_report import print_summary, totals, write_report
 from ctxrules.compaction import Summarizer
 from ctxrules.engine import DefaultContextEngine
@@ -57,11 +58,19 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     engine = DefaultContextEngine(
         pipeline=spec.unwrap(), summarizer=summarizer, tokenizer=default_tokenizer()
     )
-    requests = replay(session, engine, window=args.window, on_request=_progress(out, session))
+    requests = replay(
+        session,
+        engine,
+        window=args.window,
+        on_request=_progress(out, session),
+        profile=PROFILES[args.provider],
+    )
     print_summary(requests, Path(args.path).name, out)
     figures = totals(requests)
     out.write(
-        f"tokens sent {figures['sent']:,.0f} vs naive {figures['naive']:,.0f}; cost {figures['cost']:,.0f} vs {figures['naive_cost']:,.0f}\n"
+        f"tokens sent {figures['sent']:,.0f} vs naive {figures['naive']:,.0f}; "
+        f"cost ({args.provider}) {figures['cost']:,.0f} vs {figures['naive_cost']:,.0f}"
+        f" ({figures['cost'] / max(figures['naive_cost'], 1):.0%} of naive)\n"
     )
     if args.store is not None:
         status = _save(args.store, session, engine, out)
@@ -129,6 +138,12 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
     parser.add_argument("--spec", default=None, help="pipeline spec (default: specs/default.toml)")
     parser.add_argument(
         "--window", type=int, default=200_000, help="the model's context window (default 200000)"
+    )
+    parser.add_argument(
+        "--provider",
+        choices=sorted(PROFILES),
+        default="anthropic",
+        help="cache profile the cost is priced under (default anthropic)",
     )
     parser.add_argument("--summarizer", default=None, help="module:function used for summaries")
     parser.add_argument(
