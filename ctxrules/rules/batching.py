@@ -46,7 +46,7 @@ class Batching:
     ``budget_share`` and ``cold_after_seconds`` of 0 switch that trigger off.
     """
 
-    every_turns: int = 8
+    every_turns: int = 16
     budget_share: float = 0.8
     cold_after_seconds: float = 300.0
     min_history_tokens: int = 8_000
