@@ -52,7 +52,7 @@ class CacheState:
 
     entries: PVector[Entry] = attrs.field(factory=pvector)
 
-    def price(  # noqa: PLR0913 - the facts of one request, each needed
+    def price(
         self,
         profile: CacheProfile,
         *,

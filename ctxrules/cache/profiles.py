@@ -43,9 +43,9 @@ class CacheProfile:
 
 
 def anthropic(*, ttl: str = "5m") -> CacheProfile:
-    """Anthropic's prompt cache: explicit breakpoints (at most 4), read 0.1×, write 1.25× (5 min) or 2× (1 h).
+    """Anthropic's prompt cache: explicit breakpoints (at most 4), read 0.1x, write 1.25x (5 min) or 2x (1 h).
 
-    Output is priced at 5× an input token (Claude Sonnet's list prices).
+    Output is priced at 5x an input token (Claude Sonnet's list prices).
 
     >>> anthropic().write, anthropic(ttl="1h").ttl_seconds
     (1.25, 3600.0)
@@ -67,7 +67,7 @@ def anthropic(*, ttl: str = "5m") -> CacheProfile:
 def openai(*, family: str = "gpt-4.1") -> CacheProfile:
     """OpenAI's automatic prefix cache: from 1,024 tokens in 128-token steps, no write premium.
 
-    Entries are evicted after 5–10 minutes idle; 300 s is the cautious end. Output is 4×.
+    Entries are evicted after 5-10 minutes idle; 300 s is the cautious end. Output is 4x.
 
     >>> openai(family="gpt-4o").read, openai().step
     (0.5, 128)

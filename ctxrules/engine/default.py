@@ -302,9 +302,7 @@ class DefaultContextEngine(ContextEngine):
             # The prefix breaks anyway: pending tightening lands with it (one break, not two).
             settled = self.pipeline.settle(result.commit, facts, BatchReason.COMPACTION)
             shrunk = result.commit.total_tokens - settled.total_tokens
-            result = attrs.evolve(
-                result, commit=settled, tokens_after=result.tokens_after - shrunk
-            )
+            result = attrs.evolve(result, commit=settled, tokens_after=result.tokens_after - shrunk)
         if result.applied and commit.head_node_id is not None:
             state = attrs.evolve(
                 state,

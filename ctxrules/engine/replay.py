@@ -13,7 +13,7 @@ from pyrsistent import pmap
 
 from ctxrules.cache import CacheProfile, CacheState, Priced, anthropic
 from ctxrules.check import protocol_valid
-from ctxrules.commit import ContextCommit
+from ctxrules.commit import ContextCommit, State
 from ctxrules.dag import Call, Role, Session, branch
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.turn import TurnPrep
@@ -50,11 +50,20 @@ class Request:
     batch: str | None
     priced: Priced
     naive_priced: Priced
+    history: int = 0
+    summary_tokens: int = 0
+    fixed: int = 0
 
     @property
     def naive_overflows(self) -> bool:
         """Whether resending the whole history would not have fit the window."""
         return self.naive > self.window
+
+    @property
+    def snipped_for_summary(self) -> bool:
+        """Whether the request was snipped but would have fit without its summary."""
+        limit = self.input_budget - self.fixed
+        return self.snipped and self.history - self.summary_tokens <= limit
 
     @property
     def cached_prefix(self) -> int:
@@ -132,7 +141,7 @@ class _Previous:
     batches: int = 0
 
 
-def replay(  # noqa: PLR0914 - one loop that assembles each request's figures
+def replay(
     recorded: Session,
     engine: DefaultContextEngine,
     *,
@@ -205,6 +214,9 @@ def replay(  # noqa: PLR0914 - one loop that assembles each request's figures
             batch=why.name.lower() if why is not None and batches != last.batches else None,
             priced=priced,
             naive_priced=naive_priced,
+            history=prep.commit.total_tokens,
+            fixed=fixed,
+            summary_tokens=sum(i.tokens for i in prep.commit.items if i.state is State.SUMMARY),
         )
         engine.after_turn(recorded.session_id, ProviderUsage(prep.request_tokens), prep)
         last = _Previous(
@@ -220,4 +232,3 @@ def replay(  # noqa: PLR0914 - one loop that assembles each request's figures
         if on_request is not None:
             on_request(request)
     return done
-

@@ -89,11 +89,10 @@ def cap_tool_result(max_chars: int, tail_share: float, max_args_chars: int = 0) 
     capped item is ``aged`` with reason ``capped``; each item is examined once, when new,
     so capping never rewrites a request already sent.
     """
-    key = mark_key(
-        "cap_tool_result",
-        {"max_chars": max_chars, "tail_share": tail_share}
-        | ({"max_args_chars": max_args_chars} if max_args_chars else {}),
-    )
+    params: dict[str, object] = {"max_chars": max_chars, "tail_share": tail_share}
+    if max_args_chars:
+        params["max_args_chars"] = max_args_chars
+    key = mark_key("cap_tool_result", params)
 
     def cut(text: str, limit: int) -> str:
         marker = f"\n…[{len(text) - limit} characters cut]…\n"

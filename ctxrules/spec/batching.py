@@ -55,7 +55,9 @@ def parse_batching(
     4
     """
     if not isinstance(table, dict):
-        return Failure((where.error("a table of batching settings", describe(table), "wrong_type"),))
+        return Failure(
+            (where.error("a table of batching settings", describe(table), "wrong_type"),)
+        )
     problems = check_params(BATCHING_PARAMS, table)
     if problems:
         errors = []

@@ -139,9 +139,7 @@ def check_sessions(
             if previous is not None:
                 prefix = attrs.evolve(commit, items=commit.items[: len(previous.items)], digest=-1)
                 violations += rule_step(previous, prefix)
-                violations += prefix_stable(
-                    previous, commit, batched=pipeline.batching is not None
-                )
+                violations += prefix_stable(previous, commit, batched=pipeline.batching is not None)
             if violations:
                 found.append(
                     Counterexample(PIPELINE, tuple(violations), previous or commit, commit, facts)

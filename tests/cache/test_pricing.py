@@ -43,8 +43,12 @@ def test_a_break_reads_only_a_prefix_an_earlier_request_wrote() -> None:
     cache = CacheState()
     for tokens, messages in ((2_000, 2), (3_000, 4), (4_000, 6)):
         _, cache = cache.price(
-            anthropic(), now=1, tokens=tokens, messages=messages,
-            shared_messages=messages - 2, shared_tokens=tokens - 1_000,
+            anthropic(),
+            now=1,
+            tokens=tokens,
+            messages=messages,
+            shared_messages=messages - 2,
+            shared_tokens=tokens - 1_000,
         )
     broken, _ = cache.price(
         anthropic(), now=2, tokens=3_500, messages=6, shared_messages=3, shared_tokens=2_500
@@ -74,8 +78,13 @@ def test_no_cache_costs_every_token_and_output_is_priced_apart(
 ) -> None:
     """Without a cache a request costs its tokens; the reply adds its own price."""
     priced, _ = CacheState().price(
-        NO_CACHE, now=0, tokens=tokens, messages=1, shared_messages=1,
-        shared_tokens=min(shared, tokens), output=output,
+        NO_CACHE,
+        now=0,
+        tokens=tokens,
+        messages=1,
+        shared_messages=1,
+        shared_tokens=min(shared, tokens),
+        output=output,
     )
     assert priced.prompt_cost == tokens
     assert priced.output_cost == NO_CACHE.output * output
@@ -100,7 +109,8 @@ def test_a_structural_summary_never_exceeds_its_budget() -> None:
     again = bound_summary(bounded + "\n[user] one more", budget, ruler)
     assert ruler.count(again) <= budget
     first = again.split("\n", 1)[0]
-    assert first.startswith("[… ") and int(first.split()[1]) > 9_000
+    assert first.startswith("[… ")
+    assert int(first.split()[1]) > 9_000
 
 
 def test_protected_tools_match_every_agent_spelling() -> None:
@@ -115,10 +125,12 @@ def test_protected_tools_match_every_agent_spelling() -> None:
 def test_the_batching_table_is_checked_like_rule_parameters() -> None:
     """Unknown keys and out-of-range values are reported at their key path."""
     problem = str(load_spec("[batching]\nevery_turn = 4\nbudget_share = 2\n").failure())
-    assert "batching.every_turn" in problem and "every_turns" in problem
+    assert "batching.every_turn" in problem
+    assert "every_turns" in problem
     assert "batching.budget_share" in problem
     loaded = load_spec("[batching]\nevery_turns = 4\n").unwrap()
-    assert loaded.batching is not None and loaded.batching.every_turns == 4
+    assert loaded.batching is not None
+    assert loaded.batching.every_turns == 4
     assert loaded.version != load_spec("[batching]\nevery_turns = 5\n").unwrap().version
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 from pyrsistent import pmap
@@ -61,13 +63,17 @@ def session_of(plan: list[tuple[float, list[int]]]) -> tuple[Session, dict[str, 
     return session, times
 
 
-def commits_along(session: Session, pipeline: Pipeline, times: dict[str, float]) -> list[ContextCommit]:
+def commits_along(
+    session: Session, pipeline: Pipeline, times: dict[str, float]
+) -> list[ContextCommit]:
     """The commit of every node of the head's branch, oldest first, as the engine makes them."""
     known: CommitMap = pmap()
     built = []
     for call in session.branch():
         facts = Facts(now=times.get(call.id, 0.0), tokenizer=RULER, context_window=2_000)
-        commit, known = ensure_latest_commit(known, session.graph, call.id, pipeline, facts).unwrap()
+        commit, known = ensure_latest_commit(
+            known, session.graph, call.id, pipeline, facts
+        ).unwrap()
         built.append(commit)
     return built
 
@@ -77,7 +83,7 @@ def test_requests_extend_between_batch_points(plan: list[tuple[float, list[int]]
     """Invariant 15: without a new batch point, the next request starts with the previous one."""
     session, times = session_of(plan)
     built = commits_along(session, BATCHED, times)
-    for parent, child in zip(built, built[1:], strict=False):
+    for parent, child in itertools.pairwise(built):
         assert prefix_stable(parent, child) == []
         if last_batch(child)[0] == last_batch(parent)[0]:
             assert extends(render_commit(parent), render_commit(child))
@@ -101,9 +107,9 @@ def test_a_pipeline_without_batching_that_ages_sent_items_breaks_invariant_15() 
     """Invariant 15: aging every turn rewrites the middle of the prompt, and the check says so."""
     session, times = session_of([(1.0, [30]), (1.0, [30]), (1.0, [30]), (1.0, [30])])
     built = commits_along(session, UNBATCHED, times)
-    found = [v for p, c in zip(built, built[1:], strict=False) for v in prefix_stable(p, c, batched=False)]
+    found = [v for p, c in itertools.pairwise(built) for v in prefix_stable(p, c, batched=False)]
     assert found
     assert {v.invariant for v in found} == {15}
     assert "invariant 15 (prefix stability)" in found[0].message
     batched = commits_along(session, BATCHED, times)
-    assert all(prefix_stable(p, c) == [] for p, c in zip(batched, batched[1:], strict=False))
+    assert all(prefix_stable(p, c) == [] for p, c in itertools.pairwise(batched))

@@ -50,7 +50,20 @@ def test_replay_of_the_bundled_session_stores_it_and_prints_its_figures(
     assert main(["show", str(store), session_id]) == 0
     timeline = capsys.readouterr().out
     assert timeline.count("\ncommit ") + timeline.startswith("commit ") == 18
-    assert "tail_window" in timeline
+    # The default spec never rewrites a history under 8,000 tokens (this one peaks at 4,881):
+    # its requests only grow, so the cost equals the naive resend's, never more.
+    assert "tail_window" not in timeline
+    assert "cost (anthropic)" in out
+    assert "(100% of naive)" in out
+    small = tmp_path / "small.sqlite"
+    spec = str(ROOT / "specs" / "small-window.toml")
+    assert (
+        main(["replay", str(BUNDLED), "--window", "32000", "--spec", spec, "--store", str(small)])
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["show", str(small), session_id]) == 0
+    assert "tail_window" in capsys.readouterr().out
 
 
 def test_export_from_a_log_and_from_the_store_agree(
