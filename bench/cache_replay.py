@@ -160,9 +160,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in files:
             rows.append(measure(path, args.spec, window, args.provider))
             sys.stderr.write(f"{path.name} at {window:,}: {rows[-1].ratio:.2f}\n")
+    sys.stdout.write(table(rows) + "\n")
     problems = missed(rows)
-    for _problem in problems:
-        pass
+    for problem in problems:
+        sys.stdout.write(f"missed: {problem}\n")
     return 1 if problems else 0
 
 
