@@ -300,7 +300,8 @@ class DefaultContextEngine(ContextEngine):
         state = self._state(session_id)
         if result.applied:
             # The prefix breaks anyway: pending tightening lands with it (one break, not two).
-            settled = self.pipeline.settle(result.commit, facts, BatchReason.COMPACTION)
+            cited = attrs.evolve(facts, cited=state.references.cited)
+            settled = self.pipeline.settle(result.commit, cited, BatchReason.COMPACTION)
             shrunk = result.commit.total_tokens - settled.total_tokens
             result = attrs.evolve(result, commit=settled, tokens_after=result.tokens_after - shrunk)
         if result.applied and commit.head_node_id is not None:
