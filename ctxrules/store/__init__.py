@@ -1,6 +1,8 @@
-"""The imperative shell's storage: sessions, nodes, commits and heads in SQLite.
+"""The imperative shell's storage: sessions, nodes, commits and heads in SQLite or PostgreSQL.
 
 The pure core never imports this package; `ctxrules.engine` takes a store as an argument.
+`open_store` picks the backend from a URL; `ctxrules.store.postgres.PostgresStore` needs
+the ``postgres`` extra.
 """
 
 from ctxrules.store.errors import (
@@ -11,6 +13,7 @@ from ctxrules.store.errors import (
     InvalidArgument,
     NodeConflict,
     OpenFailed,
+    PostgresFailed,
     SessionExists,
     SqliteFailed,
     StoreClosed,
@@ -18,9 +21,11 @@ from ctxrules.store.errors import (
     UnknownCommit,
     UnknownSession,
 )
+from ctxrules.store.protocol import Store
 from ctxrules.store.search import SearchHit, literal
 from ctxrules.store.sessions import SessionInfo
 from ctxrules.store.sqlite import SqliteStore
+from ctxrules.store.url import StoreUrl, open_store, parse_store_url
 
 __all__ = [
     "BadQuery",
@@ -30,14 +35,19 @@ __all__ = [
     "InvalidArgument",
     "NodeConflict",
     "OpenFailed",
+    "PostgresFailed",
     "SearchHit",
     "SessionExists",
     "SessionInfo",
     "SqliteFailed",
     "SqliteStore",
+    "Store",
     "StoreClosed",
     "StoreError",
+    "StoreUrl",
     "UnknownCommit",
     "UnknownSession",
     "literal",
+    "open_store",
+    "parse_store_url",
 ]

@@ -15,15 +15,16 @@ from ctxrules.store import (
     InvalidArgument,
     OpenFailed,
     SqliteStore,
+    Store,
     StoreClosed,
     StoreError,
 )
 from ctxrules.tokens.usage import UsageState
 
 
-def test_a_new_store_uses_wal_full_sync_and_a_busy_timeout(store: SqliteStore) -> None:
+def test_a_new_store_uses_wal_full_sync_and_a_busy_timeout(sqlite_store: SqliteStore) -> None:
     """open() sets journal_mode=WAL, synchronous=FULL, foreign keys and a 30 s busy timeout."""
-    conn = store._conn
+    conn = sqlite_store._conn
     assert conn is not None
     pragmas = ["journal_mode", "synchronous", "foreign_keys", "busy_timeout"]
     values = [conn.execute(f"PRAGMA {name}").fetchone()[0] for name in pragmas]
@@ -136,14 +137,14 @@ def test_a_truncated_store_never_raises(db_path: Path, session: Session) -> None
         ),
     ],
 )
-def test_invalid_arguments(store: SqliteStore, call: object, message: str) -> None:
+def test_invalid_arguments(store: Store, call: object, message: str) -> None:
     """Each invalid argument is an InvalidArgument in name=value form saying what is expected."""
     failure = call(store).failure()  # type: ignore[operator]
     assert isinstance(failure, InvalidArgument)
     assert failure.message == message
 
 
-def test_a_closed_store_fails_every_call(store: SqliteStore) -> None:
+def test_a_closed_store_fails_every_call(store: Store) -> None:
     """After close every operation is StoreClosed, load_usage is None, and close is idempotent."""
     store.create_session("s1").unwrap()
     store.close()
@@ -163,8 +164,9 @@ def test_the_context_manager_closes(db_path: Path) -> None:
     assert store.list_sessions().failure() == StoreClosed("list_sessions")
 
 
-def test_damaged_usage_loads_as_none(store: SqliteStore, db_path: Path) -> None:
+def test_damaged_usage_loads_as_none(sqlite_store: SqliteStore, db_path: Path) -> None:
     """load_usage never raises: a row that is not a usage object reads as None."""
+    store = sqlite_store
     conn = sqlite3.connect(db_path)
     with conn:
         conn.execute(
