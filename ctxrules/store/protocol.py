@@ -67,6 +67,16 @@ class Store(Protocol):
         """Store every node of ``graph`` not yet stored, in one transaction; the count added."""
         ...
 
+    def append_at_head(
+        self, session_id: str, call: Call, head_name: str = "main"
+    ) -> Result[int, StoreError]:
+        """Append ``call`` and move the head from its predecessor to it, atomically.
+
+        A worker whose head went stale gets `HeadMoved` naming the new head and nothing is
+        stored: it rebases its node on that head and retries. No fork, no lost node.
+        """
+        ...
+
     def complete_node(
         self, session_id: str, node_id: str, output: object, status: Status | str = Status.DONE
     ) -> Result[None, StoreError]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -70,6 +70,18 @@ def store_url(backend: str, db_path: Path, request: pytest.FixtureRequest) -> st
     if backend == "sqlite":
         return str(db_path)
     return fresh_postgres_url(request.getfixturevalue("postgres_server"))
+
+
+@pytest.fixture
+def fresh_store_url(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Callable[[], str]:
+    """Make the URL of another fresh, empty store of the backend under test, on each call."""
+    made = itertools.count()
+    if backend == "sqlite":
+        return lambda: str(tmp_path / f"store-{next(made)}.db")
+    server = request.getfixturevalue("postgres_server")
+    return lambda: fresh_postgres_url(server)
 
 
 @pytest.fixture

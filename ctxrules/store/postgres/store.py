@@ -17,7 +17,7 @@ from returns.result import Failure, Result, Success
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Session, Status, graph_to_jsonl
 from ctxrules.store.commits import parents_first
-from ctxrules.store.errors import InvalidArgument, StoreError
+from ctxrules.store.errors import HeadMoved, InvalidArgument, StoreError
 from ctxrules.store.postgres import nodes, records
 from ctxrules.store.postgres import search as fts
 from ctxrules.store.postgres.connection import Conn, T, Work, lock_session, open_pool, run
@@ -130,6 +130,27 @@ class PostgresStore:
         """Store every node of ``graph`` not yet stored, in one transaction; the count added."""
         work = _writing(session_id, lambda c: nodes.append_graph(c, session_id, graph))
         return run(self._pool, "append_graph", work)
+
+    def append_at_head(
+        self, session_id: str, call: Call, head_name: str = "main"
+    ) -> Result[int, StoreError]:
+        """Append ``call`` and move the head from its predecessor to it, in one transaction.
+
+        If the head is no longer ``call.predecessor`` nothing is stored and the result is
+        `HeadMoved` naming the new head: rebase and retry.
+        """
+
+        def work(conn: Conn) -> Result[int, StoreError]:
+            actual = records.get_head(conn, session_id, head_name).unwrap()
+            if actual != call.predecessor:
+                return Failure(HeadMoved(session_id, head_name, call.predecessor, actual))
+            return nodes.append_node(conn, session_id, call).bind(
+                lambda seq: records.move_head(
+                    conn, session_id, head_name, call.predecessor, call.id
+                ).map(lambda _: seq)
+            )
+
+        return run(self._pool, "append_at_head", _writing(session_id, work))
 
     def complete_node(
         self, session_id: str, node_id: str, output: object, status: Status | str = Status.DONE
