@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool
 from returns.result import Failure, Result, Success
 
 from ctxrules.store.errors import (
@@ -83,26 +83,28 @@ def run(pool: ConnectionPool[Any] | None, operation: str, work: Work[T]) -> Resu
 def open_pool(
     dsn: str, *, min_size: int, max_size: int, timeout: float
 ) -> Result[ConnectionPool[Any], StoreError]:
-    """A pool on ``dsn`` with the schema migrated to this version, or `OpenFailed`."""
-    pool: ConnectionPool[Any] = ConnectionPool(
-        dsn, min_size=min_size, max_size=max_size, timeout=timeout, open=False
-    )
+    """A pool on ``dsn`` with the schema migrated to this version, or `OpenFailed`.
+
+    The first connection is made directly, so a wrong URL or a server that is down fails
+    at once with the server's own reason instead of after the pool's retries.
+    """
+    refused: str | None = None
     try:
-        pool.open(wait=True, timeout=timeout)
-        refused: str | None = None
-        with pool.connection() as conn, conn.transaction():
+        with (
+            psycopg.connect(dsn, connect_timeout=max(1, round(timeout))) as conn,
+            conn.transaction(),
+        ):
             refused = migrate(conn)
             if refused is not None:
                 raise psycopg.Rollback
-    except PoolTimeout:
-        pool.close()
-        return Failure(OpenFailed(_redacted(dsn), "no connection to the server within the timeout"))
     except psycopg.Error as err:
-        pool.close()
         return Failure(OpenFailed(_redacted(dsn), _reason(err)))
     if refused is not None:
-        pool.close()
         return Failure(OpenFailed(_redacted(dsn), refused))
+    pool: ConnectionPool[Any] = ConnectionPool(
+        dsn, min_size=min_size, max_size=max_size, timeout=timeout, open=False
+    )
+    pool.open()
     return Success(pool)
 
 

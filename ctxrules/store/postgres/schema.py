@@ -171,7 +171,7 @@ def migrate(conn: psycopg.Connection[Any], steps: tuple[Migration, ...] = MIGRAT
         if step.version <= current:
             continue
         for statement in step.statements:
-            conn.execute(statement)  # type: ignore[arg-type] - constant SQL of this module
+            conn.execute(statement)
         conn.execute(
             "INSERT INTO schema_version (version, description) VALUES (%s, %s)",
             (step.version, step.description),

@@ -38,7 +38,7 @@ def search(
         return Failure(BadQuery(query, str(err)))
     sql = _SELECT.format(session="" if session_id is None else "AND n.session_id = %(session)s")
     params = {"query": translated.tsquery, "session": session_id, "rows": limit}
-    rows = conn.execute(sql, params).fetchall()  # type: ignore[arg-type] - constant SQL
+    rows = conn.execute(sql, params).fetchall()
     return Success(
         [
             SearchHit(
