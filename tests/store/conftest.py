@@ -23,7 +23,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 import pg_server
 
 BACKENDS = ("sqlite", "postgresql")
-_schemas = itertools.count()
 
 
 @pytest.fixture(scope="session")
@@ -39,17 +38,6 @@ def postgres_server() -> Iterator[pg_server.Server]:
         pytest.fail(f"PostgreSQL is installed but did not start: {server}")
     yield server
     server.stop()
-
-
-def fresh_postgres_url(server: pg_server.Server) -> str:
-    """A URL whose ``search_path`` is a new, empty schema: a store of its own."""
-    import psycopg  # noqa: PLC0415 - only where PostgreSQL runs
-
-    name = f"t{next(_schemas)}"
-    with psycopg.connect(server.url(), autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
-        conn.execute(f"CREATE SCHEMA {name}")
-    return server.url(options=f"-csearch_path%3D{name}")
 
 
 @pytest.fixture
@@ -69,7 +57,7 @@ def store_url(backend: str, db_path: Path, request: pytest.FixtureRequest) -> st
     """The URL of a fresh, empty store of the backend under test."""
     if backend == "sqlite":
         return str(db_path)
-    return fresh_postgres_url(request.getfixturevalue("postgres_server"))
+    return pg_server.fresh_schema_url(request.getfixturevalue("postgres_server"))
 
 
 @pytest.fixture
@@ -81,7 +69,7 @@ def fresh_store_url(
     if backend == "sqlite":
         return lambda: str(tmp_path / f"store-{next(made)}.db")
     server = request.getfixturevalue("postgres_server")
-    return lambda: fresh_postgres_url(server)
+    return lambda: pg_server.fresh_schema_url(server)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import uuid
 from pathlib import Path
 
 import attrs
@@ -114,3 +115,13 @@ def start(bindir: Path) -> Server | str:
             shutil.rmtree(root, ignore_errors=True)
             return f"{Path(step[0]).name} failed: {(done.stderr or done.stdout).strip()[-300:]}"
     return Server(bindir, root, tuple(runner))
+
+
+def fresh_schema_url(server: Server) -> str:
+    """A URL whose ``search_path`` is a new, empty schema: a store of its own."""
+    import psycopg  # noqa: PLC0415 - only where PostgreSQL runs
+
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(server.url(), autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+    return server.url(options=f"-csearch_path%3D{name}")
