@@ -18,6 +18,7 @@ from ctxrules.store import (
     Store,
     StoreClosed,
     StoreError,
+    schema,
 )
 from ctxrules.tokens.usage import UsageState
 
@@ -79,6 +80,23 @@ def test_a_newer_schema_is_refused(db_path: Path) -> None:
     assert failure == OpenFailed(
         str(db_path), "schema version 99 is newer than this ctxrules (1); upgrade ctxrules"
     )
+
+
+def test_an_older_store_gets_the_later_steps_on_open(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file at version 1 opened by a ctxrules with a second step is upgraded, data kept."""
+    with SqliteStore.open(db_path).unwrap() as store:
+        store.create_session("kept").unwrap()
+    step = ("CREATE TABLE later_step (x INTEGER)",)
+    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, step))
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", schema.SCHEMA_VERSION + 1)
+    with SqliteStore.open(db_path).unwrap() as store:
+        assert [info.id for info in store.list_sessions().unwrap()] == ["kept"]
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 2
+    assert conn.execute("SELECT count(*) FROM later_step").fetchone()[0] == 0
+    conn.close()
 
 
 def test_a_missing_directory_opens_to_a_failure(tmp_path: Path) -> None:

@@ -73,27 +73,26 @@ def _insert(conn: Conn, session_id: str, call: Call) -> Result[int, StoreError]:
     error = _edge_error(conn, session_id, call)
     if error is not None:
         return Failure(DagRefused(session_id, error))
-    row = conn.execute(
-        "SELECT coalesce(max(seq), -1) + 1 FROM nodes WHERE session_id = %s", (session_id,)
-    ).fetchone()
-    seq = int(row[0]) if row is not None else 0
     record = call_to_json(call)
     body = body_text(record)
-    conn.execute(
+    # The next seq is read in the insert itself: one round trip, under the session's lock.
+    row = conn.execute(
         "INSERT INTO nodes (session_id, id, seq, role, status, fixed, output, body, words)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        " SELECT %s, %s, coalesce(max(seq), -1) + 1, %s, %s, %s, %s, %s, %s"
+        " FROM nodes WHERE session_id = %s RETURNING seq",
         (
             session_id,
             call.id,
-            seq,
             call.role.value,
             call.status.value,
             _fixed(record),
             canonical_json(record["output"]),
             body.replace("\x00", ""),
             words(body),
+            session_id,
         ),
-    )
+    ).fetchone()
+    seq = int(row[0]) if row is not None else 0
     return Success(seq)
 
 

@@ -143,6 +143,28 @@ def get_head(conn: Conn, session_id: str, name: str) -> Result[str | None, Store
     return Success(None if row is None else str(row[0]))
 
 
+def lock_with_head(conn: Conn, session_id: str, name: str) -> Result[str | None, StoreError]:
+    """Lock the session's row (as `lock_session`) and read the head, in one round trip."""
+    row = conn.execute(
+        "SELECT h.node_id FROM sessions AS s"
+        " LEFT JOIN heads AS h ON h.session_id = s.id AND h.name = %s"
+        " WHERE s.id = %s FOR NO KEY UPDATE OF s",
+        (name, session_id),
+    ).fetchone()
+    if row is None:
+        return Failure(UnknownSession(session_id))
+    return Success(None if row[0] is None else str(row[0]))
+
+
+def set_head(conn: Conn, session_id: str, name: str, node_id: str) -> None:
+    """Point the head at a node just stored; the caller has checked the head it replaces."""
+    conn.execute(
+        "INSERT INTO heads (session_id, name, node_id) VALUES (%s, %s, %s)"
+        " ON CONFLICT (session_id, name) DO UPDATE SET node_id = excluded.node_id",
+        (session_id, name, node_id),
+    )
+
+
 def move_head(
     conn: Conn, session_id: str, name: str, expected_old: str | None, new: str
 ) -> Result[None, StoreError]:
@@ -161,11 +183,7 @@ def move_head(
     ).fetchone()
     if row is None:
         return Failure(DagRefused(session_id, UnknownNode(new, "head")))
-    conn.execute(
-        "INSERT INTO heads (session_id, name, node_id) VALUES (%s, %s, %s)"
-        " ON CONFLICT (session_id, name) DO UPDATE SET node_id = excluded.node_id",
-        (session_id, name, new),
-    )
+    set_head(conn, session_id, name, new)
     return Success(None)
 
 

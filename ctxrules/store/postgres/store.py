@@ -141,16 +141,19 @@ class PostgresStore:
         """
 
         def work(conn: Conn) -> Result[int, StoreError]:
-            actual = records.get_head(conn, session_id, head_name).unwrap()
-            if actual != call.predecessor:
-                return Failure(HeadMoved(session_id, head_name, call.predecessor, actual))
-            return nodes.append_node(conn, session_id, call).bind(
-                lambda seq: records.move_head(
-                    conn, session_id, head_name, call.predecessor, call.id
-                ).map(lambda _: seq)
-            )
+            locked = records.lock_with_head(conn, session_id, head_name)
+            if isinstance(locked, Failure):
+                return Failure(locked.failure())
+            if locked.unwrap() != call.predecessor:
+                return Failure(HeadMoved(session_id, head_name, call.predecessor, locked.unwrap()))
 
-        return run(self._pool, "append_at_head", _writing(session_id, work))
+            def advance(seq: int) -> int:
+                records.set_head(conn, session_id, head_name, call.id)
+                return seq
+
+            return nodes.append_node(conn, session_id, call).map(advance)
+
+        return run(self._pool, "append_at_head", work)
 
     def complete_node(
         self, session_id: str, node_id: str, output: object, status: Status | str = Status.DONE
