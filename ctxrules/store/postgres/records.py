@@ -144,16 +144,17 @@ def get_head(conn: Conn, session_id: str, name: str) -> Result[str | None, Store
 
 
 def lock_with_head(conn: Conn, session_id: str, name: str) -> Result[str | None, StoreError]:
-    """Lock the session's row (as `lock_session`) and read the head, in one round trip."""
+    """Lock the session's row (as `lock_session`), then read the head under the lock.
+
+    Two statements on purpose: a locking SELECT that joined the head would, after waiting
+    for the lock, recheck the session row but return the head of its older snapshot.
+    """
     row = conn.execute(
-        "SELECT h.node_id FROM sessions AS s"
-        " LEFT JOIN heads AS h ON h.session_id = s.id AND h.name = %s"
-        " WHERE s.id = %s FOR NO KEY UPDATE OF s",
-        (name, session_id),
+        "SELECT 1 FROM sessions WHERE id = %s FOR NO KEY UPDATE", (session_id,)
     ).fetchone()
     if row is None:
         return Failure(UnknownSession(session_id))
-    return Success(None if row[0] is None else str(row[0]))
+    return get_head(conn, session_id, name)
 
 
 def set_head(conn: Conn, session_id: str, name: str, node_id: str) -> None:
