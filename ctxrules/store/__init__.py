@@ -5,6 +5,7 @@ The pure core never imports this package; `ctxrules.engine` takes a store as an 
 the ``postgres`` extra.
 """
 
+from ctxrules.store.copy import Copied, CopyMismatch, copy_sessions
 from ctxrules.store.errors import (
     BadQuery,
     CorruptRecord,
@@ -29,6 +30,8 @@ from ctxrules.store.url import StoreUrl, open_store, parse_store_url
 
 __all__ = [
     "BadQuery",
+    "Copied",
+    "CopyMismatch",
     "CorruptRecord",
     "DagRefused",
     "HeadMoved",
@@ -47,6 +50,7 @@ __all__ = [
     "StoreUrl",
     "UnknownCommit",
     "UnknownSession",
+    "copy_sessions",
     "literal",
     "open_store",
     "parse_store_url",

@@ -48,7 +48,7 @@ class StoreClosed(StoreError):
     @property
     def message(self) -> str:
         """A one-line description of what went wrong."""
-        return f"{self.operation}: the store is closed; open it again with SqliteStore.open"
+        return f"{self.operation}: the store is closed; open it again with open_store"
 
 
 @attrs.frozen
