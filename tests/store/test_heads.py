@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from returns.result import Success
 
-from ctxrules.dag import Session, UnknownNode
-from ctxrules.store import DagRefused, HeadMoved, Store, open_store
+from ctxrules.dag import Call, Session, UnknownNode, UnknownReads
+from ctxrules.store import DagRefused, HeadMoved, NodeConflict, Store, UnknownSession, open_store
 
 
 def _stored(store: Store, session: Session) -> tuple[str, str, str]:
@@ -65,3 +65,37 @@ def test_of_two_movers_that_saw_the_same_head_one_wins(
             "s1", "main", a, b
         )
     assert store.get_head("s1") == Success(b)
+
+
+def test_append_at_head_appends_and_moves_the_head(store: Store) -> None:
+    """Each append on the current head lands with the next seq and becomes the head."""
+    store.create_session("s").unwrap()
+    assert store.append_at_head("s", Call("a", "user", output="1")) == Success(0)
+    assert store.append_at_head("s", Call("b", "user", output="2", predecessor="a")) == Success(1)
+    assert store.get_head("s") == Success("b")
+    assert list(store.load_graph("s").unwrap().order) == ["a", "b"]
+
+
+def test_append_at_head_on_a_stale_head_stores_nothing(store: Store) -> None:
+    """A worker that saw an older head gets HeadMoved naming the new one; no fork is stored."""
+    store.create_session("s").unwrap()
+    store.append_at_head("s", Call("a", "user")).unwrap()
+    store.append_at_head("s", Call("b", "user", predecessor="a")).unwrap()
+    stale = store.append_at_head("s", Call("c", "user", predecessor="a")).failure()
+    assert stale == HeadMoved("s", "main", "a", "b")
+    assert list(store.load_graph("s").unwrap().order) == ["a", "b"]
+    assert store.append_at_head("s", Call("c", "user", predecessor="b")) == Success(2)
+
+
+def test_append_at_head_refuses_what_append_node_refuses(store: Store) -> None:
+    """Unknown sessions, unknown reads and another node under a stored id fail, storing nothing."""
+    store.create_session("s").unwrap()
+    store.append_at_head("s", Call("a", "user", output="1")).unwrap()
+    assert store.append_at_head("nope", Call("x", "user")).failure() == UnknownSession("nope")
+    refused = store.append_at_head("s", Call("x", "user", predecessor="a", reads=("zz",)))
+    assert refused.failure() == DagRefused("s", UnknownReads("x", ("zz",)))
+    store.move_head("s", "main", "a", "a").unwrap()
+    clash = store.append_at_head("s", Call("a", "user", output="other", predecessor="a"))
+    assert clash.failure() == NodeConflict("s", "a")
+    assert store.get_head("s") == Success("a")
+    assert len(store.load_graph("s").unwrap()) == 1

@@ -55,13 +55,15 @@ def _missing(conn: Conn, session_id: str, ids: list[str]) -> set[str]:
     return set(ids) - {row[0] for row in rows}
 
 
-def _edge_error(conn: Conn, session_id: str, call: Call) -> DagError | None:
-    # The same checks as Graph.append, against the stored session, so load_graph can
-    # always rebuild what was stored.
+def edge_targets(call: Call) -> list[str]:
+    """The ids ``call``'s edges name: predecessor, caller and reads."""
+    return [t for t in (call.predecessor, call.caller) if t is not None] + list(call.reads)
+
+
+def edge_error(call: Call, missing: set[str]) -> DagError | None:
+    """What `Graph.append` would refuse, given which edge targets the session lacks."""
     if call.predecessor is not None and call.caller is not None:
         return ConflictingEdges(call.id, call.predecessor, call.caller)
-    targets = [t for t in (call.predecessor, call.caller) if t is not None]
-    missing = _missing(conn, session_id, [*targets, *call.reads])
     for edge, target in (("predecessor", call.predecessor), ("caller", call.caller)):
         if target is not None and target in missing:
             return UnknownNode(target, edge)
@@ -69,29 +71,49 @@ def _edge_error(conn: Conn, session_id: str, call: Call) -> DagError | None:
     return UnknownReads(call.id, unread) if unread else None
 
 
+def _edge_error(conn: Conn, session_id: str, call: Call) -> DagError | None:
+    # The same checks as Graph.append, against the stored session, so load_graph can
+    # always rebuild what was stored.
+    return edge_error(call, _missing(conn, session_id, edge_targets(call)))
+
+
+def insert_statement(session_id: str, call: Call) -> tuple[str, tuple[object, ...]]:
+    """The INSERT of ``call`` with the session's next seq (read in the statement), and its values."""
+    record = call_to_json(call)
+    body = body_text(record)
+    params = (
+        session_id,
+        call.id,
+        call.role.value,
+        call.status.value,
+        _fixed(record),
+        canonical_json(record["output"]),
+        body.replace("\x00", ""),
+        words(body),
+        session_id,
+    )
+    return _INSERT, params
+
+
+def same_as_stored(stored: tuple[str, str, str, int], call: Call) -> bool:
+    """Whether a stored row holds exactly ``call`` (its seq aside): a retried write."""
+    record = call_to_json(call)
+    return stored[:3] == (_fixed(record), canonical_json(record["output"]), record["status"])
+
+
+# The next seq is read in the insert itself: one round trip, under the session's lock.
+_INSERT = (
+    "INSERT INTO nodes (session_id, id, seq, role, status, fixed, output, body, words)"
+    " SELECT %s, %s, coalesce(max(seq), -1) + 1, %s, %s, %s, %s, %s, %s"
+    " FROM nodes WHERE session_id = %s RETURNING seq"
+)
+
+
 def _insert(conn: Conn, session_id: str, call: Call) -> Result[int, StoreError]:
     error = _edge_error(conn, session_id, call)
     if error is not None:
         return Failure(DagRefused(session_id, error))
-    record = call_to_json(call)
-    body = body_text(record)
-    # The next seq is read in the insert itself: one round trip, under the session's lock.
-    row = conn.execute(
-        "INSERT INTO nodes (session_id, id, seq, role, status, fixed, output, body, words)"
-        " SELECT %s, %s, coalesce(max(seq), -1) + 1, %s, %s, %s, %s, %s, %s"
-        " FROM nodes WHERE session_id = %s RETURNING seq",
-        (
-            session_id,
-            call.id,
-            call.role.value,
-            call.status.value,
-            _fixed(record),
-            canonical_json(record["output"]),
-            body.replace("\x00", ""),
-            words(body),
-            session_id,
-        ),
-    ).fetchone()
+    row = conn.execute(*insert_statement(session_id, call)).fetchone()
     seq = int(row[0]) if row is not None else 0
     return Success(seq)
 
@@ -101,8 +123,7 @@ def append_node(conn: Conn, session_id: str, call: Call) -> Result[int, StoreErr
     stored = _stored(conn, session_id, call.id)
     if stored is None:
         return _insert(conn, session_id, call)
-    record = call_to_json(call)
-    if stored[:3] == (_fixed(record), canonical_json(record["output"]), record["status"]):
+    if same_as_stored(stored, call):
         return Success(stored[3])
     return Failure(NodeConflict(session_id, call.id))
 
@@ -155,10 +176,9 @@ def append_graph(conn: Conn, session_id: str, graph: Graph) -> Result[int, Store
                 return Failure(inserted.failure())
             added += 1
             continue
-        record = call_to_json(call)
-        if stored[:3] == (_fixed(record), canonical_json(record["output"]), record["status"]):
+        if same_as_stored(stored, call):
             continue
-        if stored[0] != _fixed(record):
+        if stored[0] != _fixed(call_to_json(call)):
             return Failure(NodeConflict(session_id, node_id))
         completed = complete_node(conn, session_id, node_id, call.output_value(), call.status)
         if isinstance(completed, Failure):

@@ -143,20 +143,6 @@ def get_head(conn: Conn, session_id: str, name: str) -> Result[str | None, Store
     return Success(None if row is None else str(row[0]))
 
 
-def lock_with_head(conn: Conn, session_id: str, name: str) -> Result[str | None, StoreError]:
-    """Lock the session's row (as `lock_session`), then read the head under the lock.
-
-    Two statements on purpose: a locking SELECT that joined the head would, after waiting
-    for the lock, recheck the session row but return the head of its older snapshot.
-    """
-    row = conn.execute(
-        "SELECT 1 FROM sessions WHERE id = %s FOR NO KEY UPDATE", (session_id,)
-    ).fetchone()
-    if row is None:
-        return Failure(UnknownSession(session_id))
-    return get_head(conn, session_id, name)
-
-
 def set_head(conn: Conn, session_id: str, name: str, node_id: str) -> None:
     """Point the head at a node just stored; the caller has checked the head it replaces."""
     conn.execute(

@@ -17,8 +17,8 @@ from returns.result import Failure, Result, Success
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Session, Status, graph_to_jsonl
 from ctxrules.store.commits import parents_first
-from ctxrules.store.errors import HeadMoved, InvalidArgument, StoreError
-from ctxrules.store.postgres import nodes, records
+from ctxrules.store.errors import InvalidArgument, StoreError
+from ctxrules.store.postgres import advance, nodes, records
 from ctxrules.store.postgres import search as fts
 from ctxrules.store.postgres.connection import Conn, T, Work, lock_session, open_pool, run
 from ctxrules.store.search import SearchHit
@@ -139,21 +139,11 @@ class PostgresStore:
         If the head is no longer ``call.predecessor`` nothing is stored and the result is
         `HeadMoved` naming the new head: rebase and retry.
         """
-
-        def work(conn: Conn) -> Result[int, StoreError]:
-            locked = records.lock_with_head(conn, session_id, head_name)
-            if isinstance(locked, Failure):
-                return Failure(locked.failure())
-            if locked.unwrap() != call.predecessor:
-                return Failure(HeadMoved(session_id, head_name, call.predecessor, locked.unwrap()))
-
-            def advance(seq: int) -> int:
-                records.set_head(conn, session_id, head_name, call.id)
-                return seq
-
-            return nodes.append_node(conn, session_id, call).map(advance)
-
-        return run(self._pool, "append_at_head", work)
+        return run(
+            self._pool,
+            "append_at_head",
+            lambda conn: advance.append_at_head(conn, session_id, call, head_name),
+        )
 
     def complete_node(
         self, session_id: str, node_id: str, output: object, status: Status | str = Status.DONE
