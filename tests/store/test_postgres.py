@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pg_server
-import psycopg
 import pytest
 from returns.result import Success
 
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.dag import Session
 from ctxrules.store import OpenFailed, PostgresFailed, Store, open_store
-from ctxrules.store.postgres import MIGRATIONS, SCHEMA_VERSION, Migration, PostgresStore
-from ctxrules.store.postgres.schema import migrate
+
+psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+
+# After the skip: these need psycopg.
+from ctxrules.store.postgres import MIGRATIONS, SCHEMA_VERSION, Migration, PostgresStore  # noqa: E402
+from ctxrules.store.postgres.query import QuerySyntaxError, translate  # noqa: E402
+from ctxrules.store.postgres.schema import migrate  # noqa: E402
 
 
 @pytest.fixture
@@ -164,3 +169,40 @@ def test_a_dropped_connection_is_a_retryable_failure(pg_store: Store, url: str) 
         failures.append(listed.failure())
     assert all(isinstance(f, PostgresFailed) and f.retryable for f in failures), failures
     assert [info.id for info in pg_store.list_sessions().unwrap()] == ["s"]
+
+
+@pytest.mark.parametrize(
+    ("query", "tsquery"),
+    [
+        ("toml", "'toml'"),
+        ("parse toml", "('parse' & 'toml')"),
+        ("parse AND toml OR json", "(('parse' & 'toml') | 'json')"),
+        ("a NOT b c", "(('a' & !'b') & 'c')"),
+        ('"json.loads reads"', "('json' <-> 'loads' <-> 'reads')"),
+        ("(a OR b) c", "(('a' | 'b') & 'c')"),
+        ("src_dir*", "('src' <-> 'dir':*)"),
+        ('"-"', "''"),
+    ],
+)
+def test_fts5_syntax_becomes_a_tsquery(query: str, tsquery: str) -> None:
+    """FTS5 operators, phrases and prefixes map to tsquery, words split as the index splits them."""
+    assert translate(query).tsquery == tsquery
+
+
+@pytest.mark.parametrize(
+    ("query", "detail"),
+    [
+        ("", 'syntax error near ""'),
+        ("AND", 'syntax error near "AND"'),
+        ("a OR", 'syntax error near ""'),
+        ("(a", 'syntax error near ""'),
+        ("a)", 'syntax error near ")"'),
+        ("tail -n", 'syntax error near "-"'),
+        ("col:word", "no such column: col"),
+        ("NEAR(a b)", 'syntax error near "NEAR"'),
+    ],
+)
+def test_bad_fts5_syntax_is_named(query: str, detail: str) -> None:
+    """Each syntax error says near what, as SQLite's FTS5 does."""
+    with pytest.raises(QuerySyntaxError, match=re.escape(detail)):
+        translate(query)
