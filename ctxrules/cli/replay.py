@@ -100,16 +100,17 @@ def _progress(out: TextIO, session: Any) -> Any:  # noqa: ANN401 - a small callb
 
 
 def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO) -> int:  # noqa: ANN401
-    from ctxrules.store import SqliteStore  # noqa: PLC0415 - the store is the only I/O layer
+    from ctxrules.store import open_store, parse_store_url  # noqa: PLC0415 - the only I/O layer
 
-    if path != ":memory:":
+    where = parse_store_url(path).value_or(None)
+    if where is not None and where.backend == "sqlite" and where.target != ":memory:":
         # The default store lives in .ctxrules/, which a fresh checkout does not have yet.
         try:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(where.target).parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             sys.stderr.write(f"cannot create the store's folder for {path}: {error}\n")
             return 2
-    opened = SqliteStore.open(path)
+    opened = open_store(path)
     if isinstance(opened, Failure):
         sys.stderr.write(f"{opened.failure()}\n")
         return 2
@@ -150,7 +151,9 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
         "--allow-imports", action="store_true", help="allow Python rules in the spec"
     )
     parser.add_argument(
-        "--store", default=".ctxrules/store.sqlite", help="SQLite store to keep the run in"
+        "--store",
+        default=".ctxrules/store.sqlite",
+        help="store to keep the run in: a path, sqlite:///PATH or postgresql://USER@HOST/DB",
     )
     parser.add_argument("--report", default=None, help="write a self-contained HTML report here")
     parser.set_defaults(run=run)
