@@ -128,7 +128,12 @@ def _shrink_limit(seconds: float) -> Iterator[None]:
             hypothesis_engine.MAX_SHRINKING_SECONDS = old  # type: ignore[misc]
 
 
-def _search(body: Callable[[st.DataObject], None], examples: int, seed: int | None) -> None:
+def _search(
+    body: Callable[[st.DataObject], None],
+    examples: int,
+    seed: int | None,
+    shrink_seconds: float = SHRINK_SECONDS,
+) -> None:
     config = settings(
         max_examples=examples,
         deadline=None,
@@ -142,7 +147,7 @@ def _search(body: Callable[[st.DataObject], None], examples: int, seed: int | No
     test = config(given(st.data())(body))
     if seed is not None:
         test = hypothesis_seed(seed)(test)
-    with _shrink_limit(SHRINK_SECONDS):
+    with _shrink_limit(shrink_seconds):
         test()
 
 
@@ -154,11 +159,12 @@ def check_rule(
     seed: int | None = None,
     samples: list[tuple[ContextCommit, Facts, ContextCommit]] | None = None,
     sample_size: int = 12,
+    shrink_seconds: float = SHRINK_SECONDS,
 ) -> Counterexample | None:
     """The shrunk counterexample on generated commits of every size, or None if none was found.
 
     ``samples``, if given, collects up to ``sample_size`` clean runs of the rule (input,
-    facts, output) for `ctxrules.testing.hashseed`.
+    facts, output) for `ctxrules.testing.hashseed`. Shrinking stops after ``shrink_seconds``.
     """
     found: dict[type[_Found], Counterexample] = {}
 
@@ -181,7 +187,7 @@ def check_rule(
             samples.append((before, facts, after))
 
     try:
-        _search(body, examples, seed)
+        _search(body, examples, seed, shrink_seconds)
     except (_Found, Flaky, BaseExceptionGroup):
         # A non-deterministic rule fails only sometimes and cannot be replayed: the failures
         # seen are still the answer. Of several kinds, the most specific law is reported.
