@@ -31,7 +31,6 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
-
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 

@@ -167,6 +167,8 @@ def bundled_session_items() -> tuple[ContextItem, ...]:
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".jsonl"):
             session = import_text(entry.read_text(encoding="utf-8")).unwrap().session
+            if session.head is None:
+                return ()
             facts = Facts(tokenizer=CHECK_RULER)
             built = generate_commit(None, session.graph, session.head, Pipeline(), facts)
             return tuple(built.unwrap().items)

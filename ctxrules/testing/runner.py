@@ -116,23 +116,23 @@ _SPECIFICITY = (8, *dict.fromkeys(law.invariant for law in RULE_LAWS))
 
 
 @contextmanager
-def _shrink_limit(seconds: float) -> Iterator[None]:
+def _shrink_limit(seconds: int) -> Iterator[None]:
     # Hypothesis has no setting for this; its default (300 s) is what made checks crawl.
     old = getattr(hypothesis_engine, "MAX_SHRINKING_SECONDS", None)
     if old is not None:
-        hypothesis_engine.MAX_SHRINKING_SECONDS = seconds  # type: ignore[misc]
+        hypothesis_engine.MAX_SHRINKING_SECONDS = max(seconds, 1)
     try:
         yield
     finally:
         if old is not None:
-            hypothesis_engine.MAX_SHRINKING_SECONDS = old  # type: ignore[misc]
+            hypothesis_engine.MAX_SHRINKING_SECONDS = old
 
 
 def _search(
     body: Callable[[st.DataObject], None],
     examples: int,
     seed: int | None,
-    shrink_seconds: float = SHRINK_SECONDS,
+    shrink_seconds: int = SHRINK_SECONDS,
 ) -> None:
     config = settings(
         max_examples=examples,
@@ -159,7 +159,7 @@ def check_rule(
     seed: int | None = None,
     samples: list[tuple[ContextCommit, Facts, ContextCommit]] | None = None,
     sample_size: int = 12,
-    shrink_seconds: float = SHRINK_SECONDS,
+    shrink_seconds: int = SHRINK_SECONDS,
 ) -> Counterexample | None:
     """The shrunk counterexample on generated commits of every size, or None if none was found.
 
