@@ -175,6 +175,12 @@ def bundled_session_items() -> tuple[ContextItem, ...]:
     return ()
 
 
+def forget_histories() -> None:
+    """Drop the cached histories (a rule wrote into their frozen items): rebuild them on use."""
+    synthetic_history.cache_clear()
+    bundled_session_items.cache_clear()
+
+
 @st.composite
 def real_session_commits(draw: st.DrawFn) -> ContextCommit:
     """A prefix of the bundled real session, as its first commit at that point holds it."""

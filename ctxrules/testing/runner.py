@@ -22,7 +22,7 @@ from ctxrules.generation import CommitMap, ensure_latest_commit
 from ctxrules.render import render_commit
 from ctxrules.rules import Facts, NamedRule, Pipeline, Rule
 from ctxrules.testing.dag import sessions
-from ctxrules.testing.histories import histories
+from ctxrules.testing.histories import forget_histories, histories
 from ctxrules.testing.purity import module_state, run_trapped, state_changes
 from ctxrules.testing.ruler import CHECK_RULER
 from ctxrules.testing.rules import facts_for
@@ -101,6 +101,8 @@ def rule_violations(
     found = _impure(calls, written, differing)
     if [_item_fields(item) for item in before.items] != snapshot:
         found.append(Violation(8, (), "the input commit unmodified", "a modified input"))
+        # Generated histories share their items; the rule has spoiled them for later checks.
+        forget_histories()
     return after, found + rule_laws_broken(before, after, facts)
 
 
