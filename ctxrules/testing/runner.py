@@ -14,7 +14,7 @@ from hypothesis.errors import Flaky
 from hypothesis.internal.conjecture import engine as hypothesis_engine
 from pyrsistent import pmap
 
-from ctxrules.check import Violation, one_ruler, protocol_valid, rule_step
+from ctxrules.check import Violation, one_ruler, prefix_stable, protocol_valid, rule_step
 from ctxrules.check.laws import RULE_LAWS, rule_laws_broken
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.dag import Session
@@ -29,7 +29,7 @@ from ctxrules.testing.rules import facts_for
 from ctxrules.tokens import HeuristicCounter
 
 #: The invariants a rule can break, which `rule_violations` checks.
-RULE_INVARIANTS = tuple(sorted({law.invariant for law in RULE_LAWS} | {8}))
+RULE_INVARIANTS = tuple(sorted({law.invariant for law in RULE_LAWS} | {8, 15}))
 PIPELINE = "<pipeline>"
 #: Seconds Hypothesis may spend shrinking one counterexample (its own limit is five minutes).
 SHRINK_SECONDS = 6
@@ -215,7 +215,7 @@ def _leaves(error: BaseException) -> Iterator[BaseException]:
 def check_sessions(
     pipeline: Pipeline, *, examples: int, seed: int | None = None
 ) -> Counterexample | None:
-    """Invariants 3, 10, 11 parent -> child as a generated session grows under ``pipeline``."""
+    """Invariants 3, 10, 11 and 15 parent -> child as a generated session grows under ``pipeline``."""
     found: list[Counterexample] = []
     ruler = HeuristicCounter()
 
@@ -234,6 +234,7 @@ def check_sessions(
             if previous is not None:
                 prefix = attrs.evolve(commit, items=commit.items[: len(previous.items)], digest=-1)
                 violations += rule_step(previous, prefix)
+                violations += prefix_stable(previous, commit, batched=pipeline.batching is not None)
             if violations:
                 found.append(
                     Counterexample(PIPELINE, tuple(violations), previous or commit, commit, facts)
