@@ -24,19 +24,16 @@ def check_spec(
     """Load ``spec`` and check every rule and the pipeline; fail the test with the counterexample."""
     # Imported here: the plugin loads in every pytest run, even where hypothesis is absent.
     from ctxrules.cli.report import format_counterexample  # noqa: PLC0415
-    from ctxrules.testing.runner import check_rule, check_sessions, subjects  # noqa: PLC0415
+    from ctxrules.testing.spec_check import check_pipeline  # noqa: PLC0415
 
     loaded = load_spec(Path(spec), allow_imports=allow_imports)
     if isinstance(loaded, Failure):
         pytest.fail(f"spec {spec} does not load:\n{loaded.failure()}", pytrace=False)
-    pipeline = loaded.unwrap()
-    for named in subjects(pipeline):
-        found = check_rule(named.name, named.rule, examples=examples, seed=seed)
-        if found is not None:
-            pytest.fail(format_counterexample(found), pytrace=False)
-    found = check_sessions(pipeline, examples=max(examples // 4, 10), seed=seed)
-    if found is not None:
-        pytest.fail(format_counterexample(found), pytrace=False)
+    report = check_pipeline(
+        spec, loaded.unwrap(), examples=examples, seed=seed, allow_imports=allow_imports
+    )
+    if report.counterexample is not None:
+        pytest.fail(format_counterexample(report.counterexample), pytrace=False)
 
 
 @pytest.fixture

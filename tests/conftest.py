@@ -4,7 +4,8 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, find, settings
+from hypothesis import strategies as st
 
 # `dev` keeps the edit-test loop fast; `ci` runs more examples with a fixed seed
 # (derandomize) so any failure in CI reproduces byte for byte on a laptop.
@@ -17,9 +18,30 @@ settings.register_profile(
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
+# Mutation runs (docs/mutation.md) run each covering test once per mutant, under tracing:
+# few examples, a fixed seed, and no timing checks (tracing slows every draw alike).
+settings.register_profile(
+    "mutation",
+    max_examples=20,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
+
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def unicode_table() -> None:
+    """Build Hypothesis's table of Unicode characters once, before the first test draws text.
+
+    On a fresh checkout it takes seconds, and was charged to whichever test drew text first:
+    that test's too_slow health check failed, a different test on each machine.
+    """
+    find(st.characters(), lambda _: True)
 
 
 @pytest.fixture

@@ -42,7 +42,7 @@ def _branch_nodes(graph: Graph, head: str | None) -> Iterator[Call]:
                     yield graph.nodes[callee]
 
 
-def _covered(item: ContextItem, summaries: dict[str, ContextItem]) -> bool:
+def covered(item: ContextItem, summaries: dict[str, ContextItem]) -> bool:
     """Whether ``merged_into`` leads, summary by summary, to the active one."""
     seen: set[str] = set()
     target = item.merged_into
@@ -70,7 +70,7 @@ def nothing_lost(commit: ContextCommit, graph: Graph) -> list[Violation]:
                 found.append(Violation(13, (call.id,), "the pointer's source expanded", "none"))
         elif item is None:
             found.append(Violation(13, (call.id,), "an item for the branch node", "none"))
-        elif not item.visible and not _covered(item, summaries):
+        elif not item.visible and not covered(item, summaries):
             found.append(
                 Violation(
                     13,

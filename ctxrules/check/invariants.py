@@ -21,6 +21,16 @@ def items_kept(before: ContextCommit, after: ContextCommit) -> list[Violation]:
     new = [(i.source_node_id, i.attached_from) for i in after.items]
     if old == new:
         return []
+    if sorted(old, key=str) == sorted(new, key=str):
+        at = next(i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b)
+        return [
+            Violation(
+                13,
+                (old[at][0], new[at][0]),
+                f"the input order ({old[at][0]} at position {at})",
+                f"{new[at][0]} moved there (items reordered)",
+            )
+        ]
     missing = sorted({n for n, _ in old} - {n for n, _ in new})
     extra = sorted({n for n, _ in new} - {n for n, _ in old})
     found = (

@@ -42,13 +42,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_SPEC
     # Imported here: Hypothesis loads only for the command that searches with it.
     from ctxrules.cli.report import format_counterexample  # noqa: PLC0415
-    from ctxrules.testing.runner import (  # noqa: PLC0415
-        PIPELINE,
-        RULE_INVARIANTS,
-        check_rule,
-        check_sessions,
-        subjects,
-    )
+    from ctxrules.testing.histories import LARGEST  # noqa: PLC0415
+    from ctxrules.testing.runner import RULE_INVARIANTS  # noqa: PLC0415
+    from ctxrules.testing.spec_check import check_pipeline  # noqa: PLC0415
 
     if args.allow_imports:
         import_from_current_folder()
@@ -56,27 +52,28 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if isinstance(loaded, Failure):
         sys.stderr.write(f"{loaded.failure()}\n")
         return EXIT_SPEC
-    pipeline = loaded.unwrap()
+    if args.examples < 1:
+        sys.stderr.write(f"ctxrules check: --examples={args.examples}: give at least 1\n")
+        return EXIT_SPEC
     started = time.perf_counter()
-    tasks = [*subjects(pipeline)]
-    total = len(tasks) + 1
-    for done, named in enumerate(tasks, start=1):
-        found = check_rule(named.name, named.rule, examples=args.examples, seed=args.seed)
-        _progress(out, done, total, named.name)
-        if found is not None:
-            out.write(format_counterexample(found) + "\n")
-            return EXIT_VIOLATION
-    found = check_sessions(pipeline, examples=max(args.examples // 4, 10), seed=args.seed)
-    _progress(out, total, total, f"{PIPELINE} over generated sessions")
-    if found is not None:
-        out.write(format_counterexample(found) + "\n")
+    report = check_pipeline(
+        str(source.unwrap()),
+        loaded.unwrap(),
+        examples=args.examples,
+        seed=args.seed,
+        allow_imports=args.allow_imports,
+        progress=lambda done, total, label: _progress(out, done, total, label),
+    )
+    if report.counterexample is not None:
+        out.write(format_counterexample(report.counterexample) + "\n")
         return EXIT_VIOLATION
     seconds = time.perf_counter() - started
     names = ", ".join(f"{n} {INVARIANT_NAMES[n]}" for n in RULE_INVARIANTS)
     out.write(
         f"ok: {spec_name}\n"
-        f"  rules checked: {len(pipeline.rules)} and the whole pipeline\n"
-        f"  examples: {args.examples} commits per rule, {max(args.examples // 4, 10)} sessions\n"
+        f"  rules checked: {report.rules} and the whole pipeline\n"
+        f"  examples: {report.examples} commits per rule (up to {LARGEST} items),"
+        f" {report.sessions} sessions, {report.hash_seed_cases} runs under another hash seed\n"
         f"  invariants: {names}\n"
         f"  seed: {args.seed if args.seed is not None else 'derandomized'}\n"
         f"  time: {seconds:.1f} s\n"

@@ -31,7 +31,10 @@ _WORDS = st.sampled_from(
 def texts(max_words: int = 30, *, cjk: bool = True) -> st.SearchStrategy[str]:
     """Short texts built from code-ish English words and, unless ``cjk=False``, Chinese ones."""
     words = _WORDS if cjk else _WORDS.filter(lambda w: w.isascii())
-    return st.lists(words | st.text(max_size=12), max_size=max_words).map(" ".join)
+    # Mostly known words, one draw in four arbitrary Unicode: cheap to generate and shrink.
+    return st.lists(st.one_of(words, words, words, st.text(max_size=12)), max_size=max_words).map(
+        " ".join
+    )
 
 
 @st.composite
@@ -49,7 +52,7 @@ def context_items(
     """
     role = draw(st.sampled_from(["user", "assistant", "tool", "system"]))
     state = draw(st.sampled_from(states))
-    rendered = draw(texts())
+    rendered = draw(texts(16))
     if huge and draw(st.booleans()):
         rendered = rendered + "x" * draw(st.integers(4_000, 20_000))
     node = draw(st.text("abcdef0123456789", min_size=4, max_size=8))

@@ -12,12 +12,20 @@ from ctxrules.tokens import HeuristicCounter, Tokenizer
 
 @st.composite
 def facts_for(draw: st.DrawFn, commit: ContextCommit, tokenizer: Tokenizer | None = None) -> Facts:
-    """Facts a rule might see with ``commit``: a clock, a head turn and some cited items."""
-    ids = sorted({item.source_node_id for item in commit.items})
-    cited = draw(st.sets(st.sampled_from(ids))) if ids else set()
+    """Facts a rule might see with ``commit``: a clock, a head turn and a few cited items.
+
+    The head turn reaches a few turns past the commit's last item, so every item of a long
+    history can be old enough for a rule's turn gates.
+    """
+    last = max((item.turn for item in commit.items), default=0)
+    cited = (
+        draw(st.sets(st.sampled_from([item.source_node_id for item in commit.items]), max_size=4))
+        if commit.items
+        else set()
+    )
     return Facts(
         now=draw(st.floats(0, 2e6)),
-        head_turn=draw(st.integers(0, 80)),
+        head_turn=draw(st.integers(0, max(80, last + 6))),
         cited=pset(cited),
         tokenizer=tokenizer or HeuristicCounter(),
     )

@@ -1,9 +1,15 @@
-"""Deliberately broken rules, one per way a rule can break the contract (for `ctxrules check`)."""
+"""Deliberately broken rules, one per way a rule can break the contract (for `ctxrules check`).
+
+Each class of defect that real rules have is here: size-dependent, ordering and pairing,
+structure after folding and attach, hidden non-determinism (rare, hash-seed, wall-clock),
+identity (a stale content id), plus the plain breaks of each invariant.
+"""
 
 from __future__ import annotations
 
 import random
 import time
+from datetime import datetime
 
 import attrs
 
@@ -224,6 +230,185 @@ def mutate_input() -> Rule:
     return rule
 
 
+def drop_when_long() -> Rule:
+    """Drops an item, but only from histories longer than 150 items (invariant 13, size-dependent)."""
+
+    def rule(commit: ContextCommit, _facts: Facts) -> ContextCommit:
+        if len(commit.items) <= 150:
+            return commit
+        return commit.with_items([*commit.items[:100], *commit.items[101:]])
+
+    return rule
+
+
+def loosen_when_long() -> Rule:
+    """Restores an aged item to full only in histories of over 400 items (invariant 3)."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        if len(commit.items) <= 400:
+            return commit
+        index = _first(commit, lambda i: i.state is State.AGED and not i.locked)
+        if index is None:
+            return commit
+        item = commit.items[index]
+        return commit.replace_items(
+            {index: counted(attrs.evolve(item, state=State.FULL), facts.tokenizer)}
+        )
+
+    return rule
+
+
+def swap_within_turn() -> Rule:
+    """Swaps two neighbouring items of one turn, e.g. two tool results (invariant 13, order)."""
+
+    def rule(commit: ContextCommit, _facts: Facts) -> ContextCommit:
+        items = list(commit.items)
+        for k in range(len(items) - 1):
+            first, second = items[k], items[k + 1]
+            if first.turn == second.turn and first.is_tool and second.is_tool:
+                items[k], items[k + 1] = second, first
+                return commit.with_items(items)
+        return commit
+
+    return rule
+
+
+def renumber_calls() -> Rule:
+    """Gives tool items fresh, consistent call ids: the request stays valid, pairing does not (11)."""
+
+    def rule(commit: ContextCommit, _facts: Facts) -> ContextCommit:
+        changes = {
+            index: attrs.evolve(item, tool_call_id=f"call_{index}")
+            for index, item in enumerate(commit.items)
+            if item.tool_call_id and not item.locked and item.tool_call_id != f"call_{index}"
+        }
+        return commit.replace_items(changes)
+
+    return rule
+
+
+def fold_without_summary() -> Rule:
+    """Folds two full items into a summary it never writes (invariant 13, coverage)."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        targets = [
+            k
+            for k, item in enumerate(commit.items)
+            if item.state is State.FULL and not item.locked and not item.attached_from
+        ][:2]
+        if len(targets) < 2:
+            return commit
+        return commit.replace_items(
+            {
+                k: counted(
+                    attrs.evolve(commit.items[k], state=State.SUMMARIZED, merged_into="sm_lost"),
+                    facts.tokenizer,
+                )
+                for k in targets
+            }
+        )
+
+    return rule
+
+
+def reexpand_block() -> Rule:
+    """Inserts a second copy of an attached block right after the first (invariant 6)."""
+
+    def rule(commit: ContextCommit, _facts: Facts) -> ContextCommit:
+        block = [k for k, item in enumerate(commit.items) if item.attached_from]
+        if len(block) < 2:
+            return commit
+        items = list(commit.items)
+        end = block[-1] + 1
+        return commit.with_items([*items[:end], *items[block[0] : end], *items[end:]])
+
+    return rule
+
+
+_CALLS = [0]
+
+
+def one_in_fifty() -> Rule:
+    """Every fiftieth call clears the first full item: a counter kept in a module global (8)."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        _CALLS[0] += 1
+        index = _first(commit, lambda i: i.state is State.FULL and not i.locked)
+        if _CALLS[0] % 50 or index is None:
+            return commit
+        cleared = attrs.evolve(commit.items[index], state=State.CLEARED, rendered="")
+        return commit.replace_items({index: counted(cleared, facts.tokenizer)})
+
+    return rule
+
+
+def rare_random() -> Rule:
+    """Clears an item one time in fifty, by a private random generator (invariant 8)."""
+    generator = random.Random()  # noqa: S311 - the point of this broken rule
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        index = _first(commit, lambda i: i.state is State.FULL and not i.locked)
+        if index is None or generator.random() >= 0.02:
+            return commit
+        cleared = attrs.evolve(commit.items[index], state=State.CLEARED, rendered="")
+        return commit.replace_items({index: counted(cleared, facts.tokenizer)})
+
+    return rule
+
+
+def set_order() -> Rule:
+    """Clears whichever tool result a set of ids yields first: differs across hash seeds (8)."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        ids = {
+            i.source_node_id
+            for i in commit.items
+            if i.is_tool and i.state is State.FULL and not i.locked
+        }
+        if len(ids) < 2:
+            return commit
+        index = commit.index_of(next(iter(ids)))
+        assert index is not None
+        cleared = attrs.evolve(commit.items[index], state=State.CLEARED, rendered="")
+        return commit.replace_items({index: counted(cleared, facts.tokenizer)})
+
+    return rule
+
+
+def office_hours() -> Rule:
+    """Clears old tool results only during working hours of the wall clock (invariant 8)."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        if not 9 <= datetime.now().hour < 17:  # noqa: DTZ005 - the point of this broken rule
+            return commit
+        index = _first(commit, lambda i: i.is_tool and i.state is State.FULL and not i.locked)
+        if index is None:
+            return commit
+        cleared = attrs.evolve(commit.items[index], state=State.CLEARED, rendered="")
+        return commit.replace_items({index: counted(cleared, facts.tokenizer)})
+
+    return rule
+
+
+def stale_id() -> Rule:
+    """Ages an item through attrs.evolve on the commit, keeping a stale content id (invariant 2)."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        index = _first(commit, lambda i: i.is_tool and i.state is State.FULL and not i.locked)
+        if index is None:
+            return commit
+        aged = counted(
+            attrs.evolve(commit.items[index], state=State.AGED, rendered="[stub]"), facts.tokenizer
+        )
+        if aged.tokens > commit.items[index].tokens:
+            return commit
+        items = commit.items.set(index, aged)
+        total = commit.total_tokens - commit.items[index].tokens + aged.tokens
+        return attrs.evolve(commit, items=items, total_tokens=total)
+
+    return rule
+
+
 #: Each broken rule with the invariant `ctxrules check` must report for it.
 BROKEN = {
     "loosen": 3,
@@ -239,4 +424,17 @@ BROKEN = {
     "expand_twice": 6,
     "change_full_text": 3,
     "mutate_input": 8,
+    "drop_when_long": 13,
+    "loosen_when_long": 3,
+    "swap_within_turn": 13,
+    "renumber_calls": 11,
+    "fold_without_summary": 13,
+    "reexpand_block": 6,
+    "one_in_fifty": 8,
+    "rare_random": 8,
+    "office_hours": 8,
+    "stale_id": 2,
 }
+
+#: Broken rules only a second process shows (another PYTHONHASHSEED): checked per spec.
+BROKEN_ACROSS_PROCESSES = {"set_order": 8}

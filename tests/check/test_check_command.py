@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 
 from ctxrules.cli.main import main
+from ctxrules.testing.runner import check_rule
 
 HERE = Path(__file__).resolve().parent
 SPECS = sorted((HERE.parents[1] / "specs").glob("*.toml"))
 sys.path.insert(0, str(HERE))
-from broken_rules import BROKEN  # noqa: E402 - the module lives beside this test
+import broken_rules  # noqa: E402 - the module lives beside this test
+from broken_rules import BROKEN, BROKEN_ACROSS_PROCESSES  # noqa: E402
 
 sys.path.remove(str(HERE))
 
@@ -36,21 +38,64 @@ def run_check(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 
 @pytest.mark.parametrize(("factory", "invariant"), BROKEN.items())
-def test_each_broken_rule_is_reported_with_its_invariant(
-    factory: str, invariant: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_each_broken_rule_is_caught_with_its_invariant(factory: str, invariant: int) -> None:
+    """Invariants 2-13: the search finds every broken rule of the table and leads with its law.
+
+    The default search (200 examples), with shrinking cut short: finding is what is tested here.
+    """
+    rule = getattr(broken_rules, factory)()
+    found = check_rule(factory, rule, examples=200, seed=3, shrink_seconds=1)
+    assert found is not None, f"{factory} was not caught"
+    assert found.violations[0].invariant == invariant, [v.message for v in found.violations]
+
+
+def test_a_size_dependent_defect_is_shown_on_a_long_history() -> None:
+    """Invariant 13: a rule that breaks only past 150 items is caught on a generated long history."""
+    found = check_rule("drop_when_long", broken_rules.drop_when_long(), examples=200, seed=3)
+    assert found is not None
+    assert len(found.before.items) > 150
+    assert found.violations[0].ids == (found.before.items[100].source_node_id,)
+
+
+def test_the_report_names_rule_invariant_commit_and_diff(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Exit 1, the rule's name, the invariant's number and name, and the commit before and after."""
+    """Exit 1, the rule's name, the invariant's number and name, the commit and the diff."""
     spec = tmp_path / "broken.toml"
-    spec.write_text(
-        f'[[rules]]\nuse = "broken_rules:{factory}"\nname = "{factory}"\n', encoding="utf-8"
-    )
+    spec.write_text('[[rules]]\nuse = "broken_rules:renumber_calls"\nname = "renumber"\n')
     status, out, _ = run_check(
-        str(spec), "--allow-imports", "--examples", "200", "--seed", "3", capsys=capsys
+        str(spec), "--allow-imports", "--examples", "100", "--seed", "3", capsys=capsys
     )
     assert status == 1, out
-    assert f"rule {factory!r} breaks the contract" in out
-    assert f"invariant {invariant} (" in out
+    assert "rule 'renumber' breaks the contract" in out
+    assert "invariant 11 (protocol validity)" in out
     assert "before:" in out
+    assert "diff (before -> after):" in out
+
+
+def test_an_impure_rule_is_told_which_call_it_made() -> None:
+    """Invariant 8: the report names the clock call the rule made."""
+    found = check_rule("office_hours", broken_rules.office_hours(), examples=50, shrink_seconds=1)
+    assert found is not None
+    assert found.violations[0].found == "a call to datetime.now()"
+    found = check_rule("one_in_fifty", broken_rules.one_in_fifty(), examples=50, shrink_seconds=1)
+    assert found is not None
+    assert found.violations[0].found == "a write to global '_CALLS'"
+
+
+@pytest.mark.parametrize(("factory", "invariant"), BROKEN_ACROSS_PROCESSES.items())
+def test_a_hash_seed_dependent_rule_is_caught_in_another_process(
+    factory: str, invariant: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Invariant 8: set order leaks into the output; a child with another PYTHONHASHSEED shows it."""
+    spec = tmp_path / "broken.toml"
+    spec.write_text(f'[[rules]]\nuse = "broken_rules:{factory}"\nname = "{factory}"\n')
+    status, out, _ = run_check(
+        str(spec), "--allow-imports", "--examples", "40", "--seed", "3", capsys=capsys
+    )
+    assert status == 1, out
+    assert f"invariant {invariant} (pure rendering and rules)" in out, out[-1500:]
+    assert "PYTHONHASHSEED=" in out
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda p: p.name)
@@ -61,7 +106,7 @@ def test_no_builtin_or_shipped_spec_is_reported(
     status, out, _ = run_check(str(spec), "--examples", "30", "--seed", "1", capsys=capsys)
     assert status == 0, out
     assert f"ok: {spec}" in out
-    assert "invariants: 3 monotone tightening" in out
+    assert "3 monotone tightening, 4 locked items untouched" in out
 
 
 def test_a_bad_spec_exits_2_with_the_collected_errors(

@@ -1,0 +1,82 @@
+"""Check a whole spec: each rule, the pipeline, sessions, and another hash seed (``ctxrules check``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+
+from ctxrules.commit import ContextCommit
+from ctxrules.rules import Facts, Pipeline
+from ctxrules.testing.hashseed import Case, differences
+from ctxrules.testing.runner import PIPELINE, Counterexample, check_rule, check_sessions, subjects
+
+#: Called after each step with (steps done, steps in all, what was checked).
+Progress = Callable[[int, int, str], None]
+
+
+@attrs.frozen
+class SpecReport:
+    """The first counterexample found (None if the spec kept every law) and the work done."""
+
+    counterexample: Counterexample | None
+    rules: int
+    examples: int
+    sessions: int
+    hash_seed_cases: int
+
+
+def session_examples(examples: int) -> int:
+    """How many generated sessions go with ``examples`` commits per rule."""
+    return max(examples // 8, 10)
+
+
+def check_pipeline(
+    spec: str | Path,
+    pipeline: Pipeline,
+    *,
+    examples: int,
+    seed: int | None = None,
+    allow_imports: bool = False,
+    progress: Progress | None = None,
+) -> SpecReport:
+    """Search for a counterexample of every law for each rule, the pipeline and its sessions.
+
+    Clean runs of each rule are then repeated in a child process with another hash seed.
+    """
+    tasks = [*subjects(pipeline)]
+    total = len(tasks) + 2
+    cases: list[Case] = []
+
+    def report(found: Counterexample | None) -> SpecReport:
+        sessions = session_examples(examples)
+        return SpecReport(found, len(pipeline.rules), examples, sessions, len(cases))
+
+    for index, named in enumerate(tasks):
+        runs: list[tuple[ContextCommit, Facts, ContextCommit]] = []
+        found = check_rule(named.name, named.rule, examples=examples, seed=seed, samples=runs)
+        if progress is not None:
+            progress(index + 1, total, named.name)
+        if found is not None:
+            return report(found)
+        cases += [(index, before, facts, after) for before, facts, after in runs]
+    found = check_sessions(pipeline, examples=session_examples(examples), seed=seed)
+    if progress is not None:
+        progress(total - 1, total, f"{PIPELINE} over generated sessions")
+    if found is not None:
+        return report(found)
+    difference = differences(str(spec), cases, allow_imports=allow_imports)
+    if progress is not None:
+        progress(total, total, "each rule under another PYTHONHASHSEED")
+    if isinstance(difference, str):
+        facts = Facts()
+        empty = ContextCommit("")
+        return report(Counterexample(PIPELINE, (), empty, None, facts, difference))
+    if difference is not None:
+        name = tasks[difference.subject].name
+        found = Counterexample(
+            name, (difference.violation,), difference.before, difference.after, difference.facts
+        )
+        return report(attrs.evolve(found, other=difference.other))
+    return report(None)

@@ -1,0 +1,166 @@
+"""Each predicate of `ctxrules.check` on hand-made commits: what it reports, exactly, and when not."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from ctxrules.check import attached_once, items_kept, one_summary, rule_step
+from ctxrules.check.identity import (
+    content_id_matches,
+    identity_kept,
+    pairing_kept,
+    summaries_cover,
+)
+from ctxrules.check.laws import RULE_LAWS, Law, rule_laws_broken
+from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.render import counted
+from ctxrules.rules import Facts
+from ctxrules.tokens import HeuristicCounter
+
+RULER = HeuristicCounter()
+FACTS = Facts(tokenizer=RULER)
+
+
+def _commit(*items: ContextItem) -> ContextCommit:
+    return ContextCommit("s").with_items([counted(i, RULER) for i in items])
+
+
+def _tool(node: str, call: str, turn: int = 0, **fields: object) -> ContextItem:
+    return ContextItem(node, "tool", rendered="out " + node, tool_name="grep", tool_call_id=call,
+                       turn=turn, **fields)  # type: ignore[arg-type]  # fmt: skip
+
+
+BASE = _commit(
+    ContextItem("u0", "user", rendered="hi"),
+    ContextItem("a0", "assistant", rendered="let me look"),
+    _tool("t1", "call_1"),
+    _tool("t2", "call_2"),
+)
+
+
+def test_a_clean_step_breaks_no_law() -> None:
+    """Invariants 2-13: a commit compared with itself breaks nothing, under every law."""
+    assert rule_laws_broken(BASE, BASE, FACTS) == []
+    assert all(law.broken(BASE, BASE, FACTS) == [] for law in RULE_LAWS)
+
+
+def test_a_reorder_names_the_moved_item() -> None:
+    """Invariant 13: two swapped items are reported as a reorder, naming both ids."""
+    swapped = BASE.with_items([BASE.items[0], BASE.items[1], BASE.items[3], BASE.items[2]])
+    (found,) = items_kept(BASE, swapped)
+    assert found.invariant == 13
+    assert found.ids == ("t1", "t2")
+    assert found.expected == "the input order (t1 at position 2)"
+    assert found.found == "t2 moved there (items reordered)"
+    # The positions no longer line up, so the item-by-item laws stay silent.
+    assert pairing_kept(BASE, swapped) == []
+    assert identity_kept(BASE, swapped) == []
+
+
+def test_a_dropped_item_is_missing() -> None:
+    """Invariant 13: a dropped item is named as missing."""
+    (found,) = items_kept(BASE, BASE.with_items(BASE.items[:-1]))
+    assert found.ids == ("t2",)
+    assert found.found == "3 items, missing ['t2']"
+
+
+def test_a_changed_call_id_breaks_pairing() -> None:
+    """Invariant 11: a new tool call id (even a unique one) is reported with old and new."""
+    after = BASE.replace_items({3: counted(attrs.evolve(BASE.items[3], tool_call_id="x"), RULER)})
+    (found,) = pairing_kept(BASE, after)
+    assert (found.invariant, found.ids) == (11, ("t2",))
+    assert found.expected == "tool call id 'call_2' of tool 'grep' kept"
+    assert found.found == "'x' of tool 'grep'"
+    renamed = BASE.replace_items({2: attrs.evolve(BASE.items[2], tool_name="cat")})
+    assert [v.ids for v in pairing_kept(BASE, renamed)] == [("t1",)]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("role", "user"), ("turn", 3), ("created_at", 9.0), ("is_anchor", True)]
+)
+def test_identity_fields_stay(field: str, value: object) -> None:
+    """Invariant 13: role, turn, creation time and anchor flag are the node's, not the rule's."""
+    after = BASE.replace_items({2: attrs.evolve(BASE.items[2], **{field: value})})
+    (found,) = identity_kept(BASE, after)
+    assert (found.invariant, found.ids) == (13, ("t1",))
+    assert found.found == f"[{field!r}] changed"
+
+
+def test_unlocking_breaks_invariant_4() -> None:
+    """Invariant 4: a locked item that comes out unlocked is reported."""
+    locked = BASE.replace_items({0: attrs.evolve(BASE.items[0], locked=True)})
+    (found,) = identity_kept(locked, BASE)
+    assert (found.invariant, found.ids, found.found) == (4, ("u0",), "unlocked")
+    assert identity_kept(BASE, locked) == []
+
+
+def test_folded_items_must_reach_the_active_summary() -> None:
+    """Invariant 13: a summarized item whose summary is missing or replaced is uncovered."""
+    summary = ContextItem("sm_1", "assistant", state=State.SUMMARY, rendered="[Summary]")
+    folded = attrs.evolve(BASE.items[0], state=State.SUMMARIZED, merged_into="sm_1")
+    assert summaries_cover(_commit(folded, summary)) == []
+    (lost,) = summaries_cover(_commit(folded))
+    assert (lost.invariant, lost.ids, lost.found) == (13, ("u0",), "merged_into='sm_1'")
+    replaced = attrs.evolve(summary, state=State.SUMMARIZED, merged_into="sm_2")
+    newer = ContextItem("sm_2", "assistant", state=State.SUMMARY, rendered="[Summary] 2")
+    assert summaries_cover(_commit(folded, replaced, newer)) == []
+    assert len(summaries_cover(_commit(folded, replaced))) == 1
+    looping = attrs.evolve(summary, state=State.SUMMARIZED, merged_into="sm_1")
+    assert len(summaries_cover(_commit(folded, looping))) == 1
+
+
+def test_a_stale_content_id_is_reported() -> None:
+    """Invariant 2: a commit changed behind its methods keeps an id its content does not give."""
+    assert content_id_matches(BASE) == []
+    stale = attrs.evolve(BASE, items=BASE.items.set(0, ContextItem("u0", "user", rendered="x")))
+    (found,) = content_id_matches(stale)
+    assert (found.invariant, found.ids) == (2, (stale.id,))
+    assert found.expected.startswith(
+        f"the id recomputed from the content ({attrs.evolve(stale, digest=-1).id[:14]}"
+    )
+
+
+def test_a_state_law_reports_only_what_the_rule_added() -> None:
+    """Invariant 12: a second summary already in the input is not the rule's fault."""
+    two = _commit(
+        ContextItem("sm_1", "assistant", state=State.SUMMARY, rendered="a"),
+        ContextItem("sm_2", "assistant", state=State.SUMMARY, rendered="b"),
+    )
+    law = next(law for law in RULE_LAWS if law.invariant == 12)
+    assert law.broken(two, two, FACTS) == []
+    assert [v.invariant for v in law.broken(BASE, two, FACTS)] == [12]
+    assert one_summary(two)[0].ids == ("sm_1", "sm_2")
+
+
+def test_a_law_plugs_in_by_one_entry() -> None:
+    """A new law is one more `Law` in the tuple passed to `rule_laws_broken`."""
+    from ctxrules.check import Violation  # noqa: PLC0415 - only this test needs it
+
+    never_empty = Law(
+        13,
+        "never empty",
+        state=lambda c, _f: [] if c.items else [Violation(13, (), "items", "none")],
+    )
+    empty = ContextCommit("s")
+    assert rule_laws_broken(BASE, empty, FACTS, (never_empty,))[0].expected == "items"
+    assert rule_laws_broken(empty, empty, FACTS, (never_empty,)) == []
+    assert Law(1, "no check").broken(BASE, empty, FACTS) == []
+
+
+def test_a_copied_block_breaks_invariant_6() -> None:
+    """Invariant 6: the same node attached twice from one source, or an unrecorded source."""
+    inner = ContextItem("x1", "user", rendered="a", attached_from="c_src")
+    once = attrs.evolve(_commit(inner), attached=BASE.attached.add("c_src"))
+    assert attached_once(once) == []
+    twice = once.append_items([counted(inner, RULER)])
+    assert [v.ids for v in attached_once(twice)] == [("x1",)]
+    assert [v.ids for v in attached_once(_commit(inner))] == [("c_src",)]
+
+
+def test_rule_step_is_the_three_item_laws() -> None:
+    """Invariants 13, 3 and 4 together: a loosened locked item shows 3 and 4."""
+    aged = attrs.evolve(BASE.items[2], state=State.AGED, locked=True)
+    before = BASE.replace_items({2: aged})
+    after = BASE.replace_items({2: attrs.evolve(aged, state=State.FULL)})
+    assert sorted(v.invariant for v in rule_step(before, after)) == [3, 4]
