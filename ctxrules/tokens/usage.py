@@ -88,4 +88,8 @@ class UsageState:
         """A persisted state, marked ``cached`` until the provider measures again."""
         known = {field.name for field in attrs.fields(cls)}
         state = cls(**{k: v for k, v in data.items() if k in known})  # type: ignore[arg-type]
-        return attrs.evolve(state, source="cached") if state.source == "provider" else state
+        return state.as_cached()
+
+    def as_cached(self) -> UsageState:
+        """This state restored from elsewhere: a provider measurement becomes ``cached``."""
+        return attrs.evolve(self, source="cached") if self.source == "provider" else self
