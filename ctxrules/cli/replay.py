@@ -14,6 +14,7 @@ from ctxrules.cli.replay_report import print_summary, totals, write_report
 from ctxrules.compaction import Summarizer
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.replay import replay
+from ctxrules.engine.turn import SessionState
 from ctxrules.importers import import_session
 from ctxrules.spec import load_spec
 from ctxrules.tokens import default_tokenizer
@@ -105,7 +106,8 @@ def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO) ->
         sys.stderr.write(f"{opened.failure()}\n")
         return 2
     store = opened.unwrap()
-    state = engine.states[session.session_id]
+    # A session with no LLM call was never prepared: it is stored with no commits.
+    state = engine.states.get(session.session_id, SessionState())
     try:
         head = store.get_head(session.session_id).value_or(None)
         saved = store.save_session(

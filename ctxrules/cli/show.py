@@ -21,7 +21,8 @@ def _open(path: str) -> Any:  # noqa: ANN401 - a SqliteStore, imported lazily
 
     if not Path(path).is_file():
         return f"{path}: no such store"
-    opened = SqliteStore.open(path)
+    # Looking must not write: an empty file stays empty, a read-only folder is fine.
+    opened = SqliteStore.open(path, read_only=True)
     return opened.unwrap() if not isinstance(opened, Failure) else str(opened.failure())
 
 

@@ -21,7 +21,8 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 def _from_store(path: str, session: str | None) -> list[tuple[str, Graph, list[Any]]] | str:
     from ctxrules.store import SqliteStore  # noqa: PLC0415 - the store is the only I/O layer
 
-    opened = SqliteStore.open(path)
+    # Looking must not write: an empty file stays empty, a read-only folder is fine.
+    opened = SqliteStore.open(path, read_only=True)
     if isinstance(opened, Failure):
         return str(opened.failure())
     store = opened.unwrap()

@@ -17,8 +17,11 @@ SCHEMA_VERSION = 1
 
 def _text(*fields: str) -> str:
     # The non-empty fields joined by one space: a JSON string as it is, other JSON as text.
+    # A NUL ends a C string: the tokenizer would index nothing after it, so it is a space.
     parts = " || ".join(
-        f"coalesce(' ' || nullif(json_extract(NEW.data, '$.{field}'), ''), '')" for field in fields
+        f"coalesce(' ' || nullif(replace(json_extract(NEW.data, '$.{field}'), char(0), ' '), ''),"
+        " '')"
+        for field in fields
     )
     return f"ltrim({parts})"
 
@@ -145,6 +148,22 @@ TABLES = (
 def _user_tables(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     return int(row[0])
+
+
+def check_schema(conn: sqlite3.Connection) -> str | None:
+    """Why an existing file is not a store this ctxrules can read, or None; writes nothing."""
+    application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if application_id == APPLICATION_ID:
+        if version > SCHEMA_VERSION:
+            return (
+                f"schema version {version} is newer than this ctxrules ({SCHEMA_VERSION}); "
+                "upgrade ctxrules"
+            )
+        return None
+    if application_id == 0 and _user_tables(conn) == 0:
+        return "the file is empty: not a ctxrules store"
+    return "the file is an SQLite database of another application, not a ctxrules store"
 
 
 def ensure_schema(conn: sqlite3.Connection) -> str | None:
