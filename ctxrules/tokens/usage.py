@@ -10,14 +10,30 @@ import attrs
 Source = Literal["estimate", "provider", "cached"]
 
 
+def _token_count(_: object, attribute: attrs.Attribute[int], value: object) -> None:
+    """A provider's count is a whole number of tokens, never negative."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"{attribute.name}={value!r}: expected a token count (an int >= 0)"
+        raise TypeError(msg)
+    if value < 0:
+        msg = f"{attribute.name}={value}: expected a token count (an int >= 0)"
+        raise ValueError(msg)
+
+
 @attrs.frozen
 class ProviderUsage:
-    """One response's usage as the provider reported it."""
+    """One response's usage as the provider reported it; every count an int >= 0.
 
-    prompt_tokens: int
-    completion_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
+    >>> ProviderUsage(-5000)
+    Traceback (most recent call last):
+    ...
+    ValueError: prompt_tokens=-5000: expected a token count (an int >= 0)
+    """
+
+    prompt_tokens: int = attrs.field(validator=_token_count)
+    completion_tokens: int = attrs.field(default=0, validator=_token_count)
+    cache_read_tokens: int = attrs.field(default=0, validator=_token_count)
+    cache_write_tokens: int = attrs.field(default=0, validator=_token_count)
 
     @property
     def prompt_total(self) -> int:

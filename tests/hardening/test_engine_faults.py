@@ -169,3 +169,18 @@ def test_trackers_are_components_by_keyword() -> None:
     engine.on_session_start("s")
     assert engine.states["s"].usage.turn_count == 7
     assert engine.states["s"].references == seeded
+
+
+@pytest.mark.parametrize("value", [None, "100", -5_000, 1.5, True])
+def test_provider_usage_refuses_what_is_not_a_count(value: object) -> None:
+    """Fault 11: ProviderUsage(None), ("100") and negative counts are refused when built."""
+    with pytest.raises((TypeError, ValueError), match="prompt_tokens="):
+        ProviderUsage(value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("source", ["c_" + "0" * 64, None, 42])
+def test_attach_of_a_bare_id_is_a_failure(source: object) -> None:
+    """Fault 12: attaching an id string (or any non-commit) returns a Failure, never raises."""
+    session = long_session(1)
+    assert isinstance(session.attach(source), Failure)  # type: ignore[arg-type]
+    assert isinstance(session.merge([source], "merge"), Failure)  # type: ignore[list-item]
