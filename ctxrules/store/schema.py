@@ -17,11 +17,11 @@ SCHEMA_VERSION = 1
 
 def _text(*fields: str) -> str:
     # The non-empty fields joined by one space: a JSON string as it is, other JSON as text.
-    # A NUL ends a C string: the tokenizer would index nothing after it, so it is a space.
+    # json_extract stops a string at a NUL, so the tokenizer would index nothing after it:
+    # the escape is read as a space (a "\\u0000" written as text becomes "\\u0020", also valid).
+    data = "replace(NEW.data, '\\u0000', '\\u0020')"
     parts = " || ".join(
-        f"coalesce(' ' || nullif(replace(json_extract(NEW.data, '$.{field}'), char(0), ' '), ''),"
-        " '')"
-        for field in fields
+        f"coalesce(' ' || nullif(json_extract({data}, '$.{field}'), ''), '')" for field in fields
     )
     return f"ltrim({parts})"
 
