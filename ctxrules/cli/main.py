@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Sequence
 
 from ctxrules import __version__
@@ -27,9 +28,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@functools.cache
+def _parser() -> argparse.ArgumentParser:
+    # Built once per process: the fuzz tests call main() thousands of times in process.
+    return build_parser()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return its exit status: 2 and one line for bad input."""
-    parser = build_parser()
+    parser = _parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as done:  # --help, --version, or a bad argument (already reported)

@@ -87,21 +87,17 @@ def _configure(conn: sqlite3.Connection, path: str, busy_ms: int, sync: Synchron
 
 
 def _read_only(name: str, busy_timeout: float) -> sqlite3.Connection:
-    """A connection that cannot write, even in a folder it cannot write to.
+    """A connection that writes nothing, not even beside the file, even in a read-only folder.
 
-    ``mode=ro`` first; a WAL store in a read-only folder cannot make its shared-memory
-    file, so it is then read as ``immutable`` (nothing else may write it meanwhile).
+    A WAL store with its ``-wal`` file present may hold commits not yet in the main file,
+    so it is read through it (``mode=ro``; the files exist already). Without one, every
+    commit is in the main file, which is read as ``immutable``: SQLite then creates no
+    shared-memory file, which a read-only folder would refuse.
     """
     uri = Path(name).absolute().as_uri()
-    conn = sqlite3.connect(f"{uri}?mode=ro", timeout=busy_timeout, isolation_level=None, uri=True)
-    try:
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.OperationalError:
-        conn.close()
-        conn = sqlite3.connect(
-            f"{uri}?mode=ro&immutable=1", timeout=busy_timeout, isolation_level=None, uri=True
-        )
-    return conn
+    live = Path(f"{name}-wal").exists()
+    query = "mode=ro" if live else "mode=ro&immutable=1"
+    return sqlite3.connect(f"{uri}?{query}", timeout=busy_timeout, isolation_level=None, uri=True)
 
 
 def connect(

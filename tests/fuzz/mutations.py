@@ -22,7 +22,11 @@ BUNDLED = Path(ctxrules.__file__).parent / "data" / "sessions"
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 
 #: Inputs per fuzz target: a few in the edit-test loop, >= 2,000 in CI (HYPOTHESIS_PROFILE=ci).
-EXAMPLES = 2_000 if os.environ.get("HYPOTHESIS_PROFILE") == "ci" else 25
+EXAMPLES = int(
+    os.environ.get(
+        "CTXRULES_FUZZ_EXAMPLES", 2_000 if os.environ.get("HYPOTHESIS_PROFILE") == "ci" else 25
+    )
+)
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -31,11 +35,11 @@ FUZZ = settings(
 
 
 def _seed_lines() -> list[list[str]]:
-    """Slices of 12 lines of the bundled sessions, and small synthetic logs of each format."""
+    """Slices of 6 lines of the bundled sessions, and small synthetic logs of each format."""
     seeds = []
     for path in sorted(BUNDLED.glob("*.jsonl")):
         lines = path.read_text(encoding="utf-8").splitlines()
-        seeds += [lines[start : start + 12] for start in range(0, min(len(lines), 120), 12)]
+        seeds += [lines[start : start + 6] for start in range(0, min(len(lines), 120), 6)]
     user = {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s"}
     seeds.append(
         [
@@ -132,12 +136,12 @@ def _dump(value: Any) -> str:
 
 @st.composite
 def _poisoned_line(draw: st.DrawFn, line: str) -> str:
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return line
     path = draw(st.lists(st.integers(0, 50), min_size=1, max_size=4))
-    return _dump(_flip(value, draw(st.sampled_from(POISON)), path))
+    poison = draw(st.sampled_from(POISON))
+    try:
+        return _dump(_flip(json.loads(line), poison, path))
+    except (ValueError, RecursionError):  # not JSON, or poisoned deep already: leave it
+        return line
 
 
 @st.composite

@@ -150,10 +150,13 @@ def test_a_store_in_a_read_only_folder_can_be_read(tmp_path: Path) -> None:
     session = import_text(SURROGATE_LOG).unwrap().session
     with SqliteStore.open(folder / "s.sqlite").unwrap() as store:
         store.save_session(session).unwrap()
+    before = sorted(p.name for p in folder.iterdir())
     folder.chmod(0o555)
     try:
         with SqliteStore.open(folder / "s.sqlite", read_only=True).unwrap() as store:
             assert store.load_graph("s").unwrap() == session.graph
+            # Nothing is created beside the store (root could write here; the listing shows it).
+            assert sorted(p.name for p in folder.iterdir()) == before
     finally:
         folder.chmod(0o755)
 
