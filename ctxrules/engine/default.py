@@ -220,12 +220,15 @@ class DefaultContextEngine(ContextEngine):
         if rescue.cap is not None:
             path.append(f"rescue:cap={rescue.cap}")
         serves = budget.input_budget if rescue.cap is None else min(budget.input_budget, rescue.cap)
-        if (self.auto_compact and action in (Action.COMPACT, Action.EMERGENCY)) or prompt_too_long:
+        # Over a refusal's cap, fold history rather than only snip it turn after turn.
+        over_cap = rescue.cap is not None and commit.total_tokens + fixed > rescue.cap
+        forced = bool(prompt_too_long) or over_cap
+        if (self.auto_compact and action in (Action.COMPACT, Action.EMERGENCY)) or forced:
             result = self._compact(session.session_id, commit, window, now, fixed, path, serves)
             notes.extend(compaction_notes(result))
             commit = result.commit
             budget = self.allocate(window, system_tokens, commit.total_tokens, tools_tokens)
-            if not prompt_too_long:
+            if not forced:
                 self.states[session.session_id] = attrs.evolve(
                     self._state(session.session_id), hold=hold_after(budget, self.policy)
                 )

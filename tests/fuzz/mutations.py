@@ -22,11 +22,8 @@ BUNDLED = Path(ctxrules.__file__).parent / "data" / "sessions"
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 
 #: Inputs per fuzz target: a few in the edit-test loop, >= 2,000 in CI (HYPOTHESIS_PROFILE=ci).
-EXAMPLES = int(
-    os.environ.get(
-        "CTXRULES_FUZZ_EXAMPLES", 2_000 if os.environ.get("HYPOTHESIS_PROFILE") == "ci" else 25
-    )
-)
+_DEFAULT = "2000" if os.environ.get("HYPOTHESIS_PROFILE") == "ci" else "25"
+EXAMPLES = int(os.environ.get("CTXRULES_FUZZ_EXAMPLES", _DEFAULT))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
