@@ -13,8 +13,8 @@ OnEvent = Callable[[str, Mapping[str, object]], None]
 def window_problem(window: object) -> str | None:
     """Why ``window`` cannot be a model's context window, or None when it can.
 
-    >>> window_problem(0), window_problem(8_000)
-    ('window=0: expected the model's context window, a positive int', None)
+    >>> print(window_problem(0), window_problem(8_000))
+    window=0: expected the model's context window, a positive int None
     """
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         return f"window={window!r}: expected the model's context window, a positive int"

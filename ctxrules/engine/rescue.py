@@ -67,8 +67,8 @@ class RescueState:
         6000
         >>> RescueState().refused(8_000, Refusal(limit=5_000)).cap
         5000
-        >>> RescueState().refused(10_000, Refusal(200_000, 250_000)).cap
-        8000
+        >>> RescueState().refused(10_000, Refusal(200_000, 150_000)).cap
+        7500
         """
         share = SHRINK
         if refusal.limit is not None and refusal.counted:
