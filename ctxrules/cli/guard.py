@@ -46,6 +46,8 @@ def readable_file(path: str) -> str:
     ...
     argparse.ArgumentTypeError: /dev/zero: not a regular file (a character device)
     """
+    if "://" in path:  # a store URL (sqlite:///…, postgresql://…): its backend checks it
+        return path
     try:
         mode = Path(path).stat().st_mode
     except OSError as error:
@@ -57,6 +59,8 @@ def readable_file(path: str) -> str:
 
 def writable_file(path: str) -> str:
     """``path`` if it is absent or a regular file: a folder or a device is refused."""
+    if "://" in path:  # a store URL: its backend checks it
+        return path
     try:
         mode = Path(path).stat().st_mode
     except FileNotFoundError:
