@@ -23,6 +23,7 @@ from ctxrules.compaction import Summarizer
 from ctxrules.dag import Session
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.replay import replay
+from ctxrules.engine.turn import SessionState
 from ctxrules.importers import import_session
 from ctxrules.spec import load_spec
 from ctxrules.tokens import default_tokenizer
@@ -141,7 +142,8 @@ def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO, fm
         sys.stderr.write(f"{opened.failure()}\n")
         return 2
     store = opened.unwrap()
-    state = engine.states[session.session_id]
+    # A session with no LLM call was never prepared: it is stored with no commits.
+    state = engine.states.get(session.session_id, SessionState())
     calls = session.branch()
     # The listing shows where a session came from and what it was about; a session stored
     # before keeps its row (create_session refuses a different one, which is fine here).

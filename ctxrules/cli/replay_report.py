@@ -25,7 +25,7 @@ def totals(requests: Sequence[Request]) -> dict[str, float]:
         "largest": max((r.sent for r in requests), default=0),
         "over_window": sum(1 for r in requests if r.sent > r.window),
         "naive_overflows": sum(1 for r in requests if r.naive_overflows),
-        "compactions": sum(1 for r in requests if r.compaction == "finished"),
+        "compactions": sum(1 for r in requests if (r.compaction or "").startswith("finished")),
         "snipped": sum(1 for r in requests if r.snipped),
         "cached": cached,
         "naive_cached": naive_cached,

@@ -24,7 +24,8 @@ def _open(path: str) -> Any:  # noqa: ANN401 - a Store, imported lazily
     where = parse_store_url(path).value_or(None)
     if where is not None and where.backend == "sqlite" and not Path(where.target).is_file():
         return f"{path}: no such store"
-    opened = open_store(path)
+    # Looking must not write: an empty file stays empty, a read-only folder is fine.
+    opened = open_store(path, read_only=True)
     return opened.unwrap() if not isinstance(opened, Failure) else str(opened.failure())
 
 

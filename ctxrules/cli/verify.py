@@ -24,7 +24,8 @@ STORE_URLS = ("postgresql://", "postgres://", "sqlite://")
 def _from_store(path: str, session: str | None) -> list[tuple[str, Graph, list[Any]]] | str:
     from ctxrules.store import open_store  # noqa: PLC0415 - the store is the only I/O layer
 
-    opened = open_store(path)
+    # Looking must not write: an empty file stays empty, a read-only folder is fine.
+    opened = open_store(path, read_only=True)
     if isinstance(opened, Failure):
         return str(opened.failure())
     store = opened.unwrap()

@@ -70,11 +70,13 @@ def compact(
 ) -> CompactResult:
     """Fold the oldest part of ``commit`` into one summary item, with a blocking summarizer.
 
-    ``facts`` gives the window, the ruler and the time; ``latest`` (default: ``commit``
+    ``facts`` gives the window, the input budget served (``budget``), the ruler and the time; ``latest`` (default: ``commit``
     itself) is asked for the head's latest commit before applying, and a result planned
     against an older one is discarded as ``stale``.
     """
-    plan = plan_compaction(commit, facts.context_window, params, fixed_tokens=fixed_tokens)
+    plan = plan_compaction(
+        commit, facts.context_window, params, fixed_tokens=fixed_tokens, budget=facts.budget
+    )
     if isinstance(plan, NothingToFold):
         return no_op(commit, plan.reason, plan.tokens, fixed_tokens)
     summary = summarize(plan, summarizer, timeout=timeout, cancel=cancel)
@@ -95,7 +97,9 @@ async def compact_async(
     fixed_tokens: int = 0,
 ) -> CompactResult:
     """`compact` with a coroutine summarizer; turns may land while it awaits, hence ``latest``."""
-    plan = plan_compaction(commit, facts.context_window, params, fixed_tokens=fixed_tokens)
+    plan = plan_compaction(
+        commit, facts.context_window, params, fixed_tokens=fixed_tokens, budget=facts.budget
+    )
     if isinstance(plan, NothingToFold):
         return no_op(commit, plan.reason, plan.tokens, fixed_tokens)
     summary = await summarize_async(plan, summarizer, timeout=timeout, cancel=cancel)

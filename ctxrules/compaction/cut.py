@@ -13,6 +13,7 @@ from ctxrules.commit.attach import CLOSE as ATTACH_CLOSE
 from ctxrules.commit.attach import OPEN as ATTACH_OPEN
 from ctxrules.commit.attach import attach_blocks
 from ctxrules.dag import Role
+from ctxrules.tokens.budget import output_reserve_for
 
 __all__ = [
     "ATTACH_CLOSE",
@@ -42,7 +43,9 @@ class CutParams:
     min_prompt_ratio * window)`` (OpenClaw's small-window cap). The tail also holds at least
     ``keep_min_messages`` text messages (Claude Code) and ``protect_last_n`` items; the first
     ``protect_first_n`` items never fold (Hermes). ``keep_recent_tokens`` replaces the
-    ratio, clamp and cap with one fixed number (the manual ``/compact N``).
+    ratio, clamp and cap with one fixed number (the manual ``/compact N``). The tail is also
+    never more than ``max_budget_share`` of the input budget the compaction serves, so that a
+    small window still has something to fold.
     """
 
     keep_ratio: float = attrs.field(default=0.10, validator=_non_negative)
@@ -54,6 +57,7 @@ class CutParams:
     min_prompt_budget: int = attrs.field(default=8_000, validator=_non_negative)
     min_prompt_ratio: float = attrs.field(default=0.25, validator=_non_negative)
     keep_recent_tokens: int | None = None
+    max_budget_share: float = attrs.field(default=0.5, validator=_non_negative)
 
     def __attrs_post_init__(self) -> None:
         if self.keep_min_tokens > self.keep_max_tokens:
@@ -67,17 +71,30 @@ class CutParams:
             raise ValueError(msg)
 
 
-def keep_tokens(window: int, params: CutParams = CutParams()) -> int:
+def keep_tokens(window: int, params: CutParams = CutParams(), budget: int | None = None) -> int:
     """Steps 1 and 2: the tail's token target for this window (or ``keep_recent_tokens``).
 
+    ``budget`` is what the history may use (default: the window less its output reserve);
+    the tail keeps at most ``max_budget_share`` of it, so the cut fits the budget it serves.
+
     >>> [keep_tokens(w) for w in (8_000, 32_000, 200_000, 1_000_000)]
-    [6000, 8000, 20000, 40000]
+    [2000, 8000, 20000, 40000]
+    >>> keep_tokens(200_000, budget=10_000)
+    5000
     """
     if params.keep_recent_tokens is not None:
         return params.keep_recent_tokens
     desired = min(max(window * params.keep_ratio, params.keep_min_tokens), params.keep_max_tokens)
     min_prompt = min(params.min_prompt_budget, window * params.min_prompt_ratio)
-    return max(math.floor(min(desired, window - min_prompt)), 0)
+    return max(math.floor(min(desired, window - min_prompt, _tail_cap(window, params, budget))), 0)
+
+
+def _tail_cap(window: int, params: CutParams, budget: int | None) -> float:
+    """The most the kept tail may hold: ``max_budget_share`` of the budget served."""
+    if params.keep_recent_tokens is not None:
+        return math.inf
+    room = window - output_reserve_for(window) if budget is None else budget
+    return room * params.max_budget_share
 
 
 def has_text(item: ContextItem) -> bool:
@@ -107,6 +124,7 @@ def find_cut_index(
     items: Sequence[ContextItem],
     window: int,
     params: CutParams = CutParams(),
+    budget: int | None = None,
 ) -> int:
     """The index of the first item kept: ``items[first:cut]`` may fold, ``items[cut:]`` stays.
 
@@ -125,17 +143,23 @@ def find_cut_index(
     """
     count = len(items)
     first = min(params.protect_first_n, count)
-    keep = keep_tokens(window, params)
+    keep = keep_tokens(window, params, budget)
+    cap = _tail_cap(window, params, budget)
     cut = first
     tail_tokens = tail_texts = 0
     for index in range(count - 1, first - 1, -1):
+        if tail_tokens + items[index].tokens > cap:
+            # The message minimum never outweighs the budget: a tail over it folds nothing.
+            cut = max(index + 1, first)
+            break
         tail_tokens += items[index].tokens
         tail_texts += has_text(items[index])
         if tail_tokens >= keep and tail_texts >= params.keep_min_messages:
             cut = index
             break
-    cut = min(cut, count - params.protect_last_n)
-    cut = max(cut, first)
+    protected = max(count - params.protect_last_n, first)
+    if protected < cut and sum(item.tokens for item in items[protected:]) <= cap:
+        cut = protected
     if cut == first:
         # The whole view fits the tail (or must stay): snapping forward would fold some of it.
         return first
@@ -146,13 +170,14 @@ def fold_bounds(
     items: Sequence[ContextItem],
     window: int,
     params: CutParams = CutParams(),
+    budget: int | None = None,
 ) -> tuple[int, int]:
     """``(start, cut)``: the run of the view that may fold, both ends outside attached blocks.
 
     >>> fold_bounds([ContextItem("a", "user", rendered="hi", tokens=9)] * 2, 8_000)
     (2, 2)
     """
-    cut = find_cut_index(items, window, params)
+    cut = find_cut_index(items, window, params, budget)
     start = min(params.protect_first_n, len(items))
     for open_, close in attach_blocks(items):
         if open_ < start <= close:

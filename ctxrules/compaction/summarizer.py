@@ -10,6 +10,7 @@ from typing import Protocol, TypeAlias
 import attrs
 
 from ctxrules.compaction.plan import CompactionPlan
+from ctxrules.dag.json_values import clean_text
 from ctxrules.render import Message
 from ctxrules.rules.text import head, one_line
 from ctxrules.tokens import Tokenizer
@@ -144,7 +145,8 @@ def _accept(result: object) -> SummaryText:
     if not result.strip():
         msg = "the summarizer returned blank text"
         raise UnusableSummary(msg)
-    return SummaryText(result.strip())
+    # A model's text is untrusted like a log's: lone surrogates would fail every encoder.
+    return SummaryText(clean_text(result.strip()))
 
 
 def _call_in_thread(summarizer: Summarizer, prompt: tuple[Message, ...], timeout: float) -> object:
@@ -191,7 +193,8 @@ def summarize(
         )
         _check(cancel, "after")
         return _accept(result)
-    except Exception as error:  # noqa: BLE001 - any failure of the injected LLM falls back
+    except (Exception, asyncio.CancelledError) as error:  # noqa: BLE001 - any failure of the injected LLM falls back
+        # A blocking call has no task to cancel: a CancelledError it raises is its own failure.
         return fallback(plan, error)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import attrs
 from pyrsistent import PMap, pmap
 
+from ctxrules.dag.json_values import clean_text
 from ctxrules.dag.payload import Frozen, freeze_or_raise, thaw
 
 
@@ -49,9 +50,9 @@ class Call:
     ``seq`` is assigned by `Graph.append` and is the only order in time.
     """
 
-    id: str
+    id: str = attrs.field(converter=clean_text)
     role: Role = attrs.field(converter=Role)
-    name: str = ""
+    name: str = attrs.field(default="", converter=clean_text)
     input: Frozen = attrs.field(default=None, converter=freeze_or_raise)
     output: Frozen = attrs.field(default=None, converter=freeze_or_raise)
     predecessor: str | None = None

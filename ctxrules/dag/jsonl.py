@@ -10,6 +10,7 @@ from returns.result import Failure, Result, Success
 from ctxrules.dag.call import Call, Role, Status
 from ctxrules.dag.errors import DagError, MalformedRecord
 from ctxrules.dag.graph import Graph
+from ctxrules.dag.json_values import read_json
 from ctxrules.dag.payload import freeze
 
 #: Every field of a call in the JSON Lines interchange, in the order they are written.
@@ -133,11 +134,13 @@ def graph_from_jsonl(text: str) -> Result[Graph, DagError]:
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
+            record = read_json(raw)
         except json.JSONDecodeError as err:
             return Failure(
                 MalformedRecord(number, f"invalid JSON: {err.msg} at column {err.colno}")
             )
+        except ValueError as err:  # JsonRefused: a value no layer can keep
+            return Failure(MalformedRecord(number, f"invalid JSON: {err}"))
         parsed = call_from_json(record, number)
         if isinstance(parsed, Failure):
             return parsed

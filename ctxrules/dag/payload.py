@@ -9,6 +9,7 @@ from pyrsistent import PMap, PVector, pmap, pvector
 from returns.result import Failure, Result, Success
 
 from ctxrules.dag.errors import InvalidPayload
+from ctxrules.dag.json_values import MAX_DEPTH, MAX_INT, clean_text
 
 #: A frozen JSON-like value: scalars, ``PVector`` for lists and ``PMap`` for objects.
 Frozen = None | bool | int | float | str | PVector["Frozen"] | PMap[str, "Frozen"]
@@ -20,8 +21,17 @@ class _NotJson(Exception):
         self.found = found
 
 
-def _freeze(value: object, path: str) -> Frozen:
-    if value is None or isinstance(value, bool | int | str):
+def _freeze(value: object, path: str, depth: int = 0) -> Frozen:  # noqa: C901 - one flat case per JSON type
+    if depth > MAX_DEPTH:
+        raise _NotJson(path, f"a value nested more than {MAX_DEPTH} levels deep")
+    if isinstance(value, str):
+        # The one boundary for text: a lone surrogate would fail every UTF-8 encoder later.
+        return clean_text(value)
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if abs(value) > MAX_INT:
+            raise _NotJson(path, "an integer that does not fit 64 bits")
         return value
     if isinstance(value, float):
         # NaN and infinities do not survive a JSON round trip, so refuse them here.
@@ -33,10 +43,10 @@ def _freeze(value: object, path: str) -> Frozen:
         for key, inner in value.items():
             if not isinstance(key, str):
                 raise _NotJson(f"{path}.{key!r}", f"non-str key of type {type(key).__name__}")
-            items[key] = _freeze(inner, f"{path}.{key}")
+            items[clean_text(key)] = _freeze(inner, f"{path}.{key}", depth + 1)
         return pmap(items)
     if isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
-        return pvector(_freeze(inner, f"{path}[{i}]") for i, inner in enumerate(value))
+        return pvector(_freeze(inner, f"{path}[{i}]", depth + 1) for i, inner in enumerate(value))
     raise _NotJson(path, f"a value of type {type(value).__name__}")
 
 

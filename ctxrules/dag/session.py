@@ -172,12 +172,12 @@ class Session:
         """
         if not peers:
             return Failure(AttachRefused("merge", "a merge needs at least one peer"))
-        if len({peer.id for peer in peers}) != len(peers):
-            return Failure(AttachRefused("merge", "the same peer commit is named twice"))
         for peer in peers:
             refused = self._refuse(peer)
             if refused is not None:
                 return Failure(refused)
+        if len({peer.id for peer in peers}) != len(peers):
+            return Failure(AttachRefused("merge", "the same peer commit is named twice"))
         session: Session = self
         for index, peer in enumerate(peers):
             result = session.send(
@@ -200,6 +200,13 @@ class Session:
         )
 
     def _refuse(self, source: AttachSource) -> AttachRefused | None:
+        if not all(hasattr(source, field) for field in _SOURCE_FIELDS):
+            # An id string, or any other value: only a loaded commit can be expanded.
+            return AttachRefused(
+                str(source)[:80],
+                "expected a commit (id, session_id, head_node_id, rules_version, items); "
+                "load it first, e.g. with the store's get_commit",
+            )
         if source.session_id == self.session_id:
             return AttachRefused(
                 source.id,
@@ -291,6 +298,10 @@ class Session:
                 else self.running,
             )
         )
+
+
+#: What `attach` and `merge` read of a source: the fields of `AttachSource`.
+_SOURCE_FIELDS = ("id", "session_id", "head_node_id", "rules_version", "items")
 
 
 def _pointer_metadata(source: AttachSource, *, base: bool) -> dict[str, object]:

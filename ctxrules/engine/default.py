@@ -29,10 +29,18 @@ from ctxrules.compaction import (
 from ctxrules.compaction.occupancy import Measurement, occupancy
 from ctxrules.compaction.policy import Action
 from ctxrules.dag import Call, Session, ancestors
+from ctxrules.engine.notices import (
+    OnEvent,
+    compaction_notes,
+    emit_compaction,
+    outcome_step,
+    request_note,
+    window_problem,
+)
+from ctxrules.engine.rescue import RescueState, refusal_from_error
 from ctxrules.engine.turn import SessionState, TurnPrep
 from ctxrules.errors import ErrorValue
-from ctxrules.generation import ensure_latest_commit, new_branch_nodes
-from ctxrules.generation.generate import item_for
+from ctxrules.generation import branch_items, ensure_latest_commit, new_branch_nodes
 from ctxrules.render import Message, TextBlock, count_messages, render_commit
 from ctxrules.render.system_prompt import AgentProfile, build_system_prompt
 from ctxrules.rules import Facts, Pipeline, ReferenceTracker
@@ -58,10 +66,6 @@ class EngineError(ErrorValue):
     def message(self) -> str:
         """A one-line description of what went wrong."""
         return f"session {self.session_id!r}: {self.reason}"
-
-
-#: Receives engine events: a name (``compaction_recommended``, ``compaction_finished``, …) and data.
-OnEvent = Callable[[str, Mapping[str, object]], None]
 
 
 class UsageStore(Protocol):
@@ -135,6 +139,9 @@ class DefaultContextEngine(ContextEngine):
         store: UsageStore | None = None,
         summarizer_timeout: float | None = 60.0,
         auto_compact: bool = True,
+        usage_tracker: UsageState | None = None,
+        reference_tracker: ReferenceTracker | None = None,
+        on_event: OnEvent | None = None,
     ) -> None:
         self.pipeline = pipeline or Pipeline()
         self.summarizer = summarizer
@@ -145,14 +152,21 @@ class DefaultContextEngine(ContextEngine):
         self.store = store
         self.summarizer_timeout = summarizer_timeout
         self.auto_compact = auto_compact
+        # The trackers every new session starts from (a pre-seeded index, saved usage).
+        self.usage_tracker = usage_tracker or UsageState()
+        self.reference_tracker = reference_tracker or ReferenceTracker()
+        self.on_event = on_event
         self.states: dict[str, SessionState] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def on_session_start(self, session_id: str) -> None:
-        """Start from the persisted usage, if the store has it."""
+        """Start from the persisted usage, if the store has it (marked ``cached``: not measured now)."""
         usage = self.store.load_usage(session_id) if self.store is not None else None
-        self.states[session_id] = SessionState(usage=usage or UsageState())
+        self.states[session_id] = SessionState(
+            usage=usage.as_cached() if usage is not None else self.usage_tracker,
+            references=self.reference_tracker,
+        )
 
     def on_session_end(self, session_id: str) -> None:
         """Flush usage to the store and forget the session."""
@@ -175,18 +189,21 @@ class DefaultContextEngine(ContextEngine):
         now: float = 0.0,
         agent: AgentProfile | None = None,
         tools: Sequence[Mapping[str, object]] = (),
-        prompt_too_long: bool = False,
+        prompt_too_long: bool | str = False,
         sources: Mapping[str, ContextCommit] | None = None,
         system_prompt: str | None = None,
     ) -> Result[TurnPrep, EngineError]:
         """Build the commit for the head, compact or snip as the policy says, and render.
 
-        ``prompt_too_long`` reports that the provider refused the last request as too long:
-        the engine then compacts and snips once, whatever the thresholds say.
+        ``prompt_too_long`` (True, or the provider's error text, whose stated limit is then
+        used) reports that the provider refused the last request as too long: the engine
+        compacts and snips to a cap below that request, and keeps the cap for the session.
         ``system_prompt`` is a system text used as it is, instead of one built from ``agent``.
         """
         if session.head is None:
             return Failure(EngineError(session.session_id, "the session has no head to prepare"))
+        if problem := window_problem(window):
+            return Failure(EngineError(session.session_id, problem))
         path: list[str] = []
         system = build_system_prompt(agent) if agent is not None else None
         system_text = system.text if system is not None else (system_prompt or "")
@@ -201,32 +218,49 @@ class DefaultContextEngine(ContextEngine):
         budget = self.allocate(window, system_tokens, commit.total_tokens, tools_tokens)
         action = decide(budget, self.policy, self._state(session.session_id).hold)
         path.append(f"decide:{action.value}")
-        state = self._state(session.session_id)
-        rescue = prompt_too_long and not state.rescued
-        if (self.auto_compact and action in (Action.COMPACT, Action.EMERGENCY)) or rescue:
-            result = self._compact(session.session_id, commit, window, now, fixed, path)
+        notes: list[str] = []
+        rescue = self._refused(session.session_id, prompt_too_long, commit.total_tokens + fixed)
+        if rescue.cap is not None:
+            path.append(f"rescue:cap={rescue.cap}")
+        serves = budget.input_budget if rescue.cap is None else min(budget.input_budget, rescue.cap)
+        # Over a refusal's cap, fold history rather than only snip it turn after turn.
+        over_cap = rescue.cap is not None and commit.total_tokens + fixed > rescue.cap
+        forced = bool(prompt_too_long) or over_cap
+        if (self.auto_compact and action in (Action.COMPACT, Action.EMERGENCY)) or forced:
+            result = self._compact(session.session_id, commit, window, now, fixed, path, serves)
+            notes.extend(compaction_notes(result))
             commit = result.commit
             budget = self.allocate(window, system_tokens, commit.total_tokens, tools_tokens)
-            if not rescue:
+            if not forced:
                 self.states[session.session_id] = attrs.evolve(
                     self._state(session.session_id), hold=hold_after(budget, self.policy)
                 )
-        self.states[session.session_id] = attrs.evolve(
-            self._state(session.session_id), rescued=prompt_too_long
-        )
         messages = render_commit(commit)
-        limit = budget.input_budget - fixed
+        limit = serves - fixed
         request = commit.total_tokens
-        if request > limit or rescue:
+        if request > limit or prompt_too_long:
             snipped = snip(messages, max(limit, 0), self.tokenizer)
             path.append(f"snip:{len(messages)}->{len(snipped.messages)} messages")
             messages, request = snipped.messages, snipped.tokens
-        path.append("render")
-        return Success(
-            self._prep(
-                session, commit, before, system_text, messages, budget, fixed, request, path, system
-            )
+        self.states[session.session_id] = attrs.evolve(
+            self._state(session.session_id), last_request=request + fixed
         )
+        notes.extend(n for n in (rescue.note, request_note(request + fixed, serves, fixed)) if n)
+        path.append("render")
+        prep = self._prep(
+            session, commit, before, system_text, messages, budget, fixed, request, path, system
+        )
+        return Success(attrs.evolve(prep, warnings=prep.warnings + tuple(notes)))
+
+    def _refused(self, session_id: str, prompt_too_long: bool | str, request: int) -> RescueState:
+        """The rescue state after this call's report: a refusal caps the request below the last."""
+        state = self._state(session_id)
+        if not prompt_too_long:
+            return state.rescue
+        stated = refusal_from_error(prompt_too_long if isinstance(prompt_too_long, str) else "")
+        rescue = state.rescue.refused(state.last_request or request, stated)
+        self.states[session_id] = attrs.evolve(state, rescue=rescue)
+        return rescue
 
     def _commit_for(
         self,
@@ -277,9 +311,10 @@ class DefaultContextEngine(ContextEngine):
         start = parent.head_node_id if parent is not None else None
         new = new_branch_nodes(session.graph, start, session.head or "")
         calls = new.unwrap() if not isinstance(new, Failure) else ()
-        return state.references.observe(item_for(call, 0) for call in calls)
+        # Tool results hang by caller: branch_items brings them in, so they can be cited.
+        return state.references.observe(branch_items(session.graph, calls))
 
-    def _compact(  # noqa: PLR0917 - private; every caller passes all six
+    def _compact(  # noqa: PLR0917 - private; every caller passes all seven
         self,
         session_id: str,
         commit: ContextCommit,
@@ -287,8 +322,9 @@ class DefaultContextEngine(ContextEngine):
         now: float,
         fixed: int,
         path: list[str],
+        budget: int | None = None,
     ) -> CompactResult:
-        facts = Facts(now=now, context_window=window, tokenizer=self.tokenizer)
+        facts = Facts(now=now, context_window=window, budget=budget, tokenizer=self.tokenizer)
         result = compact(
             commit,
             self.summarizer,
@@ -298,7 +334,8 @@ class DefaultContextEngine(ContextEngine):
             latest=lambda: self._latest(session_id, commit),
             fixed_tokens=fixed,
         )
-        path.append(f"compact:{result.outcome.value}")
+        path.append(outcome_step(result))
+        emit_compaction(self.on_event, session_id, result)
         state = self._state(session_id)
         if result.applied:
             # The prefix breaks anyway: pending tightening lands with it (one break, not two).

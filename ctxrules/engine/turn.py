@@ -8,6 +8,7 @@ from pyrsistent import PMap, pmap
 from ctxrules.commit import ContextCommit
 from ctxrules.compaction import Hold
 from ctxrules.compaction.occupancy import Measurement, Occupancy
+from ctxrules.engine.rescue import RescueState
 from ctxrules.generation import CommitMap
 from ctxrules.render import Message
 from ctxrules.rules import ReferenceTracker
@@ -58,4 +59,5 @@ class SessionState:
     hold: Hold | None = None
     measurement: Measurement | None = None
     head: str | None = None
-    rescued: bool = False
+    rescue: RescueState = attrs.field(factory=RescueState)
+    last_request: int = 0

@@ -5,6 +5,7 @@ It sits above `commit/` and `rules/` because it runs the rules on commits.
 
 from ctxrules.generation.generate import (
     CommitMap,
+    branch_items,
     ensure_latest_commit,
     generate_commit,
     item_for,
@@ -14,6 +15,7 @@ from ctxrules.generation.generate import (
 
 __all__ = [
     "CommitMap",
+    "branch_items",
     "ensure_latest_commit",
     "generate_commit",
     "item_for",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 import attrs
 from pyrsistent import PMap, PVector
@@ -91,6 +91,18 @@ def _tool_items(graph: Graph, call: Call, turn: int) -> Iterator[ContextItem]:
         tool = graph.nodes[callee]
         if tool.role is Role.TOOL:
             yield item_for(tool, turn)
+
+
+def branch_items(graph: Graph, calls: Iterable[Call]) -> Iterator[ContextItem]:
+    """Each call's item followed, for an assistant, by its tool results' items (turn 0).
+
+    The tool results hang by ``caller``, so a walk of the branch alone never meets them;
+    readers that must see what the commit will hold (the reference tracker) use this.
+    """
+    for call in calls:
+        yield item_for(call, 0)
+        if call.role is Role.ASSISTANT:
+            yield from _tool_items(graph, call, 0)
 
 
 def _grow(  # noqa: PLR0917 - private; called once, positionally, below

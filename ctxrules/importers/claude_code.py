@@ -22,7 +22,7 @@ from ctxrules.importers.builder import (
     session_name,
 )
 from ctxrules.importers.claude_blocks import AssistantBlocks, assistant_blocks, user_blocks
-from ctxrules.importers.records import Unreadable, epoch, found, json_lines
+from ctxrules.importers.records import Unreadable, epoch, found, guarded, json_lines
 from ctxrules.importers.result import ImportFailure, ImportResult
 
 #: The system records kept as nodes, with the field that carries their figures.
@@ -59,7 +59,7 @@ def import_claude_code(
     reader = _Reader(Builder(Tally(source, "claude-code", skip_bad), session_name(source)))
     for line, value in json_lines(text):
         reader.out.tally.records += 1
-        problem = value.reason if isinstance(value, Unreadable) else reader.read(value)
+        problem = value.reason if isinstance(value, Unreadable) else guarded(reader.read, value)
         if problem is not None and (stop := reader.out.reject(line, problem)) is not None:
             return stop
     return reader.out.finish()

@@ -14,7 +14,7 @@ from returns.result import Result
 
 from ctxrules.dag import Role
 from ctxrules.importers.builder import Builder, Draft
-from ctxrules.importers.records import Unreadable, found, parse_json
+from ctxrules.importers.records import Unreadable, found, guarded, parse_json
 from ctxrules.importers.result import ImportFailure, ImportResult
 
 
@@ -111,8 +111,10 @@ def import_messages(
 ) -> Result[ImportResult, ImportFailure]:
     """Link normalised messages into one chain; bad messages are reported by 1-based position."""
     previous: str | None = None
-    for number, raw in enumerate(messages, start=1):
-        out.tally.records += 1
+    number = 0
+
+    def read(raw: object) -> str | None:
+        nonlocal previous
         message = normalise(raw)
         problem: str | None = message.reason if isinstance(message, Unreadable) else None
         if isinstance(message, Skip):
@@ -121,6 +123,11 @@ def import_messages(
             problem = _add(out, message, number, previous)
             if problem is None and message.role is not None:
                 previous = out.head
+        return problem
+
+    for number, raw in enumerate(messages, start=1):
+        out.tally.records += 1
+        problem = guarded(read, raw)
         if problem is not None and (stop := out.reject(number, problem, "message")) is not None:
             return stop
     return out.finish()

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 import attrs
+
+from ctxrules.dag.json_values import JsonRefused, read_json
 
 
 @attrs.frozen
@@ -18,25 +20,25 @@ class Unreadable:
     line: int | None = None
 
 
-def _no_constant(name: str) -> object:
-    # NaN and infinities are not JSON and would not survive the DAG's payload freeze.
-    raise ValueError(f"{name} is not a JSON value")
-
-
 def parse_json(raw: str) -> object:
     r"""The JSON value in ``raw``, or `Unreadable` saying why not.
 
+    Values no layer can keep (NaN, ``1e999``, integers past 64 bits, deep nesting) are
+    refused here, with their line; lone surrogates are replaced (see `read_json`).
+
     >>> parse_json('{"a": 1}'), parse_json('{"a":\n')
     ({'a': 1}, Unreadable(reason='invalid JSON at column 1: Expecting value', line=2))
+    >>> parse_json('{"a": 1,\n "b": NaN}')
+    Unreadable(reason='invalid JSON: NaN is not a JSON value', line=2)
     """
     try:
-        return json.loads(raw, parse_constant=_no_constant)
+        return read_json(raw)
     except json.JSONDecodeError as err:
         return Unreadable(f"invalid JSON at column {err.colno}: {err.msg}", err.lineno)
-    except ValueError as err:  # a NaN constant, or an integer too long to convert
+    except JsonRefused as err:
+        return Unreadable(f"invalid JSON: {err.reason}", err.line)
+    except ValueError as err:  # e.g. an integer literal past Python's digit limit
         return Unreadable(f"invalid JSON: {err}")
-    except RecursionError:
-        return Unreadable("invalid JSON: nested too deeply")
 
 
 def json_lines(text: str) -> Iterator[tuple[int, object]]:
@@ -45,7 +47,27 @@ def json_lines(text: str) -> Iterator[tuple[int, object]]:
     # strings written with ensure_ascii=False may contain.
     for number, raw in enumerate(text.split("\n"), start=1):
         if raw.strip():
-            yield number, parse_json(raw)
+            value = parse_json(raw)
+            # The line of the file, not the line within the one-line text that was parsed.
+            yield (
+                number,
+                attrs.evolve(value, line=number) if isinstance(value, Unreadable) else value,
+            )
+
+
+def guarded(read: Callable[[object], str | None], record: object) -> str | None:
+    """``read(record)``, with any fault it raises turned into the record's problem.
+
+    One record must never fail a whole import: the caller rejects it with its line, and
+    ``skip_bad`` goes on past it.
+
+    >>> guarded(lambda r: None, {}), guarded(lambda r: 1 / 0, {})
+    (None, 'cannot read this record: ZeroDivisionError: division by zero')
+    """
+    try:
+        return read(record)
+    except Exception as error:  # noqa: BLE001 - a reader's bug becomes this record's problem
+        return f"cannot read this record: {type(error).__name__}: {error}"
 
 
 def found(value: object) -> str:
@@ -74,7 +96,10 @@ def epoch(value: object) -> float:
     if isinstance(value, bool):
         return 0.0
     if isinstance(value, int | float):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer past a float's range
+            return 0.0
         return number if math.isfinite(number) else 0.0
     if not isinstance(value, str):
         return 0.0

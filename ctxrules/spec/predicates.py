@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import operator
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +14,7 @@ from ctxrules.commit import ContextItem
 from ctxrules.rules.facts import Facts
 from ctxrules.spec.errors import Location, SpecError, describe, quoted, suggest
 from ctxrules.spec.features import FEATURE_NAMES, FEATURES, Feature, FeatureKind
+from ctxrules.spec.pattern import Pattern, compile_pattern
 
 # Operands are type-checked against the feature at load, so these compare like with like.
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
@@ -60,15 +60,15 @@ class Predicate:
     feature: str
     op: str
     operand: object
-    pattern: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
+    pattern: Pattern | None = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        pattern = (
-            re.compile(self.operand)
+        compiled = (
+            compile_pattern(self.operand)
             if self.op == "matches" and isinstance(self.operand, str)
             else None
         )
-        object.__setattr__(self, "pattern", pattern)
+        object.__setattr__(self, "pattern", None if isinstance(compiled, str) else compiled)
 
     def test(self, value: object) -> bool:
         """Whether a feature value passes; an absent value (a non-tool's tool_name) passes only ``ne``/``not_in``."""
@@ -182,12 +182,11 @@ def _pattern_predicate(
     if not isinstance(operand, str):
         expected = "a regular expression string for 'matches'"
         return Failure((at.error(expected, describe(operand), "wrong_type"),))
-    try:
-        pattern = re.compile(operand)
-    except (re.error, RecursionError, OverflowError) as error:
-        found = f"{operand!r} ({error})"
+    compiled = compile_pattern(operand)
+    if isinstance(compiled, str):
+        found = f"{operand!r} ({compiled})"
         return Failure((at.error("a valid regular expression for 'matches'", found, "wrong_type"),))
-    return Success(Predicate(feature.name, "matches", pattern.pattern))
+    return Success(Predicate(feature.name, "matches", operand))
 
 
 def _check_operand(feature: Feature, op: str, operand: object, at: Location) -> SpecError | None:

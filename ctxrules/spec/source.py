@@ -57,7 +57,8 @@ def read_document(source: SpecSource) -> Result[dict[str, Any], SpecError]:
                 where.error("a readable file", f"{type(error).__name__}: {reason}", "unreadable")
             )
         try:
-            text = data.decode("utf-8")
+            # utf-8-sig: an editor's byte order mark is not part of the TOML (importers agree).
+            text = data.decode("utf-8-sig")
         except UnicodeDecodeError as error:
             return Failure(
                 where.error(
@@ -66,10 +67,59 @@ def read_document(source: SpecSource) -> Result[dict[str, Any], SpecError]:
                     "unreadable",
                 )
             )
+    return _parse(where, text)
+
+
+def _parse(where: Location, text: str) -> Result[dict[str, Any], SpecError]:
+    """Parse TOML text; a byte order mark is skipped, huge numbers and deep nesting refused."""
+    text = text.removeprefix("\ufeff")
+    deep = f"at most {MAX_DEPTH} levels of nesting"
     try:
-        return Success(tomllib.loads(text))
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         return Failure(_syntax_error(where, str(error)))
+    except ValueError:  # an integer past Python's digit limit
+        return Failure(
+            _at_first(where, text, _LONG_NUMBER, "a number of at most 4,300 digits", "a longer one")
+        )
+    except RecursionError:
+        return Failure(_at_first(where, text, _DEEP, deep, "deeper nesting"))
+    if _depth(document) > MAX_DEPTH:
+        return Failure(_at_first(where, text, _DEEP, deep, "deeper nesting"))
+    return Success(document)
+
+
+#: Deeper tables and arrays are refused: every walker after the parser recurses per level.
+MAX_DEPTH = 100
+_LONG_NUMBER = re.compile(r"\d{4301,}")
+_DEEP = re.compile(r"[\[{]{20,}")
+
+
+def _at_first(
+    where: Location, text: str, pattern: re.Pattern[str], expected: str, found: str
+) -> SpecError:
+    """An error at the line where ``pattern`` first matches (the document when it does not)."""
+    match = pattern.search(text)
+    if match is not None:
+        line = text.count("\n", 0, match.start()) + 1
+        column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
+        where = Location(where.file, f"line {line}, column {column}")
+    return where.error(expected, found[:120], "syntax")
+
+
+def _depth(value: object) -> int:
+    """How deeply tables and arrays nest in a parsed document, without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            break
+        if isinstance(node, dict):
+            stack.extend((inner, depth + 1) for inner in node.values())
+        elif isinstance(node, list):
+            stack.extend((inner, depth + 1) for inner in node)
+    return deepest
 
 
 def _syntax_error(where: Location, text: str) -> SpecError:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections import deque
 from collections.abc import Iterable
@@ -11,7 +10,7 @@ from returns.result import Failure, Result, Success
 
 from ctxrules.canonical import canonical_json
 from ctxrules.commit import ContextCommit, commit_from_json, commit_to_json
-from ctxrules.store.errors import CorruptRecord, StoreError, UnknownCommit
+from ctxrules.store.errors import CorruptRecord, StoreError, UnknownCommit, row_json
 from ctxrules.store.sessions import require_session
 
 
@@ -42,7 +41,7 @@ def put_commit(conn: sqlite3.Connection, commit: ContextCommit) -> Result[None, 
 
 def _read(commit_id: str, data: str) -> Result[ContextCommit, StoreError]:
     # commit_from_json checks the content against the id, so a damaged row cannot pass.
-    parsed = commit_from_json(json.loads(data))
+    parsed = commit_from_json(row_json(data, "commit", commit_id))
     if isinstance(parsed, Failure):
         return Failure(CorruptRecord("commit", commit_id, parsed.failure().message))
     return Success(parsed.unwrap())

@@ -12,18 +12,26 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 from typing import Literal, TypeVar
 
 from returns.result import Failure, Result, Success
 
-from ctxrules.store.errors import OpenFailed, SqliteFailed, StoreClosed, StoreError
-from ctxrules.store.schema import ensure_schema
+from ctxrules.store.errors import (
+    CorruptRecord,
+    DamagedRow,
+    OpenFailed,
+    SqliteFailed,
+    StoreClosed,
+    StoreError,
+)
+from ctxrules.store.schema import check_schema, ensure_schema
 
 T = TypeVar("T")
 
 #: ``FULL`` syncs the log on every commit (survives power loss); ``NORMAL`` survives a
-#: killed process but may lose the last commits on power loss.
-Synchronous = Literal["FULL", "NORMAL"]
+#: killed process but may lose the last commits on power loss; ``READ_ONLY`` never writes.
+Synchronous = Literal["FULL", "NORMAL", "READ_ONLY"]
 
 #: A unit of work inside one transaction; a `Failure` rolls the transaction back.
 Work = Callable[[sqlite3.Connection], Result[T, StoreError]]
@@ -50,6 +58,14 @@ def run(
     except sqlite3.Error as err:
         _rollback(conn)
         return Failure(SqliteFailed(operation, str(err)))
+    except DamagedRow as err:
+        _rollback(conn)
+        return Failure(CorruptRecord(err.table, err.key, err.reason))
+    except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as err:
+        # A row the store wrote is valid by construction: one that fails to decode was
+        # changed outside it, and is reported as damaged rather than raised.
+        _rollback(conn)
+        return Failure(CorruptRecord("row", operation, f"{type(err).__name__}: {err}"))
     except BaseException:
         _rollback(conn)
         raise
@@ -58,6 +74,8 @@ def run(
 
 def _configure(conn: sqlite3.Connection, path: str, busy_ms: int, sync: Synchronous) -> str | None:
     conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
+    if sync == "READ_ONLY":
+        return check_schema(conn)
     mode = str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
     if mode != "wal" and path != ":memory:":
         return f"the file cannot use write-ahead logging (journal_mode is {mode!r})"
@@ -68,19 +86,41 @@ def _configure(conn: sqlite3.Connection, path: str, busy_ms: int, sync: Synchron
     return None
 
 
+def _read_only(name: str, busy_timeout: float) -> sqlite3.Connection:
+    """A connection that writes nothing, not even beside the file, even in a read-only folder.
+
+    A WAL store with its ``-wal`` file present may hold commits not yet in the main file,
+    so it is read through it (``mode=ro``; the files exist already). Without one, every
+    commit is in the main file, which is read as ``immutable``: SQLite then creates no
+    shared-memory file, which a read-only folder would refuse.
+    """
+    uri = Path(name).absolute().as_uri()
+    live = Path(f"{name}-wal").exists()
+    query = "mode=ro" if live else "mode=ro&immutable=1"
+    return sqlite3.connect(f"{uri}?{query}", timeout=busy_timeout, isolation_level=None, uri=True)
+
+
 def connect(
     path: str | os.PathLike[str], *, busy_timeout: float, synchronous: Synchronous
 ) -> Result[sqlite3.Connection, StoreError]:
-    """A configured connection to a store file, its schema created if the file is new."""
+    """A configured connection to a store file, its schema created if the file is new.
+
+    ``synchronous="READ_ONLY"`` opens an existing store without writing anything to it or
+    beside it (no schema, no journal mode): what ``show`` and ``verify`` need.
+    """
     name = os.fspath(path)
     try:
         # isolation_level=None: the module opens no implicit transactions; `run` does.
-        conn = sqlite3.connect(name, timeout=busy_timeout, isolation_level=None)
+        conn = (
+            _read_only(name, busy_timeout)
+            if synchronous == "READ_ONLY"
+            else sqlite3.connect(name, timeout=busy_timeout, isolation_level=None)
+        )
     except sqlite3.Error as err:
         return Failure(OpenFailed(name, str(err)))
     try:
         refused = _configure(conn, name, int(busy_timeout * 1000), synchronous)
-        if refused is None:
+        if refused is None and synchronous != "READ_ONLY":
             conn.execute("BEGIN IMMEDIATE")
             refused = ensure_schema(conn)
             conn.execute("COMMIT" if refused is None else "ROLLBACK")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import attrs
 
 from ctxrules.dag import DagError
@@ -198,3 +200,31 @@ class PostgresFailed(StoreError):
         """A one-line description of what went wrong."""
         again = " (rolled back; retry)" if self.retryable else ""
         return f"{self.operation}: postgresql error: {self.detail}{again}"
+
+
+class DamagedRow(Exception):
+    """Raised by a row decoder inside `run`, which returns it as a `CorruptRecord` Failure."""
+
+    def __init__(self, table: str, key: str, reason: str) -> None:
+        super().__init__(f"{table} {key!r}: {reason}")
+        self.table, self.key, self.reason = table, key, reason
+
+
+def row_json(data: object, table: str, key: str) -> object:
+    """The JSON value stored in a row, or `DamagedRow` naming the row and what is wrong.
+
+    >>> row_json('{"a": 1}', "node", "u1")
+    {'a': 1}
+    >>> row_json('{"a": ', "node", "u1")
+    Traceback (most recent call last):
+    ...
+    ctxrules.store.errors.DamagedRow: node 'u1': invalid JSON at column 7: Expecting value
+    """
+    if not isinstance(data, str):
+        raise DamagedRow(table, key, f"expected JSON text, found {type(data).__name__}")
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as err:
+        raise DamagedRow(table, key, f"invalid JSON at column {err.colno}: {err.msg}") from None
+    except (ValueError, RecursionError) as err:
+        raise DamagedRow(table, key, f"invalid JSON: {type(err).__name__}") from None

@@ -6,7 +6,6 @@ and the write they guard see the same state.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 
 from returns.result import Failure, Result, Success
@@ -27,7 +26,7 @@ from ctxrules.dag import (
     freeze,
     thaw,
 )
-from ctxrules.store.errors import CorruptRecord, DagRefused, NodeConflict, StoreError
+from ctxrules.store.errors import CorruptRecord, DagRefused, NodeConflict, StoreError, row_json
 
 #: The fields `complete` may change; every other field of a stored node is fixed.
 _COMPLETED = ("output", "status", "seq")
@@ -39,7 +38,7 @@ def _stored(conn: sqlite3.Connection, session_id: str, node_id: str) -> dict[str
     ).fetchone()
     if row is None:
         return None
-    record = json.loads(row[0])
+    record = row_json(row[0], "node", node_id)
     return record if isinstance(record, dict) else {}
 
 
@@ -157,7 +156,7 @@ def load_graph(conn: sqlite3.Connection, session_id: str) -> Result[Graph, Store
     for node_id, seq, data in rows:
         if seq != graph.next_seq:
             return Failure(CorruptRecord("node", node_id, f"seq {seq}, expected {graph.next_seq}"))
-        parsed = call_from_json(json.loads(data), seq + 1)
+        parsed = call_from_json(row_json(data, "node", str(node_id)), seq + 1)
         if isinstance(parsed, Failure):
             return Failure(CorruptRecord("node", node_id, parsed.failure().message))
         appended = graph.append(parsed.unwrap())

@@ -16,8 +16,11 @@ APPLICATION_ID = 0x63747872
 
 def _text(*fields: str) -> str:
     # The non-empty fields joined by one space: a JSON string as it is, other JSON as text.
+    # json_extract stops a string at a NUL, so the tokenizer would index nothing after it:
+    # the escape is read as a space (a "\\u0000" written as text becomes "\\u0020", also valid).
+    data = "replace(NEW.data, '\\u0000', '\\u0020')"
     parts = " || ".join(
-        f"coalesce(' ' || nullif(json_extract(NEW.data, '$.{field}'), ''), '')" for field in fields
+        f"coalesce(' ' || nullif(json_extract({data}, '$.{field}'), ''), '')" for field in fields
     )
     return f"ltrim({parts})"
 
@@ -161,6 +164,22 @@ def _upgrade(conn: sqlite3.Connection, version: int) -> None:
 def _user_tables(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     return int(row[0])
+
+
+def check_schema(conn: sqlite3.Connection) -> str | None:
+    """Why an existing file is not a store this ctxrules can read, or None; writes nothing."""
+    application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if application_id == APPLICATION_ID:
+        if version > SCHEMA_VERSION:
+            return (
+                f"schema version {version} is newer than this ctxrules ({SCHEMA_VERSION}); "
+                "upgrade ctxrules"
+            )
+        return None
+    if application_id == 0 and _user_tables(conn) == 0:
+        return "the file is empty: not a ctxrules store"
+    return "the file is an SQLite database of another application, not a ctxrules store"
 
 
 def ensure_schema(conn: sqlite3.Connection) -> str | None:

@@ -18,6 +18,7 @@ from ctxrules.store.errors import (
     SessionExists,
     StoreError,
     UnknownSession,
+    row_json,
 )
 from ctxrules.tokens.usage import UsageState
 
@@ -76,7 +77,7 @@ def list_sessions(conn: sqlite3.Connection) -> Result[list[SessionInfo], StoreEr
     ).fetchall()
     sessions = []
     for session_id, created_at, title, metadata, count in rows:
-        frozen = freeze(json.loads(metadata), "metadata").value_or(None)
+        frozen = freeze(row_json(metadata, "session", str(session_id)), "metadata").value_or(None)
         if not isinstance(frozen, PMap):
             return Failure(CorruptRecord("session", session_id, "metadata is not a JSON object"))
         sessions.append(SessionInfo(session_id, created_at, title, frozen, count))
@@ -88,7 +89,7 @@ def load_usage(conn: sqlite3.Connection, session_id: str) -> UsageState | None:
     row = conn.execute("SELECT data FROM usage WHERE session_id = ?", (session_id,)).fetchone()
     if row is None:
         return None
-    data = json.loads(row[0])
+    data = row_json(row[0], "usage", session_id)
     if not isinstance(data, dict):
         return None
     return UsageState.from_json(data)

@@ -20,7 +20,7 @@ from ctxrules.dag import Call, Graph, Session, Status, graph_to_jsonl
 from ctxrules.store import commits, heads, nodes, sessions, snapshot
 from ctxrules.store import search as fts
 from ctxrules.store.connection import Synchronous, T, Work, connect, run
-from ctxrules.store.errors import InvalidArgument, StoreError
+from ctxrules.store.errors import DamagedRow, InvalidArgument, StoreError
 from ctxrules.store.search import SearchHit
 from ctxrules.store.sessions import SessionInfo, require_session
 from ctxrules.tokens.usage import UsageState
@@ -59,8 +59,12 @@ class SqliteStore:
         *,
         synchronous: Synchronous = "FULL",
         busy_timeout: float = 30.0,
+        read_only: bool = False,
     ) -> Result[SqliteStore, StoreError]:
         """Open (or create) the store at ``path``; a file that is no store opens to a `Failure`.
+
+        ``read_only=True`` opens an existing store without writing to it or its folder (an
+        empty file stays empty and is refused); every write then fails as a value.
 
         ``synchronous="FULL"`` makes every returned write survive power loss as well as a
         killed process; ``"NORMAL"`` only the latter, for faster bulk loads. A writer that
@@ -76,7 +80,8 @@ class SqliteStore:
             return Failure(InvalidArgument("busy_timeout", repr(busy_timeout), "seconds >= 0"))
         if busy_timeout < 0:
             return Failure(InvalidArgument("busy_timeout", repr(busy_timeout), "seconds >= 0"))
-        return connect(path, busy_timeout=busy_timeout, synchronous=synchronous).map(
+        mode: Synchronous = "READ_ONLY" if read_only else synchronous
+        return connect(path, busy_timeout=busy_timeout, synchronous=mode).map(
             lambda conn: cls(conn, os.fspath(path))
         )
 
@@ -289,5 +294,5 @@ class SqliteStore:
             return None
         try:
             return sessions.load_usage(self._conn, session_id)
-        except (sqlite3.Error, ValueError, TypeError):
+        except (sqlite3.Error, DamagedRow, ValueError, TypeError, AttributeError):
             return None

@@ -56,11 +56,11 @@ def parse_store_url(url: str | os.PathLike[str]) -> Result[StoreUrl, StoreError]
     return Result.from_value(StoreUrl("sqlite", text))
 
 
-def _open(where: StoreUrl) -> Result[Store, StoreError]:
+def _open(where: StoreUrl, *, read_only: bool = False) -> Result[Store, StoreError]:
     if where.backend == "sqlite":
         from ctxrules.store.sqlite import SqliteStore  # noqa: PLC0415 - only the one asked for
 
-        return SqliteStore.open(where.target)
+        return SqliteStore.open(where.target, read_only=read_only)
     try:
         from ctxrules.store.postgres import PostgresStore  # noqa: PLC0415 - optional extra
     except ImportError as err:
@@ -69,12 +69,16 @@ def _open(where: StoreUrl) -> Result[Store, StoreError]:
     return PostgresStore.open(where.target)
 
 
-def open_store(url: str | os.PathLike[str]) -> Result[Store, StoreError]:
+def open_store(
+    url: str | os.PathLike[str], *, read_only: bool = False
+) -> Result[Store, StoreError]:
     """Open (or create) the store ``url`` names: a path or ``sqlite:///``, or ``postgresql://``.
+
+    ``read_only=True`` opens an SQLite store without writing anything (see `SqliteStore.open`).
 
     >>> with open_store("sqlite://").unwrap() as store:
     ...     store.create_session("s").unwrap()
     ...     [info.id for info in store.list_sessions().unwrap()]
     ['s']
     """
-    return parse_store_url(url).bind(_open)
+    return parse_store_url(url).bind(lambda where: _open(where, read_only=read_only))

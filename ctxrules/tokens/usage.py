@@ -18,6 +18,16 @@ from ctxrules.tokens.usage_from import (
 Source = Literal["estimate", "provider", "cached"]
 
 
+def _token_count(_: object, attribute: attrs.Attribute[int], value: object) -> None:
+    """A provider's count is a whole number of tokens, never negative."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"{attribute.name}={value!r}: expected a token count (an int >= 0)"
+        raise TypeError(msg)
+    if value < 0:
+        msg = f"{attribute.name}={value}: expected a token count (an int >= 0)"
+        raise ValueError(msg)
+
+
 @attrs.frozen
 class ProviderUsage:
     """One response's usage as the provider reported it, in one meaning for every provider.
@@ -25,13 +35,18 @@ class ProviderUsage:
     ``prompt_tokens`` is the input *not read from cache* (cache writes included) and
     ``cache_read_tokens`` the input read from cache, so ``prompt_total`` is the whole input.
     Build it from a response with `from_openai` or `from_anthropic`, which map each
-    provider's fields to this meaning.
+    provider's fields to this meaning. Every count is an int >= 0.
+
+    >>> ProviderUsage(-5000)
+    Traceback (most recent call last):
+    ...
+    ValueError: prompt_tokens=-5000: expected a token count (an int >= 0)
     """
 
-    prompt_tokens: int
-    completion_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
+    prompt_tokens: int = attrs.field(validator=_token_count)
+    completion_tokens: int = attrs.field(default=0, validator=_token_count)
+    cache_read_tokens: int = attrs.field(default=0, validator=_token_count)
+    cache_write_tokens: int = attrs.field(default=0, validator=_token_count)
 
     @property
     def prompt_total(self) -> int:
@@ -139,4 +154,8 @@ class UsageState:
         """A persisted state, marked ``cached`` until the provider measures again."""
         known = {field.name for field in attrs.fields(cls)}
         state = cls(**{k: v for k, v in data.items() if k in known})  # type: ignore[arg-type]
-        return attrs.evolve(state, source="cached") if state.source == "provider" else state
+        return state.as_cached()
+
+    def as_cached(self) -> UsageState:
+        """This state restored from elsewhere: a provider measurement becomes ``cached``."""
+        return attrs.evolve(self, source="cached") if self.source == "provider" else self

@@ -68,7 +68,7 @@ def test_a_misspelt_spec_name_is_refused_with_a_suggestion(
 ) -> None:
     """--spec defualt: exit 2, the built-in names, and the closest one."""
     assert main(["check", "--spec", "defualt"]) == 2
-    assert capsys.readouterr().err.endswith("did you mean 'default'?\n")
+    assert "did you mean 'default'?" in capsys.readouterr().err
 
 
 def test_summarizer_modules_are_found_in_the_current_folder(

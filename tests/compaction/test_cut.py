@@ -19,8 +19,10 @@ from ctxrules.compaction import (
 from ctxrules.testing.compaction import cut_views
 
 # Reference 001 §4.2: window, desired keep, max safe keep, effective keep, tail share.
+# At 8k the seed's 6,000 would exceed the 4,000-token input budget, so nothing could ever
+# fold: the tail is capped at half the input budget (max_budget_share).
 SEED_TABLE = [
-    (8_000, 8_000, 6_000, 6_000, 0.75),
+    (8_000, 8_000, 6_000, 2_000, 0.25),
     (32_000, 8_000, 24_000, 8_000, 0.25),
     (64_000, 8_000, 56_000, 8_000, 0.125),
     (200_000, 20_000, 192_000, 20_000, 0.10),
@@ -47,6 +49,16 @@ def test_seed_window_table(window, desired, max_safe, effective, share):
     assert tail / window == pytest.approx(share)
 
 
+def test_the_cut_fits_the_budget_it_serves():
+    """Fault 3: at a small window the kept tail is under the input budget, so something folds."""
+    items = _texts(60, 200)
+    for window in (4_000, 8_000, 16_000):
+        budget = window // 2
+        cut = find_cut_index(items, window, budget=budget)
+        assert sum(item.tokens for item in items[cut:]) <= budget
+        assert cut > CutParams().protect_first_n
+
+
 def test_keep_recent_tokens_overrides_ratio_clamp_and_cap():
     """keep_recent_tokens=N replaces steps 1 and 2 with N, whatever the window."""
     items = _texts(300, 200)
@@ -65,11 +77,13 @@ def test_double_gate_needs_five_text_messages():
 
 
 def test_protect_first_and_last():
-    """Nothing before protect_first_n folds, and at least protect_last_n items stay."""
-    items = _texts(25, 5_000)
+    """Nothing before protect_first_n folds, and protect_last_n items stay while they fit the budget."""
+    items = _texts(25, 2_000)
     assert find_cut_index(items, 200_000) == 5
     assert find_cut_index(items, 200_000, CutParams(protect_last_n=24)) == 3
     assert find_cut_index(_texts(3, 50_000), 200_000) == 3
+    # 20 items of 5,000 are over half the 150,000 input budget: the token target decides.
+    assert find_cut_index(_texts(25, 5_000), 200_000) == 20
 
 
 def test_nothing_folds_when_the_view_fits_the_tail():

@@ -110,17 +110,18 @@ def test_identity_and_inline_prompt_survive_a_compaction() -> None:
     assert "Never drop the user's constraints." in big.system
 
 
-def test_prompt_too_long_rescues_once() -> None:
-    """The provider's 'prompt too long' triggers one compaction and snip; a second report does not loop."""
+def test_prompt_too_long_rescues_and_keeps_the_cap() -> None:
+    """The provider's 'prompt too long' compacts and snips below the refused request; the cap stays."""
     summarizer = RecordingSummarizer()
     e = engine(summarizer=summarizer, policy=Policy(compact_pct=None, emergency_pct=None))
     session = long_session(12)
+    refused = e.prepare(session, window=32_000).unwrap()
     first = e.prepare(session, window=32_000, prompt_too_long=True).unwrap()
     assert any(step.startswith("compact:") for step in first.decision_path)
-    second = e.prepare(session, window=32_000, prompt_too_long=True).unwrap()
-    assert not any(step.startswith("compact:") for step in second.decision_path)
+    assert first.request_tokens < refused.request_tokens
     third = e.prepare(session, window=32_000).unwrap()
     assert not any(step.startswith("compact:") for step in third.decision_path)
+    assert third.request_tokens <= first.request_tokens
 
 
 def test_after_turn_records_usage_persists_it_and_recommends() -> None:

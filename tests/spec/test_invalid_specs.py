@@ -208,7 +208,7 @@ INVALID: list[tuple[str, str, bool, str]] = [
         "bad-regex",
         RULE + 'when = { tool_name = { matches = "grep(" } }\nthen = { state = "cleared" }\n',
         False,
-        "<string>: rules[0].when.tool_name: expected a valid regular expression for 'matches', found 'grep(' (missing ), unterminated subpattern at position 4)",
+        "<string>: rules[0].when.tool_name: expected a valid regular expression for 'matches', found 'grep(' (missing ): grep()",
     ),
     (
         "regex-not-a-string",

@@ -1,0 +1,180 @@
+"""The command line's one rule for bad input: exit 2 with one line that says what and where.
+
+Three parts, applied to every subcommand by `main`: the parser reports a bad argument in
+one line; arguments are checked by what their names promise (a file read must be a
+regular file, a file written must not be a folder or a device, a count must be positive);
+and whatever still escapes a command becomes one line instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn, TextIO
+
+from returns.result import Failure
+
+from ctxrules.cli.options import spec_source
+from ctxrules.spec.builtin import builtin_specs
+
+#: Exit status for bad input (the shell's convention for a usage error).
+BAD_INPUT = 2
+#: Exit status for a fault in ctxrules itself (BSD's EX_SOFTWARE); the line asks for a report.
+INTERNAL = 70
+#: Set to show the traceback of an internal fault.
+DEBUG_VARIABLE = "CTXRULES_DEBUG"
+
+#: Arguments read as files (positional ``store`` is read; ``--store`` is written).
+READ = frozenset({"path"})
+#: Arguments naming a spec: a built-in spec's name, or a file read as such.
+SPECS = frozenset({"spec", "spec_option"})
+WRITTEN = frozenset({"report"})
+POSITIVE = frozenset({"window", "examples"})
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line: ``ctxrules replay: --window: …``."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print the error on one line and exit with `BAD_INPUT`."""
+        sys.stderr.write(f"{self.prog}: {message} (see {self.prog} --help)\n")
+        raise SystemExit(BAD_INPUT)
+
+
+def readable_file(path: str) -> str:
+    """``path`` if it is a regular file; FIFOs, devices and folders are refused, not read.
+
+    >>> readable_file("/dev/zero")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: /dev/zero: not a regular file (a character device)
+    """
+    if "://" in path:  # a store URL (sqlite:///…, postgresql://…): its backend checks it
+        return path
+    try:
+        mode = Path(path).stat().st_mode
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f"{path}: {error.strerror or error}") from None
+    if not stat.S_ISREG(mode):
+        raise argparse.ArgumentTypeError(f"{path}: not a regular file ({_kind(mode)})")
+    return path
+
+
+def spec_argument(value: str) -> str:
+    """``value`` if it names a built-in spec (and no file of that name), else as `readable_file`.
+
+    >>> spec_argument("default")
+    'default'
+    """
+    if value in builtin_specs() and not Path(value).exists():
+        return value
+    if not Path(value).exists():
+        named = spec_source(value)
+        if isinstance(named, Failure):
+            raise argparse.ArgumentTypeError(named.failure().removeprefix(f"--spec {value}: "))
+    return readable_file(value)
+
+
+def writable_file(path: str) -> str:
+    """``path`` if it is absent or a regular file: a folder or a device is refused."""
+    if "://" in path:  # a store URL: its backend checks it
+        return path
+    try:
+        mode = Path(path).stat().st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f"{path}: {error.strerror or error}") from None
+    if not stat.S_ISREG(mode):
+        raise argparse.ArgumentTypeError(f"{path}: cannot write a file here ({_kind(mode)})")
+    return path
+
+
+def positive_int(text: str) -> int:
+    """``text`` as an int of at least 1.
+
+    >>> positive_int("8000")
+    8000
+    >>> positive_int("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a positive whole number, found '0'
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, found {text!r}")
+    return value
+
+
+def _kind(mode: int) -> str:
+    kinds = {
+        stat.S_ISDIR: "a folder",
+        stat.S_ISFIFO: "a FIFO",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+        stat.S_ISSOCK: "a socket",
+    }
+    return next((name for test, name in kinds.items() if test(mode)), "not a file")
+
+
+def check_arguments(parser: argparse.ArgumentParser) -> None:
+    """Give every subcommand's arguments the check their name promises (see the module doc)."""
+    for action in parser._actions:  # noqa: SLF001 - argparse has no public walk
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            for sub in action.choices.values():
+                check_arguments(sub)
+            continue
+        positional = not action.option_strings
+        if action.dest in SPECS:
+            action.type = spec_argument
+        elif action.dest in READ or (action.dest == "store" and positional):
+            action.type = readable_file
+        elif action.dest in WRITTEN or action.dest == "store":
+            action.type = writable_file
+        elif action.dest in POSITIVE:
+            action.type = positive_int
+
+
+def run_guarded(
+    command: Callable[[argparse.Namespace, TextIO], int], args: argparse.Namespace
+) -> int:
+    """Run a command; a fault that escapes it is one line on stderr, never a traceback."""
+    name = getattr(args, "command", None) or "ctxrules"
+    try:
+        return command(args, sys.stdout)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"ctxrules {name}: interrupted\n")
+        return 130
+    except (OSError, UnicodeError, MemoryError, RecursionError) as error:
+        # The input's fault: a file that cannot be read, decoded or held.
+        where = getattr(error, "filename", None) or _first_input(args)
+        sys.stderr.write(f"ctxrules {name}: {where}: {_describe(error)}\n")
+        return BAD_INPUT
+    except Exception as error:
+        if os.environ.get(DEBUG_VARIABLE):
+            raise
+        sys.stderr.write(
+            f"ctxrules {name}: internal error on {_first_input(args)}: {_describe(error)}"
+            f" (a bug in ctxrules; rerun with {DEBUG_VARIABLE}=1 for the traceback)\n"
+        )
+        return INTERNAL
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error).replace("\n", " ")
+    return f"{type(error).__name__}: {text[:300]}" if text else type(error).__name__
+
+
+def _first_input(args: argparse.Namespace) -> str:
+    for name in ("path", "store", "spec"):
+        value = getattr(args, name, None)
+        if isinstance(value, str):
+            return value
+    return "<input>"
