@@ -8,6 +8,12 @@ from ctxrules.rules.params import Param
 from ctxrules.rules.registry import BuiltinRule
 from ctxrules.rules.tool_aging import PROTECTED_TOOLS, age_tool_results, cap_tool_result
 
+_HANDLES = Param(
+    "handles",
+    "bool",
+    True,  # noqa: FBT003 - a Param default, not a flag argument
+    "name the recall handle in the tightened text (invariant 16 needs it)",
+)
 _PROTECTED = Param(
     "protected_tools",
     "str_list",
@@ -31,6 +37,7 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                 minimum=0,
                 maximum=1,
             ),
+            _HANDLES,
         ),
         cap_tool_result,
     ),
@@ -63,6 +70,7 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                 minimum=0,
             ),
             _PROTECTED,
+            _HANDLES,
         ),
         age_tool_results,
     ),
@@ -81,6 +89,7 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                 minimum=0,
             ),
             _PROTECTED,
+            _HANDLES,
         ),
         gate_tool_results,
     ),
@@ -97,6 +106,7 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
             ),
             Param("placeholder", "str", IDLE_PLACEHOLDER, "the fixed text a cleared result shows"),
             _PROTECTED,
+            _HANDLES,
         ),
         clear_idle,
     ),
