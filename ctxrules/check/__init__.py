@@ -18,6 +18,7 @@ from ctxrules.check.invariants import (
     protocol_valid,
     rule_step,
 )
+from ctxrules.check.recoverable import recoverable
 from ctxrules.check.violations import INVARIANT_NAMES, Violation
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "one_ruler",
     "one_summary",
     "protocol_valid",
+    "recoverable",
     "render_pure",
     "rule_step",
     "summaries_outside_dag",

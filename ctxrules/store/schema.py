@@ -12,7 +12,7 @@ import sqlite3
 #: Marks a file as a ctxrules store (the ASCII of "ctxr" in the SQLite header).
 APPLICATION_ID = 0x63747872
 #: Bumped on every change to the tables below; a newer file is refused, not guessed at.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def _text(*fields: str) -> str:
@@ -142,6 +142,42 @@ TABLES = (
 )
 
 
+#: Offloaded originals (issue 17): whole texts kept content-addressed, and which handle of
+#: which session names each. Blobs are immutable; a handle maps to one blob forever.
+BLOB_TABLES = (
+    """
+    CREATE TABLE blobs (
+        digest TEXT PRIMARY KEY NOT NULL,
+        chars INTEGER NOT NULL CHECK (chars >= 0),
+        text TEXT NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE offloads (
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        handle TEXT NOT NULL,
+        digest TEXT NOT NULL REFERENCES blobs (digest),
+        PRIMARY KEY (session_id, handle)
+    )
+    """,
+    """
+    CREATE TRIGGER blobs_immutable BEFORE UPDATE ON blobs
+    BEGIN
+        SELECT RAISE(ABORT, 'blobs are content-addressed: a blob never changes');
+    END
+    """,
+    """
+    CREATE TRIGGER offloads_immutable BEFORE UPDATE ON offloads
+    BEGIN
+        SELECT RAISE(ABORT, 'offloads are append-only: a handle names one blob forever');
+    END
+    """,
+)
+
+#: What each older schema version needs to become the current one, in order.
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: BLOB_TABLES}
+
+
 def _user_tables(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     return int(row[0])
@@ -161,10 +197,14 @@ def ensure_schema(conn: sqlite3.Connection) -> str | None:
                 f"schema version {version} is newer than this ctxrules ({SCHEMA_VERSION}); "
                 "upgrade ctxrules"
             )
+        for older in range(version, SCHEMA_VERSION):
+            for statement in MIGRATIONS[older]:
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         return None
     if application_id != 0 or _user_tables(conn) > 0:
         return "the file is an SQLite database of another application, not a ctxrules store"
-    for statement in TABLES:
+    for statement in TABLES + BLOB_TABLES:
         conn.execute(statement)
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
