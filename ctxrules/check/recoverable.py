@@ -49,7 +49,9 @@ def _item_violations(
         found.append(Violation(16, ids, "the original byte for byte", f"other text in {where}"))
     if item.visible:
         if handle not in handles_in(item.rendered) and not _hides_nothing(item, original):
-            found.append(Violation(16, ids, "the handle named in the item's text", item.rendered[:80]))
+            found.append(
+                Violation(16, ids, "the handle named in the item's text", item.rendered[:80])
+            )
     elif not _named_by_cover(item, commit, handle):
         found.append(
             Violation(16, ids, "the handle named by the summary that folded it", "not named")
@@ -86,7 +88,9 @@ def recoverable(
             found.extend(_item_violations(item, commit, graph, index))
         if item.state is not State.FULL:
             found.extend(
-                Violation(16, (item.source_node_id, shown), "every shown handle resolves", "unknown")
+                Violation(
+                    16, (item.source_node_id, shown), "every shown handle resolves", "unknown"
+                )
                 for shown in handles_in(item.rendered)
                 if index.get(shown) is None
             )

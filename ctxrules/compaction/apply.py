@@ -18,7 +18,7 @@ from ctxrules.compaction.summarizer import SummaryText, fallback
 from ctxrules.dag import Role
 from ctxrules.render import counted
 from ctxrules.rules import Facts, tighten
-from ctxrules.rules.handles import folds_line
+from ctxrules.rules.handles import folds_line, without_folds_lines
 
 #: The prefix of every summary item's id; no DAG node ever carries it (invariant 5).
 SUMMARY_ID_PREFIX = "sm_"
@@ -39,10 +39,15 @@ def summary_id(plan: CompactionPlan, base: ContextCommit, text: str) -> str:
 
 
 def with_folds(plan: CompactionPlan, base: ContextCommit, text: str) -> str:
-    """The summary text followed by the line naming the handles of what it folds."""
+    """The summary text followed by the line naming the handles of what it folds.
+
+    A previous summary's own folds line (carried whole by the structural summary) is
+    dropped: this line names that summary, whose text still holds it.
+    """
     folded = [base.items[p] for p in plan.positions]
     groups = [(label(item), item.source_node_id) for item in folded]
-    return f"{text}\n{folds_line(groups, [item.source_node_id for item in folded])}"
+    body = without_folds_lines(text).rstrip("\n")
+    return f"{body}\n{folds_line(groups, [item.source_node_id for item in folded])}"
 
 
 def _fold(plan: CompactionPlan, base: ContextCommit, summary: str, facts: Facts) -> ContextCommit:

@@ -18,6 +18,8 @@ HANDLE_PREFIX = "h:"
 HANDLE_CHARS = 8
 #: A handle anywhere in a text (the characters of lowercase base32, no padding).
 HANDLE_PATTERN = re.compile(r"(?<![A-Za-z0-9:])h:[a-z2-7]{8}(?![a-z2-7])")
+#: A summary's folds line (see `folds_line`), on a line of its own.
+FOLDS_LINE_PATTERN = re.compile(r"^\[Folded \d+ items; recall h:[a-z2-7]{8} lists them all\..*\]\n?", re.M)
 #: The most handles a summary names inline; the rest are listed by its own fold handle.
 INLINE_HANDLES = 12
 
@@ -89,3 +91,14 @@ def folds_line(groups: Iterable[tuple[str, str]], folded_ids: Iterable[str]) -> 
     rest = f" (+{more} more)" if more > 0 else ""
     head = f"[Folded {len(ids)} items; recall {fold_handle(ids)} lists them all."
     return f"{head} {listed}{rest}]" if listed else f"{head}]"
+
+
+def without_folds_lines(text: str) -> str:
+    """The text with earlier summaries' folds lines removed (a chained summary names its own).
+
+    The earlier summary stays recallable by its handle, and its text keeps its line.
+
+    >>> without_folds_lines("old facts\\n[Folded 3 items; recall h:bc3tplto lists them all.]\\nnew facts")
+    'old facts\\nnew facts'
+    """
+    return FOLDS_LINE_PATTERN.sub("", text)
