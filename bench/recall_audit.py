@@ -74,11 +74,10 @@ def replayed(
 
 def audit(session: Any, engine: Any) -> Any:  # noqa: ANN401
     """The recall audit of a replayed session, from the engine's commits."""
-    from ctxrules.recall.audit import audit_session  # noqa: PLC0415 - absent in old code
+    from ctxrules.recall.audit import audit_commits  # noqa: PLC0415 - absent in old code
 
-    commits = list(engine.states[session.session_id].by_id.values())
-    final = max(commits, key=lambda c: (len(c.items), c.created_at))
-    return audit_session(session.graph, final, commits, tokenizer=engine.tokenizer)
+    commits = engine.states[session.session_id].by_id.values()
+    return audit_commits(session.graph, commits, tokenizer=engine.tokenizer)
 
 
 def baseline_costs(rev: str, paths: list[Path], spec: Path) -> dict[str, float]:

@@ -60,7 +60,11 @@ def _item_violations(
 
 
 def recoverable(
-    commit: ContextCommit, graph: Graph, offloaded: Mapping[str, str] | None = None
+    commit: ContextCommit,
+    graph: Graph,
+    offloaded: Mapping[str, str] | None = None,
+    *,
+    nodes: RecallIndex | None = None,
 ) -> list[Violation]:
     """Invariant 16 on one commit: handles resolve, to exactly the original, and are shown.
 
@@ -68,6 +72,7 @@ def recoverable(
     text, a summarized one through the summary that folded it), the handle must resolve
     without ambiguity, and to the DAG's original byte for byte (``offloaded`` texts, from a
     blob store, included). Every handle a tightened item or summary shows must resolve too.
+    ``nodes`` (a `ctxrules.recall.lookup.node_index` of ``graph``) saves rebuilding it per commit.
 
     >>> from ctxrules.dag import Call
     >>> g = Graph().append(Call("t", "tool", name="cat", output="long text")).unwrap()
@@ -78,7 +83,7 @@ def recoverable(
     >>> recoverable(shown, g)
     []
     """
-    index = recall_index(graph, commit, offloaded)
+    index = recall_index(graph, commit, offloaded, nodes=nodes)
     found = [
         Violation(16, (handle, *owners), "one source per handle", f"{len(owners)} sources")
         for handle, owners in index.collisions.items()

@@ -15,6 +15,8 @@ from ctxrules.compaction import Summarizer
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.replay import replay
 from ctxrules.importers import import_session
+from ctxrules.recall.audit import audit_commits, audit_line, latest_commit
+from ctxrules.recall.offload import offload
 from ctxrules.spec import load_spec
 from ctxrules.tokens import default_tokenizer
 
@@ -63,6 +65,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     out.write(
         f"tokens sent {figures['sent']:,.0f} vs naive {figures['naive']:,.0f}; cost {figures['cost']:,.0f} vs {figures['naive_cost']:,.0f}\n"
     )
+    commits = engine.states[session.session_id].by_id.values()
+    out.write(audit_line(audit_commits(session.graph, commits, tokenizer=engine.tokenizer)) + "\n")
     if args.store is not None:
         status = _save(args.store, session, engine, out)
         if status:
@@ -113,6 +117,11 @@ def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO) ->
         )
         if isinstance(saved, Failure):
             sys.stderr.write(f"{saved.failure()}\n")
+            return 2
+        final = latest_commit(state.by_id.values())
+        kept = offload(store, session.session_id, final, session.graph) if final else None
+        if isinstance(kept, Failure):
+            sys.stderr.write(f"{kept.failure()}\n")
             return 2
     finally:
         store.close()

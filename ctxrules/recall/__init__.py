@@ -1,6 +1,6 @@
 """Nothing is lost: recall handles, offloaded originals, and the tools a model calls to get them back."""
 
-from ctxrules.recall.lookup import Original, RecallIndex, node_original, recall_index
+from ctxrules.recall.lookup import Original, RecallIndex, node_index, node_original, recall_index
 from ctxrules.recall.offload import OFFLOAD_CHARS, BlobStore, offload, offload_plan
 from ctxrules.recall.paging import page_bounds
 from ctxrules.recall.tools import (
@@ -34,6 +34,7 @@ __all__ = [
     "fold_handle",
     "handle_for",
     "handles_in",
+    "node_index",
     "node_original",
     "offload",
     "offload_plan",

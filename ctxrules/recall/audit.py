@@ -116,6 +116,24 @@ def audit_session(  # noqa: PLR0913 - the replay passes what it holds, by name
     )
 
 
+def latest_commit(commits: Iterable[ContextCommit]) -> ContextCommit | None:
+    """The newest of a session's commits: items are only ever added, so the one with most items."""
+    return max(commits, key=lambda c: (len(c.items), c.created_at), default=None)
+
+
+def audit_commits(
+    graph: Graph,
+    commits: Iterable[ContextCommit],
+    *,
+    tokenizer: Tokenizer,
+    offloaded: Mapping[str, str] | None = None,
+) -> RecallAudit:
+    """`audit_session` over every commit a replay made, its newest as the final one."""
+    every = list(commits)
+    final = latest_commit(every) or ContextCommit("")
+    return audit_session(graph, final, every, tokenizer=tokenizer, offloaded=offloaded)
+
+
 def audit_line(audit: RecallAudit) -> str:
     """One line for a replay's output.
 

@@ -8,7 +8,7 @@ the index from what it already holds and answers the model's tool call from it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import attrs
 from pyrsistent import PMap, pmap
@@ -107,31 +107,46 @@ def _summary_entries(commit: ContextCommit) -> list[Original]:
     return found
 
 
-def recall_index(
-    graph: Graph,
-    commit: ContextCommit | None = None,
-    offloaded: Mapping[str, str] | None = None,
-) -> RecallIndex:
-    """Every handle of the session: its DAG nodes, and the commit's summaries and folds.
+def node_index(graph: Graph, offloaded: Mapping[str, str] | None = None) -> RecallIndex:
+    """The handles of every DAG node; build it once and extend it per commit with `recall_index`.
 
     ``offloaded`` maps handles to whole texts kept in a blob store; such a handle resolves
     to the stored text (which invariant 16 requires to equal the DAG's).
     """
-    entries: dict[str, Original] = {}
-    owners: dict[str, set[str]] = {}
+    return _indexed(
+        node
+        if (stored := (offloaded or {}).get(node.handle)) is None
+        else attrs.evolve(node, text=stored, offloaded=True)
+        for node_id in graph.nodes
+        if (node := node_original(graph, node_id)) is not None
+    )
 
-    def add(original: Original) -> None:
-        owners.setdefault(original.handle, set()).add(f"{original.kind}:{original.source_id}")
+
+def _indexed(found: Iterable[Original], base: RecallIndex | None = None) -> RecallIndex:
+    entries = dict(base.entries) if base is not None else {}
+    owners: dict[str, set[str]] = {h: set(o) for h, o in (base.collisions if base else {}).items()}
+    for original in found:
+        owner = f"{original.kind}:{original.source_id}"
+        known = entries.get(original.handle)
+        if known is not None and f"{known.kind}:{known.source_id}" != owner:
+            owners.setdefault(original.handle, {f"{known.kind}:{known.source_id}"}).add(owner)
         entries.setdefault(original.handle, original)
-
-    for node_id in graph.nodes:
-        original = node_original(graph, node_id)
-        if original is not None:
-            stored = (offloaded or {}).get(original.handle)
-            add(original if stored is None else attrs.evolve(original, text=stored, offloaded=True))
-    if commit is not None:
-        for original in _summary_entries(commit):
-            if original.source_id not in graph:
-                add(original)
     collisions = {h: tuple(sorted(o)) for h, o in owners.items() if len(o) > 1}
     return RecallIndex(pmap(entries), pmap(collisions))
+
+
+def recall_index(
+    graph: Graph,
+    commit: ContextCommit | None = None,
+    offloaded: Mapping[str, str] | None = None,
+    *,
+    nodes: RecallIndex | None = None,
+) -> RecallIndex:
+    """Every handle of the session: its DAG nodes, and the commit's summaries and folds.
+
+    ``nodes`` is a `node_index` of the same graph built earlier, to reuse over many commits.
+    """
+    base = nodes if nodes is not None else node_index(graph, offloaded)
+    if commit is None:
+        return base
+    return _indexed((o for o in _summary_entries(commit) if o.source_id not in graph), base)
