@@ -13,6 +13,7 @@ from ctxrules.recall.tools import (
     answer_recall,
     answer_search,
     answer_tool_call,
+    offered_tools,
     recall_tools,
 )
 from ctxrules.rules.handles import fold_handle, handle_for, handles_in
@@ -38,6 +39,7 @@ __all__ = [
     "node_original",
     "offload",
     "offload_plan",
+    "offered_tools",
     "page_bounds",
     "recall_index",
     "recall_tools",

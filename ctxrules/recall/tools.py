@@ -16,6 +16,7 @@ from ctxrules.recall.lookup import Original, RecallIndex
 from ctxrules.recall.paging import page_bounds
 from ctxrules.rules.handles import handle_for
 from ctxrules.rules.text import head, one_line
+from ctxrules.spec.recall import RecallOptions
 from ctxrules.tokens import Tokenizer
 
 RECALL = "recall"
@@ -66,6 +67,17 @@ def recall_tools(provider: Literal["openai", "anthropic"]) -> tuple[dict[str, ob
         {"type": "function", "function": {"name": n, "description": d, "parameters": p}}
         for n, d, p in tools
     )
+
+
+def offered_tools(
+    options: RecallOptions, provider: Literal["openai", "anthropic"]
+) -> tuple[dict[str, object], ...]:
+    """The recall tools to add to a request: both when the spec's ``[recall] tools`` is on, else none.
+
+    >>> offered_tools(RecallOptions(), "openai"), len(offered_tools(RecallOptions(tools=True), "anthropic"))
+    ((), 2)
+    """
+    return recall_tools(provider) if options.tools else ()
 
 
 class HistoryHit(Protocol):

@@ -16,9 +16,10 @@ from ctxrules.rules.registry import BuiltinRule, builtins
 from ctxrules.spec.declarative import parse_declarative
 from ctxrules.spec.errors import Fault, Location, SpecError, SpecErrors, describe, quoted, suggest
 from ctxrules.spec.imports import is_python_reference, load_python_rule
+from ctxrules.spec.recall import check_recall
 from ctxrules.spec.source import SpecSource, label, read_document
 
-TOP_KEYS = ("version", "name", "description", "rules")
+TOP_KEYS = ("version", "name", "description", "rules", "recall")
 ENTRY_KEYS = ("use", "name", "params", "when", "then")
 FORMAT_VERSION = 1
 
@@ -142,6 +143,7 @@ def _check_header(doc: dict[str, Any], root: Location) -> list[SpecError]:
         for key in ("name", "description")
         if key in doc and not isinstance(doc[key], str)
     )
+    errors.extend(check_recall(doc, root))
     return errors
 
 

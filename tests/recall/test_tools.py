@@ -96,3 +96,23 @@ def test_search_history_finds_hidden_text_with_its_handle() -> None:
         )
     assert not answer.is_error
     assert answer.text.startswith(handle_for("t1") + " ")
+
+
+def test_the_spec_opts_in_to_the_tools_and_its_faults_are_reported() -> None:
+    """`[recall] tools = true` offers both tools; without it none; a bad table fails load_spec too."""
+    from ctxrules.recall import offered_tools  # noqa: PLC0415
+    from ctxrules.spec import load_spec  # noqa: PLC0415
+    from ctxrules.spec.recall import recall_options  # noqa: PLC0415
+
+    on = '[recall]\ntools = true\npage_tokens = 500\n[[rules]]\nuse = "cap_tool_result"\n'
+    assert load_spec(on).unwrap().rules[0].name == "cap_tool_result"
+    assert [t["name"] for t in offered_tools(recall_options(on).unwrap(), "anthropic")] == [
+        "recall",
+        "search_history",
+    ]
+    assert offered_tools(recall_options('[[rules]]\nuse = "clear_idle"\n').unwrap(), "openai") == ()
+    bad = '[recall]\ntools = "yes"\npage_tokens = 0\n'
+    assert str(load_spec(bad).failure()).splitlines() == [
+        "<string>: recall.tools: expected true or false, found 'yes' (str)",
+        "<string>: recall.page_tokens: expected an integer >= 1, found 0",
+    ]
