@@ -50,9 +50,9 @@ def with_folds(plan: CompactionPlan, base: ContextCommit, text: str) -> str:
     return f"{body}\n{folds_line(groups, [item.source_node_id for item in folded])}"
 
 
-def _fold(plan: CompactionPlan, base: ContextCommit, summary: str, facts: Facts) -> ContextCommit:
+def _fold(plan: CompactionPlan, base: ContextCommit, text: str, facts: Facts) -> ContextCommit:
     """The base with the summary item inserted at the run's start and the run summarized."""
-    text = with_folds(plan, base, summary)
+    text = with_folds(plan, base, text)
     sid = summary_id(plan, base, text)
     first = base.items[plan.insert_at]
     summary = counted(

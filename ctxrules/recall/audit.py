@@ -78,7 +78,7 @@ def shown_handles(commits: Iterable[ContextCommit]) -> set[str]:
     return shown
 
 
-def audit_session(  # noqa: PLR0913 - the replay passes what it holds, by name
+def audit_session(
     graph: Graph,
     final: ContextCommit,
     commits: Iterable[ContextCommit],

@@ -22,7 +22,7 @@ def _page_end(text: str, start: int, limit: int, tokenizer: Tokenizer) -> int:
 
 
 def page_bounds(text: str, limit: int, tokenizer: Tokenizer) -> tuple[tuple[int, int], ...]:
-    """The (start, end) of each page: contiguous, covering the text, each within ``limit`` tokens.
+    r"""The (start, end) of each page: contiguous, covering the text, each within ``limit`` tokens.
 
     A single character over the limit still makes a page of its own, so paging always ends.
 

@@ -182,7 +182,7 @@ def answer_search(
     return ToolAnswer("\n".join(lines))
 
 
-def answer_tool_call(  # noqa: PLR0913 - the host passes what it holds, by name
+def answer_tool_call(
     name: str,
     arguments: Mapping[str, object],
     *,

@@ -26,6 +26,7 @@ def gate_tool_results(
     min_tokens: int,
     protect_first_n: int,
     protected_tools: tuple[str, ...],
+    *,
     handles: bool = True,
 ) -> Rule:
     """Clear a tool result that passes all three gates and is worth it.

@@ -19,7 +19,9 @@ HANDLE_CHARS = 8
 #: A handle anywhere in a text (the characters of lowercase base32, no padding).
 HANDLE_PATTERN = re.compile(r"(?<![A-Za-z0-9:])h:[a-z2-7]{8}(?![a-z2-7])")
 #: A summary's folds line (see `folds_line`), on a line of its own.
-FOLDS_LINE_PATTERN = re.compile(r"^\[Folded \d+ items; recall h:[a-z2-7]{8} lists them all\..*\]\n?", re.M)
+FOLDS_LINE_PATTERN = re.compile(
+    r"^\[Folded \d+ items; recall h:[a-z2-7]{8} lists them all\..*\]\n?", re.MULTILINE
+)
 #: The most handles a summary names inline; the rest are listed by its own fold handle.
 INLINE_HANDLES = 12
 
@@ -94,7 +96,7 @@ def folds_line(groups: Iterable[tuple[str, str]], folded_ids: Iterable[str]) -> 
 
 
 def without_folds_lines(text: str) -> str:
-    """The text with earlier summaries' folds lines removed (a chained summary names its own).
+    r"""The text with earlier summaries' folds lines removed (a chained summary names its own).
 
     The earlier summary stays recallable by its handle, and its text keeps its line.
 

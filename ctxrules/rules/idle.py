@@ -19,6 +19,7 @@ def clear_idle(
     idle_seconds: float,
     placeholder: str,
     protected_tools: tuple[str, ...],
+    *,
     handles: bool = True,
 ) -> Rule:
     """Tool results ``aged`` for at least ``idle_seconds`` (by ``Facts.now``) become ``cleared``.

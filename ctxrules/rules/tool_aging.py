@@ -39,6 +39,7 @@ def age_tool_results(
     stub_head_chars: int,
     stub_tail_chars: int,
     protected_tools: tuple[str, ...],
+    *,
     handles: bool = True,
 ) -> Rule:
     """Tool results older than the last ``tail_turns`` assistant turns become one-line stubs.
@@ -100,7 +101,7 @@ def cap_marker(cut: int, total: int, source_id: str, *, handles: bool = True) ->
     return f"\n…[{cut} of {total} characters cut; recall {handle_for(source_id)}]…\n"
 
 
-def cap_tool_result(max_chars: int, tail_share: float, handles: bool = True) -> Rule:
+def cap_tool_result(max_chars: int, tail_share: float, *, handles: bool = True) -> Rule:
     """Any tool result over ``max_chars`` keeps its head and tail (inside the tail window too).
 
     The capped item is ``aged`` with reason ``capped``; the marker between head and tail
@@ -116,9 +117,7 @@ def cap_tool_result(max_chars: int, tail_share: float, handles: bool = True) -> 
         for index, item in scan(commit, commit.marks.get(key, 0), facts):
             if item.is_tool and item.state is State.FULL and len(item.rendered) > max_chars:
                 cut = len(item.rendered) - max_chars
-                marker = cap_marker(
-                    cut, len(item.rendered), item.source_node_id, handles=handles
-                )
+                marker = cap_marker(cut, len(item.rendered), item.source_node_id, handles=handles)
                 room = max(max_chars - len(marker), 0)
                 tail_chars = int(room * tail_share)
                 text = head_and_tail(item.rendered, room - tail_chars, tail_chars, marker)

@@ -44,7 +44,9 @@ def check_recall(doc: dict[str, Any], root: Location) -> list[SpecError]:
         if key not in RECALL_KEYS
     ]
     if "tools" in table and not isinstance(table["tools"], bool):
-        errors.append(where.key("tools").error("true or false", describe(table["tools"]), "wrong_type"))
+        errors.append(
+            where.key("tools").error("true or false", describe(table["tools"]), "wrong_type")
+        )
     for key in ("page_tokens", "offload_chars"):
         value = table.get(key, 1)
         if type(value) is not int:

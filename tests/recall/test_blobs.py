@@ -5,10 +5,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from ctxrules.check import recoverable
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.dag import Call, Graph
 from ctxrules.recall import handle_for, offload, recall_index
-from ctxrules.check import recoverable
 from ctxrules.store import SqliteStore
 from ctxrules.store.schema import APPLICATION_ID, TABLES
 

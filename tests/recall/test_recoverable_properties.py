@@ -102,7 +102,7 @@ def test_invariant_15_handles_never_change_an_unchanged_item(
     session, sources = drawn
     previous: ContextCommit | None = None
     for commit in _walk(session, sources, pipeline, data):
-        for position, item in enumerate(commit.items):
+        for _position, item in enumerate(commit.items):
             if item.state in {State.AGED, State.CLEARED} and item.source_node_id in session.graph:
                 assert set(handles_in(item.rendered)) <= {handle_for(item.source_node_id)}
         if previous is not None:
@@ -139,10 +139,11 @@ def test_the_predicate_catches_a_rule_that_hides_without_a_handle() -> None:
     assert [(v.invariant, v.expected) for v in found] == [
         (16, "the handle named in the item's text")
     ]
-    tampered = attrs.evolve(
-        commit.items[-1], rendered=f"[cleared] [recall {handle_for('nobody')}]"
-    )
-    assert {v.expected for v in recoverable(commit.with_items([*commit.items[:-1], tampered]), session.graph)} == {
+    tampered = attrs.evolve(commit.items[-1], rendered=f"[cleared] [recall {handle_for('nobody')}]")
+    assert {
+        v.expected
+        for v in recoverable(commit.with_items([*commit.items[:-1], tampered]), session.graph)
+    } == {
         "the handle named in the item's text",
         "every shown handle resolves",
     }

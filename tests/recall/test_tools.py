@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -31,7 +33,9 @@ def _graph() -> Graph:
 
 
 def _recall(index, handle: str, page: object = 1):
-    return answer_tool_call("recall", {"handle": handle, "page": page}, index=index, tokenizer=RULER, page_tokens=500)
+    return answer_tool_call(
+        "recall", {"handle": handle, "page": page}, index=index, tokenizer=RULER, page_tokens=500
+    )
 
 
 def test_schemas_for_both_providers_name_the_same_tools_and_parameters() -> None:
@@ -48,7 +52,9 @@ def test_pages_join_back_to_the_original_byte_for_byte() -> None:
     index = recall_index(_graph())
     first = _recall(index, handle_for("t1"))
     assert first.pages > 1
-    bodies = [first.body] + [_recall(index, handle_for("t1"), p).body for p in range(2, first.pages + 1)]
+    bodies = [first.body] + [
+        _recall(index, handle_for("t1"), p).body for p in range(2, first.pages + 1)
+    ]
     assert "".join(bodies) == BIG
     assert all(RULER.count(body) <= 500 for body in bodies)
     assert '"path":"app.log"' in first.text.splitlines()[0]
@@ -58,8 +64,9 @@ def test_pages_join_back_to_the_original_byte_for_byte() -> None:
 def test_page_bounds_cover_the_text_within_the_limit(text: str, limit: int) -> None:
     """Pages are contiguous, cover the text, and each fits the limit unless it is one character."""
     bounds = page_bounds(text, limit, RULER)
-    assert bounds[0][0] == 0 and bounds[-1][1] == len(text)
-    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))
+    assert bounds[0][0] == 0
+    assert bounds[-1][1] == len(text)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(bounds))
     assert all(RULER.count(text[s:e]) <= limit or e - s == 1 for s, e in bounds)
 
 
@@ -92,7 +99,11 @@ def test_search_history_finds_hidden_text_with_its_handle() -> None:
             return store.search(literal(query), session_id="s", limit=limit).value_or("failed")
 
         answer = answer_tool_call(
-            "search_history", {"query": "line 399"}, index=recall_index(_graph()), tokenizer=RULER, search=search
+            "search_history",
+            {"query": "line 399"},
+            index=recall_index(_graph()),
+            tokenizer=RULER,
+            search=search,
         )
     assert not answer.is_error
     assert answer.text.startswith(handle_for("t1") + " ")

@@ -64,13 +64,17 @@ def test_an_offloaded_original_that_differs_from_the_dag_is_reported(
     assert "other text in the blob store" in out
 
 
-def test_an_export_is_checked_with_the_spec(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_export_is_checked_with_the_spec(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A JSON Lines export verifies clean with handles on, and fails with handles off."""
     path = tmp_path / "session.jsonl"
     path.write_text(graph_to_jsonl(_session().graph), encoding="utf-8")
     assert main(["verify", str(path), "--spec", "specs/default.toml"]) == 0
     off = tmp_path / "off.toml"
-    off.write_text('[[rules]]\nuse = "cap_tool_result"\nparams = { handles = false }\n', encoding="utf-8")
+    off.write_text(
+        '[[rules]]\nuse = "cap_tool_result"\nparams = { handles = false }\n', encoding="utf-8"
+    )
     capsys.readouterr()
     assert main(["verify", str(path), "--spec", str(off)]) == 1
     assert "the handle named in the item's text" in capsys.readouterr().out

@@ -123,7 +123,9 @@ def test_clear_idle_waits_sixty_minutes_and_uses_one_fixed_placeholder() -> None
     cleared = run("clear_idle", aged, now=1000.0 + 3600)
     assert states(cleared) == ["cleared", "cleared"]
     texts = [i.rendered.encode() for i in cleared.items]
-    assert texts == [f"{IDLE_PLACEHOLDER} {recall_note(handle_for(t))}".encode() for t in ("t0", "t1")]
+    assert texts == [
+        f"{IDLE_PLACEHOLDER} {recall_note(handle_for(t))}".encode() for t in ("t0", "t1")
+    ]
     again = run(
         "clear_idle",
         run("age_tool_results", commit_of(tool("t0", 0, "different")), head_turn=9),
