@@ -18,6 +18,7 @@ from ctxrules.store import (
     StoreClosed,
     StoreError,
 )
+from ctxrules.store.schema import SCHEMA_VERSION
 from ctxrules.tokens.usage import UsageState
 
 
@@ -76,7 +77,8 @@ def test_a_newer_schema_is_refused(db_path: Path) -> None:
     conn.close()
     failure = SqliteStore.open(db_path).failure()
     assert failure == OpenFailed(
-        str(db_path), "schema version 99 is newer than this ctxrules (1); upgrade ctxrules"
+        str(db_path),
+        f"schema version 99 is newer than this ctxrules ({SCHEMA_VERSION}); upgrade ctxrules",
     )
 
 
