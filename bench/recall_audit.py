@@ -96,6 +96,12 @@ def baseline_costs(rev: str, paths: list[Path], spec: Path) -> dict[str, float]:
     return json.loads(done.stdout)
 
 
+def say(line: str) -> None:
+    """One line to standard output, at once (a run takes minutes)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def _key(path: Path, window: int) -> str:
     return f"{path.name}@{window}"
 
@@ -114,12 +120,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     spec = args.spec.read_text(encoding="utf-8")
     if args.costs_only:
-        {_key(p, w): replayed(p, spec, w)[0] for p in paths for w in WINDOWS}
+        costs = {_key(p, w): replayed(p, spec, w)[0] for p in paths for w in WINDOWS}
+        say(json.dumps(costs))
         return 0
     before = baseline_costs(args.baseline, paths, args.spec) if args.baseline else None
     registry = None if before is not None else without_handles()
     failed = False
     grand = {"on": 0.0, "off": 0.0}
+    say(
+        "session | window | hidden recovered | shown | unresolved | recall results | errors "
+        "| inv16 | cost on | cost baseline | change"
+    )
     for path in paths:
         for window in WINDOWS:
             cost_on, session, engine = replayed(path, spec, window)
@@ -129,13 +140,22 @@ def main(argv: list[str] | None = None) -> int:
                 if before is not None
                 else replayed(path, spec, window, registry)[0]
             )
-            (cost_on - cost_off) / cost_off if cost_off else 0.0
+            change = (cost_on - cost_off) / cost_off if cost_off else 0.0
             grand["on"] += cost_on
             grand["off"] += cost_off
             failed |= not found.ok
-            for _violation in found.violations[:5]:
-                pass
+            say(
+                f"{path.name} | {window} | {found.recovered}/{found.hidden} | {found.shown} | "
+                f"{found.unresolved} | {found.recall_results} | {found.errors} | "
+                f"{len(found.violations)} | {cost_on:,.0f} | {cost_off:,.0f} | {change:+.2%}"
+            )
+            for violation in found.violations[:5]:
+                say(f"    {violation}")
     total = (grand["on"] - grand["off"]) / grand["off"] if grand["off"] else 0.0
+    say(
+        f"all sessions: cost with handles {grand['on']:,.0f}, baseline {grand['off']:,.0f} "
+        f"({total:+.2%})"
+    )
     return 1 if failed or total > LIMIT else 0
 
 

@@ -27,7 +27,7 @@ def page_bounds(text: str, limit: int, tokenizer: Tokenizer) -> tuple[tuple[int,
     A single character over the limit still makes a page of its own, so paging always ends.
 
     >>> from ctxrules.tokens import HeuristicCounter
-    >>> bounds = page_bounds("line\\n" * 100, 20, HeuristicCounter())
+    >>> bounds = page_bounds("line\n" * 100, 20, HeuristicCounter())
     >>> bounds[0][0], bounds[-1][1], all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
     (0, 500, True)
     >>> page_bounds("", 20, HeuristicCounter())

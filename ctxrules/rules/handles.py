@@ -100,7 +100,7 @@ def without_folds_lines(text: str) -> str:
 
     The earlier summary stays recallable by its handle, and its text keeps its line.
 
-    >>> without_folds_lines("old facts\\n[Folded 3 items; recall h:bc3tplto lists them all.]\\nnew facts")
-    'old facts\\nnew facts'
+    >>> without_folds_lines("old facts\n[Folded 3 items; recall h:bc3tplto lists them all.]\nnew facts")
+    'old facts\nnew facts'
     """
     return FOLDS_LINE_PATTERN.sub("", text)
