@@ -48,7 +48,8 @@ def _item_violations(
         where = "the blob store" if original.offloaded else "the index"
         found.append(Violation(16, ids, "the original byte for byte", f"other text in {where}"))
     if item.visible:
-        if handle not in handles_in(item.rendered) and not _hides_nothing(item, original):
+        shown = handles_in(item.rendered) + handles_in(item.arguments)
+        if handle not in shown and not _hides_nothing(item, original):
             found.append(
                 Violation(16, ids, "the handle named in the item's text", item.rendered[:80])
             )

@@ -10,13 +10,14 @@ from typing import Any, TextIO
 
 from returns.result import Failure
 
+from ctxrules.cache import PROFILES
 from ctxrules.cli.replay_report import print_summary, totals, write_report
 from ctxrules.compaction import Summarizer
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.replay import replay
 from ctxrules.importers import import_session
 from ctxrules.recall.audit import audit_commits, audit_line, latest_commit
-from ctxrules.recall.offload import offload
+from ctxrules.recall.offload import BlobStore, offload
 from ctxrules.spec import load_spec
 from ctxrules.tokens import default_tokenizer
 
@@ -59,11 +60,19 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     engine = DefaultContextEngine(
         pipeline=spec.unwrap(), summarizer=summarizer, tokenizer=default_tokenizer()
     )
-    requests = replay(session, engine, window=args.window, on_request=_progress(out, session))
+    requests = replay(
+        session,
+        engine,
+        window=args.window,
+        on_request=_progress(out, session),
+        profile=PROFILES[args.provider],
+    )
     print_summary(requests, Path(args.path).name, out)
     figures = totals(requests)
     out.write(
-        f"tokens sent {figures['sent']:,.0f} vs naive {figures['naive']:,.0f}; cost {figures['cost']:,.0f} vs {figures['naive_cost']:,.0f}\n"
+        f"tokens sent {figures['sent']:,.0f} vs naive {figures['naive']:,.0f}; "
+        f"cost ({args.provider}) {figures['cost']:,.0f} vs {figures['naive_cost']:,.0f}"
+        f" ({figures['cost'] / max(figures['naive_cost'], 1):.0%} of naive)\n"
     )
     commits = engine.states[session.session_id].by_id.values()
     out.write(audit_line(audit_commits(session.graph, commits, tokenizer=engine.tokenizer)) + "\n")
@@ -95,16 +104,17 @@ def _progress(out: TextIO, session: Any) -> Any:  # noqa: ANN401 - a small callb
 
 
 def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO) -> int:  # noqa: ANN401
-    from ctxrules.store import SqliteStore  # noqa: PLC0415 - the store is the only I/O layer
+    from ctxrules.store import open_store, parse_store_url  # noqa: PLC0415 - the only I/O layer
 
-    if path != ":memory:":
+    where = parse_store_url(path).value_or(None)
+    if where is not None and where.backend == "sqlite" and where.target != ":memory:":
         # The default store lives in .ctxrules/, which a fresh checkout does not have yet.
         try:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(where.target).parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             sys.stderr.write(f"cannot create the store's folder for {path}: {error}\n")
             return 2
-    opened = SqliteStore.open(path)
+    opened = open_store(path)
     if isinstance(opened, Failure):
         sys.stderr.write(f"{opened.failure()}\n")
         return 2
@@ -119,7 +129,12 @@ def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO) ->
             sys.stderr.write(f"{saved.failure()}\n")
             return 2
         final = latest_commit(state.by_id.values())
-        kept = offload(store, session.session_id, final, session.graph) if final else None
+        # Only a store that keeps blobs (the SQLite one so far) takes offloaded originals.
+        kept = (
+            offload(store, session.session_id, final, session.graph)
+            if final is not None and isinstance(store, BlobStore)
+            else None
+        )
         if isinstance(kept, Failure):
             sys.stderr.write(f"{kept.failure()}\n")
             return 2
@@ -139,12 +154,20 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
     parser.add_argument(
         "--window", type=int, default=200_000, help="the model's context window (default 200000)"
     )
+    parser.add_argument(
+        "--provider",
+        choices=sorted(PROFILES),
+        default="anthropic",
+        help="cache profile the cost is priced under (default anthropic)",
+    )
     parser.add_argument("--summarizer", default=None, help="module:function used for summaries")
     parser.add_argument(
         "--allow-imports", action="store_true", help="allow Python rules in the spec"
     )
     parser.add_argument(
-        "--store", default=".ctxrules/store.sqlite", help="SQLite store to keep the run in"
+        "--store",
+        default=".ctxrules/store.sqlite",
+        help="store to keep the run in: a path, sqlite:///PATH or postgresql://USER@HOST/DB",
     )
     parser.add_argument("--report", default=None, help="write a self-contained HTML report here")
     parser.set_defaults(run=run)

@@ -16,12 +16,13 @@ from ctxrules.dag import Graph, ancestors, graph_to_jsonl
 from ctxrules.importers import import_session
 
 
-def _open(path: str) -> Any:  # noqa: ANN401 - a SqliteStore, imported lazily
-    from ctxrules.store import SqliteStore  # noqa: PLC0415 - the store is the only I/O layer
+def _open(path: str) -> Any:  # noqa: ANN401 - a Store, imported lazily
+    from ctxrules.store import open_store, parse_store_url  # noqa: PLC0415 - the only I/O layer
 
-    if not Path(path).is_file():
+    where = parse_store_url(path).value_or(None)
+    if where is not None and where.backend == "sqlite" and not Path(where.target).is_file():
         return f"{path}: no such store"
-    opened = SqliteStore.open(path)
+    opened = open_store(path)
     return opened.unwrap() if not isinstance(opened, Failure) else str(opened.failure())
 
 
@@ -132,7 +133,7 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
     show = commands.add_parser(
         "show", help="list a store's sessions, or one session's commit timeline"
     )
-    show.add_argument("store", help="the SQLite store")
+    show.add_argument("store", help="the store: a path, sqlite:///PATH or postgresql://...")
     show.add_argument("session", nargs="?", default=None, help="a session id")
     show.set_defaults(run=run_show)
     export = commands.add_parser("export", help="write a session as ctxrules JSON Lines")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pyrsistent import pmap
-from returns.result import Failure
+from returns.result import Failure, Success
 
 from ctxrules.check import Violation, content_addressed, recoverable
 from ctxrules.check.recorded import session_head, verify_commits, verify_graph
@@ -22,12 +22,14 @@ from ctxrules.spec import load_spec
 Loaded = tuple[str, Graph, list[Any], dict[str, str]]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+#: Arguments that name a store by URL rather than a file to sniff.
+STORE_URLS = ("postgresql://", "postgres://", "sqlite://")
 
 
 def _from_store(path: str, session: str | None) -> list[Loaded] | str:
-    from ctxrules.store import SqliteStore  # noqa: PLC0415 - the store is the only I/O layer
+    from ctxrules.store import open_store  # noqa: PLC0415 - the store is the only I/O layer
 
-    opened = SqliteStore.open(path)
+    opened = open_store(path)
     if isinstance(opened, Failure):
         return str(opened.failure())
     store = opened.unwrap()
@@ -39,7 +41,10 @@ def _from_store(path: str, session: str | None) -> list[Loaded] | str:
         found = []
         for session_id in ids:
             graph, commits = store.load_graph(session_id), store.commits_for(session_id)
-            blobs = store.session_blobs(session_id)
+            # Only the SQLite store keeps offloaded blobs so far; another store has none.
+            blobs = (
+                store.session_blobs(session_id) if hasattr(store, "session_blobs") else Success({})
+            )
             for result in (graph, commits, blobs):
                 if isinstance(result, Failure):
                     return str(result.failure())
@@ -50,6 +55,8 @@ def _from_store(path: str, session: str | None) -> list[Loaded] | str:
 
 
 def _load(path: str, session: str | None) -> list[Loaded] | str:
+    if path.startswith(STORE_URLS):
+        return _from_store(path, session)
     try:
         data = Path(path).read_bytes()
     except OSError as error:
@@ -113,7 +120,8 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
     """Add the ``verify`` subcommand."""
     parser = commands.add_parser("verify", help="check a recorded session against the invariants")
     parser.add_argument(
-        "path", help="a session's DAG as JSON Lines (ctxrules export), or a SQLite store"
+        "path",
+        help="a session's DAG as JSON Lines (ctxrules export), a SQLite store, or postgresql://...",
     )
     parser.add_argument(
         "--session", default=None, help="in a store, only this session (default: all)"

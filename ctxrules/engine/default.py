@@ -36,6 +36,7 @@ from ctxrules.generation.generate import item_for
 from ctxrules.render import Message, TextBlock, count_messages, render_commit
 from ctxrules.render.system_prompt import AgentProfile, build_system_prompt
 from ctxrules.rules import Facts, Pipeline, ReferenceTracker
+from ctxrules.rules.batching import BatchReason
 from ctxrules.tokens import (
     BudgetAllocation,
     Tokenizer,
@@ -297,6 +298,12 @@ class DefaultContextEngine(ContextEngine):
         )
         path.append(f"compact:{result.outcome.value}")
         state = self._state(session_id)
+        if result.applied:
+            # The prefix breaks anyway: pending tightening lands with it (one break, not two).
+            cited = attrs.evolve(facts, cited=state.references.cited)
+            settled = self.pipeline.settle(result.commit, cited, BatchReason.COMPACTION)
+            shrunk = result.commit.total_tokens - settled.total_tokens
+            result = attrs.evolve(result, commit=settled, tokens_after=result.tokens_after - shrunk)
         if result.applied and commit.head_node_id is not None:
             state = attrs.evolve(
                 state,

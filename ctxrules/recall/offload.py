@@ -8,7 +8,7 @@ answer ``recall`` for it from the store alone. Which items to offload is decided
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from returns.result import Failure, Result, Success
 
@@ -21,6 +21,7 @@ from ctxrules.recall.lookup import node_original
 OFFLOAD_CHARS = 4000
 
 
+@runtime_checkable
 class BlobStore(Protocol):
     """Where offloaded originals live: `ctxrules.store.SqliteStore` is one.
 

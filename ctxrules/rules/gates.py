@@ -7,6 +7,7 @@ from ctxrules.rules.facts import Facts
 from ctxrules.rules.handles import with_note
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
+from ctxrules.rules.protected import is_protected, protected_keys
 from ctxrules.rules.scan import scan
 from ctxrules.rules.tighten import tighten
 
@@ -47,7 +48,7 @@ def gate_tool_results(
             "handles": handles,
         },
     )
-    protected = frozenset(protected_tools)
+    protected = protected_keys(protected_tools)
 
     def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
         changes: dict[int, ContextItem] = {}
@@ -58,7 +59,7 @@ def gate_tool_results(
             candidate = (
                 item.is_tool
                 and index >= protect_first_n
-                and item.tool_name not in protected
+                and not is_protected(item.tool_name, protected)
                 and not item.locked
                 and item.state.tightness < State.CLEARED.tightness
                 and item.tokens >= min_tokens

@@ -7,6 +7,7 @@ from ctxrules.rules.facts import Facts
 from ctxrules.rules.handles import with_note
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
+from ctxrules.rules.protected import is_protected, protected_keys
 from ctxrules.rules.scan import scan
 from ctxrules.rules.tighten import tighten
 
@@ -39,7 +40,7 @@ def clear_idle(
             "handles": handles,
         },
     )
-    protected = frozenset(protected_tools)
+    protected = protected_keys(protected_tools)
 
     def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
         changes: dict[int, ContextItem] = {}
@@ -49,7 +50,7 @@ def clear_idle(
             settled = (
                 not item.is_tool
                 or item.locked
-                or item.tool_name in protected
+                or is_protected(item.tool_name, protected)
                 or item.state.tightness >= State.CLEARED.tightness
             )
             if settled:

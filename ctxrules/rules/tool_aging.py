@@ -7,12 +7,12 @@ from ctxrules.rules.facts import Facts
 from ctxrules.rules.handles import handle_for, with_note
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
+from ctxrules.rules.protected import PROTECTED_TOOLS, is_protected, protected_keys
 from ctxrules.rules.scan import scan
 from ctxrules.rules.text import head, head_and_tail, one_line
 from ctxrules.rules.tighten import tighten
 
-#: Tools whose results stay whole: the agent's plan and its searches (reference 000 §5).
-PROTECTED_TOOLS = ("todo_create", "todo_update", "todo_list", "web_search")
+__all__ = ["CAPPED", "PROTECTED_TOOLS", "age_tool_results", "cap_tool_result", "tool_stub"]
 CAPPED = "capped"
 
 
@@ -59,7 +59,7 @@ def age_tool_results(
             "handles": handles,
         },
     )
-    protected = frozenset(protected_tools)
+    protected = protected_keys(protected_tools)
 
     def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
         cutoff = facts.head_turn - tail_turns
@@ -72,7 +72,7 @@ def age_tool_results(
             agable = item.state is State.FULL or (
                 item.state is State.AGED and item.reason == CAPPED
             )
-            if item.is_tool and agable and item.tool_name not in protected:
+            if item.is_tool and agable and not is_protected(item.tool_name, protected):
                 aged = tighten(
                     item,
                     State.AGED,
@@ -89,7 +89,7 @@ def age_tool_results(
 
 
 def cap_marker(cut: int, total: int, source_id: str, *, handles: bool = True) -> str:
-    r"""What stands for the cut middle of a capped result: its size and recall handle.
+    r"""What stands for the cut middle of a capped text: its size and recall handle.
 
     >>> cap_marker(6000, 10000, "n")
     '\n…[6000 of 10000 characters cut; recall h:dmlldx2t]…\n'
@@ -101,27 +101,49 @@ def cap_marker(cut: int, total: int, source_id: str, *, handles: bool = True) ->
     return f"\n…[{cut} of {total} characters cut; recall {handle_for(source_id)}]…\n"
 
 
-def cap_tool_result(max_chars: int, tail_share: float, *, handles: bool = True) -> Rule:
+def cap_tool_result(
+    max_chars: int, tail_share: float, max_args_chars: int = 0, *, handles: bool = True
+) -> Rule:
     """Any tool result over ``max_chars`` keeps its head and tail (inside the tail window too).
 
-    The capped item is ``aged`` with reason ``capped``; the marker between head and tail
-    gives the full size and the recall handle (unless ``handles`` is false) so the whole
-    result can be fetched. Each item is examined once, when new.
+    ``max_args_chars`` (0: off) does the same to a call's arguments, such as the content
+    of a file the agent wrote, which would otherwise stay whole until the call ages. The
+    capped item is ``aged`` with reason ``capped``; the marker between head and tail gives
+    the full size and the recall handle (unless ``handles`` is false). Each item is
+    examined once, when new, so capping never rewrites a request already sent.
     """
-    key = mark_key(
-        "cap_tool_result", {"max_chars": max_chars, "tail_share": tail_share, "handles": handles}
-    )
+    params: dict[str, object] = {"max_chars": max_chars, "tail_share": tail_share}
+    if max_args_chars:
+        params["max_args_chars"] = max_args_chars
+    params["handles"] = handles
+    key = mark_key("cap_tool_result", params)
+
+    def cut(text: str, limit: int, source_id: str) -> str:
+        marker = cap_marker(len(text) - limit, len(text), source_id, handles=handles)
+        room = max(limit - len(marker), 0)
+        tail_chars = int(room * tail_share)
+        return head_and_tail(text, room - tail_chars, tail_chars, marker)
 
     def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
         changes: dict[int, ContextItem] = {}
         for index, item in scan(commit, commit.marks.get(key, 0), facts):
-            if item.is_tool and item.state is State.FULL and len(item.rendered) > max_chars:
-                cut = len(item.rendered) - max_chars
-                marker = cap_marker(cut, len(item.rendered), item.source_node_id, handles=handles)
-                room = max(max_chars - len(marker), 0)
-                tail_chars = int(room * tail_share)
-                text = head_and_tail(item.rendered, room - tail_chars, tail_chars, marker)
-                capped = tighten(item, State.AGED, facts, rendered=text, reason=CAPPED)
+            if not item.is_tool or item.state is not State.FULL:
+                continue
+            long_result = len(item.rendered) > max_chars
+            long_args = bool(max_args_chars) and len(item.arguments) > max_args_chars
+            if long_result or long_args:
+                capped = tighten(
+                    item,
+                    State.AGED,
+                    facts,
+                    rendered=cut(item.rendered, max_chars, item.source_node_id)
+                    if long_result
+                    else item.rendered,
+                    arguments=cut(item.arguments, max_args_chars, item.source_node_id)
+                    if long_args
+                    else item.arguments,
+                    reason=CAPPED,
+                )
                 if capped is not None and capped != item:
                     changes[index] = capped
         return commit.replace_items(changes).with_mark(key, len(commit.items))
