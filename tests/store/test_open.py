@@ -97,7 +97,7 @@ def test_an_older_store_gets_the_later_steps_on_open(
         assert [info.id for info in store.list_sessions().unwrap()] == ["kept"]
     conn = sqlite3.connect(db_path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
-    assert schema.SCHEMA_VERSION == len(schema.MIGRATIONS)
+    assert len(schema.MIGRATIONS) == schema.SCHEMA_VERSION
     assert conn.execute("SELECT count(*) FROM later_step").fetchone()[0] == 0
     conn.close()
 
