@@ -19,6 +19,7 @@ from ctxrules.check.invariants import (
     rule_step,
 )
 from ctxrules.check.prefix import extends, prefix_stable
+from ctxrules.check.recoverable import recoverable
 from ctxrules.check.violations import INVARIANT_NAMES, Violation
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "one_summary",
     "prefix_stable",
     "protocol_valid",
+    "recoverable",
     "render_pure",
     "rule_step",
     "summaries_outside_dag",

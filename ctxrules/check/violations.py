@@ -21,6 +21,7 @@ INVARIANT_NAMES = {
     13: "nothing lost",
     14: "honest compaction",
     15: "prefix stability",
+    16: "recoverability",
 }
 
 

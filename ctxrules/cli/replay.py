@@ -25,6 +25,8 @@ from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.replay import replay
 from ctxrules.engine.turn import SessionState
 from ctxrules.importers import import_session
+from ctxrules.recall.audit import audit_commits, audit_line, latest_commit
+from ctxrules.recall.offload import BlobStore, offload
 from ctxrules.spec import load_spec
 from ctxrules.tokens import default_tokenizer
 
@@ -99,6 +101,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         f"cost ({args.provider}) {figures['cost']:,.0f} vs {figures['naive_cost']:,.0f}"
         f" ({figures['cost'] / max(figures['naive_cost'], 1):.0%} of naive)\n"
     )
+    commits = engine.states[session.session_id].by_id.values()
+    out.write(audit_line(audit_commits(session.graph, commits, tokenizer=engine.tokenizer)) + "\n")
     if args.store is not None:
         status = _save(args.store, session, engine, out, fmt)
         if status:
@@ -160,6 +164,16 @@ def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO, fm
         )
         if isinstance(saved, Failure):
             sys.stderr.write(f"{saved.failure()}\n")
+            return 2
+        final = latest_commit(state.by_id.values())
+        # Only a store that keeps blobs (the SQLite one so far) takes offloaded originals.
+        kept = (
+            offload(store, session.session_id, final, session.graph)
+            if final is not None and isinstance(store, BlobStore)
+            else None
+        )
+        if isinstance(kept, Failure):
+            sys.stderr.write(f"{kept.failure()}\n")
             return 2
     finally:
         store.close()

@@ -7,21 +7,27 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from returns.result import Failure
+from pyrsistent import pmap
+from returns.result import Failure, Success
 
-from ctxrules.check import Violation, content_addressed
-from ctxrules.check.recorded import verify_commits, verify_graph
+from ctxrules.check import Violation, content_addressed, recoverable
+from ctxrules.check.recorded import session_head, verify_commits, verify_graph
 from ctxrules.cli.options import spec_source
 from ctxrules.dag import Graph, graph_from_jsonl
+from ctxrules.generation import ensure_latest_commit
+from ctxrules.recall.lookup import node_index
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.spec import load_spec
+
+#: One loaded session: its id, graph, stored commits and offloaded originals by handle.
+Loaded = tuple[str, Graph, list[Any], dict[str, str]]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: Arguments that name a store by URL rather than a file to sniff.
 STORE_URLS = ("postgresql://", "postgres://", "sqlite://")
 
 
-def _from_store(path: str, session: str | None) -> list[tuple[str, Graph, list[Any]]] | str:
+def _from_store(path: str, session: str | None) -> list[Loaded] | str:
     from ctxrules.store import open_store  # noqa: PLC0415 - the store is the only I/O layer
 
     # Looking must not write: an empty file stays empty, a read-only folder is fine.
@@ -37,15 +43,20 @@ def _from_store(path: str, session: str | None) -> list[tuple[str, Graph, list[A
         found = []
         for session_id in ids:
             graph, commits = store.load_graph(session_id), store.commits_for(session_id)
-            if isinstance(graph, Failure) or isinstance(commits, Failure):
-                return str((graph if isinstance(graph, Failure) else commits).failure())
-            found.append((session_id, graph.unwrap(), commits.unwrap()))
+            # Only the SQLite store keeps offloaded blobs so far; another store has none.
+            blobs = (
+                store.session_blobs(session_id) if hasattr(store, "session_blobs") else Success({})
+            )
+            for result in (graph, commits, blobs):
+                if isinstance(result, Failure):
+                    return str(result.failure())
+            found.append((session_id, graph.unwrap(), commits.unwrap(), blobs.unwrap()))
         return found
     finally:
         store.close()
 
 
-def _load(path: str, session: str | None) -> list[tuple[str, Graph, list[Any]]] | str:
+def _load(path: str, session: str | None) -> list[Loaded] | str:
     if path.startswith(STORE_URLS):
         return _from_store(path, session)
     try:
@@ -61,7 +72,21 @@ def _load(path: str, session: str | None) -> list[tuple[str, Graph, list[Any]]] 
     graph = graph_from_jsonl(text)
     if isinstance(graph, Failure):
         return f"{path}: {graph.failure()}"
-    return [(Path(path).stem, graph.unwrap(), [])]
+    return [(Path(path).stem, graph.unwrap(), [], {})]
+
+
+def recoverability(
+    graph: Graph, commits: list[Any], blobs: dict[str, str], pipeline: Pipeline, facts: Facts
+) -> list[Violation]:
+    """Invariant 16 on every stored commit, and on the commit the pipeline builds at the head."""
+    nodes = node_index(graph, blobs)
+    found = [v for commit in commits for v in recoverable(commit, graph, blobs, nodes=nodes)]
+    head = session_head(graph)
+    if head is not None and pipeline.rules:
+        built = ensure_latest_commit(pmap(), graph, head, pipeline, facts)
+        if not isinstance(built, Failure):
+            found += recoverable(built.unwrap()[0], graph, blobs, nodes=nodes)
+    return found
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -83,11 +108,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         pipeline = spec.unwrap()
     total_nodes, violations = 0, []
     facts = Facts()
-    for _, graph, commits in loaded:
+    for _, graph, commits, blobs in loaded:
         total_nodes += len(graph)
         found: list[Violation] = verify_graph(graph, pipeline, facts)
         found += verify_commits(commits, graph, facts.tokenizer)
         found += [v for c in commits for v in content_addressed(c)]
+        found += recoverability(graph, commits, blobs, pipeline, facts)
         violations.extend(found)
     out.writelines(f"{args.path}: {violation.message}\n" for violation in violations)
     out.write(

@@ -13,11 +13,12 @@ from ctxrules.compaction.outcome import (
     failed,
     started,
 )
-from ctxrules.compaction.plan import CompactionPlan
+from ctxrules.compaction.plan import CompactionPlan, label
 from ctxrules.compaction.summarizer import SummaryText, fallback
 from ctxrules.dag import Role
 from ctxrules.render import counted
 from ctxrules.rules import Facts, tighten
+from ctxrules.rules.handles import folds_line, without_folds_lines
 
 #: The prefix of every summary item's id; no DAG node ever carries it (invariant 5).
 SUMMARY_ID_PREFIX = "sm_"
@@ -37,8 +38,21 @@ def summary_id(plan: CompactionPlan, base: ContextCommit, text: str) -> str:
     return SUMMARY_ID_PREFIX + content_hash({"folded": folded, "summary": text})[:24]
 
 
+def with_folds(plan: CompactionPlan, base: ContextCommit, text: str) -> str:
+    """The summary text followed by the line naming the handles of what it folds.
+
+    A previous summary's own folds line (carried whole by the structural summary) is
+    dropped: this line names that summary, whose text still holds it.
+    """
+    folded = [base.items[p] for p in plan.positions]
+    groups = [(label(item), item.source_node_id) for item in folded]
+    body = without_folds_lines(text).rstrip("\n")
+    return f"{body}\n{folds_line(groups, [item.source_node_id for item in folded])}"
+
+
 def _fold(plan: CompactionPlan, base: ContextCommit, text: str, facts: Facts) -> ContextCommit:
     """The base with the summary item inserted at the run's start and the run summarized."""
+    text = with_folds(plan, base, text)
     sid = summary_id(plan, base, text)
     first = base.items[plan.insert_at]
     summary = counted(

@@ -17,6 +17,7 @@ from ctxrules.compaction.summarizer import (
     Summarizer,
     SummaryText,
     bound_summary,
+    fallback,
     summarize,
     summarize_async,
     summary_budget,
@@ -39,6 +40,12 @@ def _land(
     """Apply against the latest commit; an error here fails the compaction, never the caller."""
     current = base
     budget = summary_budget(facts.context_window)
+    if not summary.fell_back_to_structural:
+        size = facts.tokenizer.count(summary.text)
+        if size > budget:
+            # A model that ignored the length asked for is not trusted to have summarised:
+            # the structural summary is bounded by construction and says what was folded.
+            summary = fallback(plan, f"the summary is over its budget ({size} > {budget} tokens)")
     text = bound_summary(summary.text, budget, facts.tokenizer)
     summary = summary if text == summary.text else attrs.evolve(summary, text=text)
     try:

@@ -8,6 +8,12 @@ from ctxrules.rules.params import Param
 from ctxrules.rules.registry import BuiltinRule
 from ctxrules.rules.tool_aging import PROTECTED_TOOLS, age_tool_results, cap_tool_result
 
+_HANDLES = Param(
+    "handles",
+    "bool",
+    True,  # noqa: FBT003 - a Param default, not a flag argument
+    "name the recall handle in the tightened text (invariant 16 needs it)",
+)
 _PROTECTED = Param(
     "protected_tools",
     "str_list",
@@ -38,6 +44,7 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                 "longest call arguments kept whole, in characters (0: not capped)",
                 minimum=0,
             ),
+            _HANDLES,
         ),
         cap_tool_result,
     ),
@@ -70,6 +77,7 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                 minimum=0,
             ),
             _PROTECTED,
+            _HANDLES,
         ),
         age_tool_results,
     ),
@@ -88,6 +96,7 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                 minimum=0,
             ),
             _PROTECTED,
+            _HANDLES,
         ),
         gate_tool_results,
     ),
@@ -104,6 +113,7 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
             ),
             Param("placeholder", "str", IDLE_PLACEHOLDER, "the fixed text a cleared result shows"),
             _PROTECTED,
+            _HANDLES,
         ),
         clear_idle,
     ),

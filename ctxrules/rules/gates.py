@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules.facts import Facts
+from ctxrules.rules.handles import with_note
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
 from ctxrules.rules.protected import is_protected, protected_keys
@@ -26,12 +27,15 @@ def gate_tool_results(
     min_tokens: int,
     protect_first_n: int,
     protected_tools: tuple[str, ...],
+    *,
+    handles: bool = True,
 ) -> Rule:
     """Clear a tool result that passes all three gates and is worth it.
 
     Gates: at least ``min_turns`` assistant turns old, created at least ``min_seconds``
     ago, and not cited by a later message; then at least ``min_tokens`` tokens, not among
-    the first ``protect_first_n`` items and not a protected tool.
+    the first ``protect_first_n`` items and not a protected tool. The placeholder names
+    the result's recall handle unless ``handles`` is false.
     """
     key = mark_key(
         "gate_tool_results",
@@ -41,6 +45,7 @@ def gate_tool_results(
             "min_tokens": min_tokens,
             "protect_first_n": protect_first_n,
             "protected_tools": protected_tools,
+            "handles": handles,
         },
     )
     protected = protected_keys(protected_tools)
@@ -68,7 +73,9 @@ def gate_tool_results(
                     item,
                     State.CLEARED,
                     facts,
-                    rendered=gate_placeholder(item.tokens),
+                    rendered=with_note(
+                        gate_placeholder(item.tokens), item.source_node_id, on=handles
+                    ),
                     reason="gated",
                 )
                 if cleared is not None:

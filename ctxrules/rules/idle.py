@@ -4,18 +4,28 @@ from __future__ import annotations
 
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules.facts import Facts
+from ctxrules.rules.handles import with_note
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
 from ctxrules.rules.protected import is_protected, protected_keys
 from ctxrules.rules.scan import scan
 from ctxrules.rules.tighten import tighten
 
-#: Byte-identical every time, so a provider's cached prefix stays valid across turns.
+#: Byte-identical every time, so a provider's cached prefix stays valid across turns; each
+#: cleared item adds its own recall handle, which never changes for that item either.
 IDLE_PLACEHOLDER = "[Old tool result cleared]"
 
 
-def clear_idle(idle_seconds: float, placeholder: str, protected_tools: tuple[str, ...]) -> Rule:
+def clear_idle(
+    idle_seconds: float,
+    placeholder: str,
+    protected_tools: tuple[str, ...],
+    *,
+    handles: bool = True,
+) -> Rule:
     """Tool results ``aged`` for at least ``idle_seconds`` (by ``Facts.now``) become ``cleared``.
+
+    A cleared result shows ``placeholder`` and its recall handle (unless ``handles`` is false).
 
     Items are aged in position order, so the scan stops at the first aged result that is
     not idle yet. A full result is passed over but keeps the mark from moving past it, so
@@ -27,6 +37,7 @@ def clear_idle(idle_seconds: float, placeholder: str, protected_tools: tuple[str
             "idle_seconds": idle_seconds,
             "placeholder": placeholder,
             "protected_tools": protected_tools,
+            "handles": handles,
         },
     )
     protected = protected_keys(protected_tools)
@@ -45,7 +56,8 @@ def clear_idle(idle_seconds: float, placeholder: str, protected_tools: tuple[str
             if settled:
                 continue
             if item.state is State.AGED and facts.now - item.changed_at >= idle_seconds:
-                cleared = tighten(item, State.CLEARED, facts, rendered=placeholder, reason="idle")
+                text = with_note(placeholder, item.source_node_id, on=handles)
+                cleared = tighten(item, State.CLEARED, facts, rendered=text, reason="idle")
                 if cleared is not None:
                     changes[index] = cleared
                 continue

@@ -17,9 +17,10 @@ from ctxrules.spec.batching import parse_batching
 from ctxrules.spec.declarative import parse_declarative
 from ctxrules.spec.errors import Fault, Location, SpecError, SpecErrors, describe, quoted, suggest
 from ctxrules.spec.imports import is_python_reference, load_python_rule
+from ctxrules.spec.recall import check_recall
 from ctxrules.spec.source import SpecSource, label, read_document
 
-TOP_KEYS = ("version", "name", "description", "batching", "rules")
+TOP_KEYS = ("version", "name", "description", "batching", "rules", "recall")
 ENTRY_KEYS = ("use", "name", "params", "when", "then")
 FORMAT_VERSION = 1
 
@@ -155,6 +156,7 @@ def _check_header(doc: dict[str, Any], root: Location) -> list[SpecError]:
         for key in ("name", "description")
         if key in doc and not isinstance(doc[key], str)
     )
+    errors.extend(check_recall(doc, root))
     return errors
 
 

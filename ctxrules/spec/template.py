@@ -1,7 +1,7 @@
 """Text templates for declarative rules: a few named fields, parsed once, rendered many times.
 
 This is our own small formatter, never ``str.format`` and never ``eval``: a template can
-only read the item's name, tokens, and cut pieces of its text and arguments.
+only read the item's name, tokens, recall handle, and cut pieces of its text and arguments.
 """
 
 from __future__ import annotations
@@ -10,13 +10,14 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.commit import ContextItem
+from ctxrules.rules.handles import handle_for
 from ctxrules.rules.text import head, tail
 from ctxrules.spec.errors import suggest
 
 #: Fields that take a character count (``{head:80}``) and fields that take none.
 COUNTED_FIELDS = ("head", "tail", "args")
-PLAIN_FIELDS = ("name", "tokens")
-FIELD_FORMS = ("{name}", "{tokens}", "{head:N}", "{tail:N}", "{args:N}")
+PLAIN_FIELDS = ("name", "tokens", "handle")
+FIELD_FORMS = ("{name}", "{tokens}", "{handle}", "{head:N}", "{tail:N}", "{args:N}")
 
 
 @attrs.frozen
@@ -28,7 +29,7 @@ class TextPart:
 
 @attrs.frozen
 class FieldPart:
-    """A field: ``name`` or ``tokens``, or ``head``/``tail``/``args`` with a character count."""
+    """A field: ``name``, ``tokens`` or ``handle``, or ``head``/``tail``/``args`` with a character count."""
 
     name: str
     chars: int | None = None
@@ -70,6 +71,8 @@ def _field(part: FieldPart, item: ContextItem) -> str:
         return item.tool_name or item.role.value
     if part.name == "tokens":
         return str(item.tokens)
+    if part.name == "handle":
+        return handle_for(item.source_node_id)
     if part.name == "head":
         return head(item.rendered, chars)
     if part.name == "tail":

@@ -144,9 +144,41 @@ TABLES = (
 )
 
 
+#: Offloaded originals (issue 17): whole texts kept content-addressed, and which handle of
+#: which session names each. Blobs are immutable; a handle maps to one blob forever.
+BLOB_TABLES = (
+    """
+    CREATE TABLE blobs (
+        digest TEXT PRIMARY KEY NOT NULL,
+        chars INTEGER NOT NULL CHECK (chars >= 0),
+        text TEXT NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE offloads (
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        handle TEXT NOT NULL,
+        digest TEXT NOT NULL REFERENCES blobs (digest),
+        PRIMARY KEY (session_id, handle)
+    )
+    """,
+    """
+    CREATE TRIGGER blobs_immutable BEFORE UPDATE ON blobs
+    BEGIN
+        SELECT RAISE(ABORT, 'blobs are content-addressed: a blob never changes');
+    END
+    """,
+    """
+    CREATE TRIGGER offloads_immutable BEFORE UPDATE ON offloads
+    BEGIN
+        SELECT RAISE(ABORT, 'offloads are append-only: a handle names one blob forever');
+    END
+    """,
+)
+
 #: The schema as ordered steps: step ``i`` (0-based) takes a file from version ``i`` to
 #: ``i + 1``. A change to the tables is a new step at the end, never an edit of an old one.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (TABLES,)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (TABLES, BLOB_TABLES)
 #: The version of a fully migrated file; a newer file is refused, not guessed at.
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -17,7 +17,7 @@ from returns.result import Failure, Result, Success
 
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Session, Status, graph_to_jsonl
-from ctxrules.store import commits, heads, nodes, sessions, snapshot
+from ctxrules.store import blobs, commits, heads, nodes, sessions, snapshot
 from ctxrules.store import search as fts
 from ctxrules.store.connection import Synchronous, T, Work, connect, run
 from ctxrules.store.errors import DamagedRow, InvalidArgument, StoreError
@@ -277,6 +277,23 @@ class SqliteStore:
         return run(
             self._conn, "search", lambda c: fts.search(c, query, session_id, limit), write=False
         )
+
+    # -- offloaded originals (the `BlobStore` protocol of ctxrules.recall) --------------------
+
+    def put_blob(self, session_id: str, handle: str, text: str) -> Result[str, StoreError]:
+        """Keep ``text`` whole under ``handle``, content-addressed; returns its digest."""
+        work = lambda conn: blobs.put_blob(conn, session_id, handle, text)  # noqa: E731
+        return run(self._conn, "put_blob", work, write=True)
+
+    def get_blob(self, session_id: str, handle: str) -> Result[str | None, StoreError]:
+        """The text kept under ``handle``, or None."""
+        work = lambda conn: blobs.get_blob(conn, session_id, handle)  # noqa: E731
+        return run(self._conn, "get_blob", work, write=False)
+
+    def session_blobs(self, session_id: str) -> Result[dict[str, str], StoreError]:
+        """Every offloaded text of a session by handle."""
+        work = lambda conn: blobs.session_blobs(conn, session_id)  # noqa: E731
+        return run(self._conn, "session_blobs", work, write=False)
 
     def put_usage(self, session_id: str, usage: UsageState) -> Result[None, StoreError]:
         """Save a session's usage, replacing the last saved state."""

@@ -8,6 +8,7 @@ from pyrsistent import pset
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.render import counted
 from ctxrules.rules import IDLE_PLACEHOLDER, Facts, builtins, gate_placeholder
+from ctxrules.rules.handles import handle_for, recall_note
 from ctxrules.tokens import HeuristicCounter
 
 RULER = HeuristicCounter()
@@ -58,7 +59,9 @@ def test_age_tool_results_tail_window_boundary() -> None:
     after = run("age_tool_results", commit, head_turn=5)
     assert states(after) == ["aged", "aged", "full", "full"]
     aged = after.items[0]
-    assert aged.rendered == "[tool grep] output: " + " ".join(["result line"] * 10)
+    assert aged.rendered == "[tool grep] output: " + " ".join(["result line"] * 10) + (
+        f" [recall {handle_for('t0')}]"
+    )
     assert "\n" not in aged.rendered
     assert aged.arguments == '{"q": "' + "x" * 193 + "…"
     assert (aged.reason, aged.tokens < commit.items[0].tokens) == ("tail_window", True)
@@ -73,7 +76,7 @@ def test_age_tool_results_stub_keeps_head_and_tail() -> None:
         {"stub_head_chars": 5, "stub_tail_chars": 3},
         head_turn=9,
     )
-    assert after.items[0].rendered == "[tool grep] output: START… END"
+    assert after.items[0].rendered == f"[tool grep] output: START… END [recall {handle_for('t0')}]"
 
 
 def test_protected_tools_are_never_aged() -> None:
@@ -95,7 +98,7 @@ def test_cap_tool_result_keeps_head_and_tail_even_in_the_tail_window() -> None:
     assert len(item.rendered) <= 4000
     assert item.rendered.startswith("H" * 2000)
     assert item.rendered.endswith("T" * 1000)
-    assert "[6000 characters cut]" in item.rendered
+    assert f"[6000 of 10000 characters cut; recall {handle_for('t0')}]" in item.rendered
     small = run("cap_tool_result", commit_of(tool("t1", 3, "short")))
     assert states(small) == ["full"]
 
@@ -109,7 +112,7 @@ def test_capped_results_are_later_stubbed_by_aging() -> None:
 
 
 def test_clear_idle_waits_sixty_minutes_and_uses_one_fixed_placeholder() -> None:
-    """An aged result clears after 3600 s, to a byte-identical placeholder every time."""
+    """An aged result clears after 3600 s, to a placeholder plus its handle, byte-identical every time."""
     aged = run(
         "age_tool_results",
         commit_of(tool("t0", 0), tool("t1", 0, "other text " * 30)),
@@ -119,14 +122,16 @@ def test_clear_idle_waits_sixty_minutes_and_uses_one_fixed_placeholder() -> None
     assert states(run("clear_idle", aged, now=1000.0 + 3599)) == ["aged", "aged"]
     cleared = run("clear_idle", aged, now=1000.0 + 3600)
     assert states(cleared) == ["cleared", "cleared"]
-    texts = {i.rendered.encode() for i in cleared.items}
-    assert texts == {IDLE_PLACEHOLDER.encode()}
+    texts = [i.rendered.encode() for i in cleared.items]
+    assert texts == [
+        f"{IDLE_PLACEHOLDER} {recall_note(handle_for(t))}".encode() for t in ("t0", "t1")
+    ]
     again = run(
         "clear_idle",
-        run("age_tool_results", commit_of(tool("t9", 0, "different")), head_turn=9),
+        run("age_tool_results", commit_of(tool("t0", 0, "different")), head_turn=9),
         now=1e9,
     )
-    assert again.items[0].rendered.encode() == IDLE_PLACEHOLDER.encode()
+    assert again.items[0].rendered.encode() == texts[0]
 
 
 def test_clear_idle_leaves_full_and_protected_results() -> None:
@@ -147,7 +152,8 @@ def test_gate_clears_when_all_three_gates_pass() -> None:
     commit = commit_of(said("u", 0, "user"), said("a", 0), tool("t", 0, BIG, created_at=0.0))
     after = run("gate_tool_results", commit, head_turn=4, now=60.0)
     assert states(after) == ["full", "full", "cleared"]
-    assert after.items[2].rendered == gate_placeholder(commit.items[2].tokens)
+    expected = f"{gate_placeholder(commit.items[2].tokens)} {recall_note(handle_for('t'))}"
+    assert after.items[2].rendered == expected
 
 
 def test_gate_turn_distance_alone_blocks() -> None:

@@ -76,9 +76,12 @@ def test_aging_marks_one_past_the_last_old_item() -> None:
 def test_the_stub_keeps_head_then_tail() -> None:
     """The stub shows the first and the last characters, in that order."""
     item = ContextItem("n", "tool", rendered="0123456789abcdef", tool_name="cat")
-    assert tool_stub(item, 4, 3) == "[tool cat] output: 0123… def"
-    assert tool_stub(item, 10, 6) == "[tool cat] output: 0123456789abcdef"
-    assert tool_stub(attrs.evolve(item, tool_name=None), 2, 1) == "[tool unknown] output: 01… f"
+    assert tool_stub(item, 4, 3, handles=False) == "[tool cat] output: 0123… def"
+    assert tool_stub(item, 10, 6, handles=False) == "[tool cat] output: 0123456789abcdef"
+    assert tool_stub(attrs.evolve(item, tool_name=None), 2, 1, handles=False) == (
+        "[tool unknown] output: 01… f"
+    )
+    assert tool_stub(item, 4, 3).startswith("[tool cat] output: 0123… def [recall h:")
 
 
 def test_text_cutting_boundaries() -> None:
@@ -97,7 +100,9 @@ def test_text_cutting_boundaries() -> None:
 def test_the_cap_keeps_a_head_and_a_tail_share() -> None:
     """A capped result keeps ``tail_share`` of the room at the end and the rest at the start."""
     text = "".join(chr(ord("a") + k % 26) for k in range(5_000))
-    capped = cap_tool_result(1_000, 0.25)(_commit(_tool("t", 0, text)), Facts(tokenizer=RULER))
+    capped = cap_tool_result(1_000, 0.25, handles=False)(
+        _commit(_tool("t", 0, text)), Facts(tokenizer=RULER)
+    )
     kept = capped.items[0].rendered
     marker = "\n…[4000 characters cut]…\n"
     room = 1_000 - len(marker)

@@ -40,7 +40,7 @@ INVALID: list[tuple[str, str, bool, str]] = [
         "unknown-top-level-key",
         "versoin = 1\n",
         False,
-        "<string>: versoin: expected a top-level key (one of 'version', 'name', 'description', 'batching', 'rules'), found 'versoin' (did you mean 'version'?)",
+        "<string>: versoin: expected a top-level key (one of 'version', 'name', 'description', 'batching', 'rules', 'recall'), found 'versoin' (did you mean 'version'?)",
     ),
     (
         "bad-version",
@@ -112,7 +112,7 @@ INVALID: list[tuple[str, str, bool, str]] = [
         "unknown-param",
         RULE + 'use = "age_tool_results"\n[rules.params]\ntail_turn = 2\n',
         False,
-        "<string>: rules[0].params.tail_turn: expected a parameter of 'age_tool_results' (one of 'tail_turns', 'max_args_chars', 'stub_head_chars', 'stub_tail_chars', 'protected_tools'), found 'tail_turn' (did you mean 'tail_turns'?)",
+        "<string>: rules[0].params.tail_turn: expected a parameter of 'age_tool_results' (one of 'tail_turns', 'max_args_chars', 'stub_head_chars', 'stub_tail_chars', 'protected_tools', 'handles'), found 'tail_turn' (did you mean 'tail_turns'?)",
     ),
     (
         "wrong-param-type",
@@ -304,13 +304,13 @@ INVALID: list[tuple[str, str, bool, str]] = [
         "template-unknown-field",
         RULE + TOOL + 'then = { state = "aged", text = "{nam}" }\n',
         False,
-        "<string>: rules[0].then.text: expected a known field at position 0 (one of {name}, {tokens}, {head:N}, {tail:N}, {args:N}), found '{nam}' (did you mean 'name'?)",
+        "<string>: rules[0].then.text: expected a known field at position 0 (one of {name}, {tokens}, {handle}, {head:N}, {tail:N}, {args:N}), found '{nam}' (did you mean 'name'?)",
     ),
     (
         "template-positional-field",
         RULE + TOOL + 'then = { state = "aged", text = "{}" }\n',
         False,
-        "<string>: rules[0].then.text: expected a field name at position 0 (one of {name}, {tokens}, {head:N}, {tail:N}, {args:N}), found '{}'",
+        "<string>: rules[0].then.text: expected a field name at position 0 (one of {name}, {tokens}, {handle}, {head:N}, {tail:N}, {args:N}), found '{}'",
     ),
     (
         "template-unclosed-brace",
@@ -415,7 +415,7 @@ INVALID: list[tuple[str, str, bool, str]] = [
         (
             "<string>: rules[0].when.rol: expected a known feature (one of 'role', 'tool_name', 'state', 'turn_age', 'seconds_since_change', 'age_seconds', 'tokens', 'cited', 'attached', 'locked', 'position', 'position_from_end'), found 'rol' (did you mean 'role'?)\n"
             "<string>: rules[0].then.state: expected a target state ('aged' or 'cleared'); summarized is reserved for compaction, which must create a summary covering the item, found 'summarized'\n"
-            "<string>: rules[0].then.text: expected a known field at position 0 (one of {name}, {tokens}, {head:N}, {tail:N}, {args:N}), found '{x}'"
+            "<string>: rules[0].then.text: expected a known field at position 0 (one of {name}, {tokens}, {handle}, {head:N}, {tail:N}, {args:N}), found '{x}'"
         ),
     ),
 ]

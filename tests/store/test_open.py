@@ -20,6 +20,7 @@ from ctxrules.store import (
     StoreError,
     schema,
 )
+from ctxrules.store.schema import SCHEMA_VERSION
 from ctxrules.tokens.usage import UsageState
 
 
@@ -78,7 +79,8 @@ def test_a_newer_schema_is_refused(db_path: Path) -> None:
     conn.close()
     failure = SqliteStore.open(db_path).failure()
     assert failure == OpenFailed(
-        str(db_path), "schema version 99 is newer than this ctxrules (1); upgrade ctxrules"
+        str(db_path),
+        f"schema version 99 is newer than this ctxrules ({SCHEMA_VERSION}); upgrade ctxrules",
     )
 
 
@@ -94,7 +96,8 @@ def test_an_older_store_gets_the_later_steps_on_open(
     with SqliteStore.open(db_path).unwrap() as store:
         assert [info.id for info in store.list_sessions().unwrap()] == ["kept"]
     conn = sqlite3.connect(db_path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
+    assert len(schema.MIGRATIONS) == schema.SCHEMA_VERSION
     assert conn.execute("SELECT count(*) FROM later_step").fetchone()[0] == 0
     conn.close()
 

@@ -1,0 +1,103 @@
+"""Invariant 16, recoverability: every item tighter than full names a handle that gives back its original."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ctxrules.check.violations import Violation
+from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.dag import Graph
+from ctxrules.recall.lookup import Original, RecallIndex, node_original, recall_index
+from ctxrules.rules.handles import fold_handle, handle_for, handles_in
+
+
+def _truth(item: ContextItem, graph: Graph) -> str | None:
+    """The original text an item's handle must give back: the DAG's, or a summary's own."""
+    node = node_original(graph, item.source_node_id)
+    return item.rendered if node is None else node.text
+
+
+def _hides_nothing(item: ContextItem, original: Original) -> bool:
+    """Whether the item still shows its original whole (tighten kept the text: no handle needed)."""
+    return item.rendered == original.text and (
+        not item.is_tool or not original.arguments or item.arguments == original.arguments
+    )
+
+
+def _named_by_cover(item: ContextItem, commit: ContextCommit, handle: str) -> bool:
+    """Whether the summary that folded ``item`` names its handle or the fold's handle."""
+    position = commit.index_of(item.merged_into) if item.merged_into else None
+    if position is None:
+        return False
+    cover = commit.items[position]
+    members = [i.source_node_id for i in commit.items if i.merged_into == cover.source_node_id]
+    shown = handles_in(cover.rendered)
+    return handle in shown or fold_handle(members) in shown
+
+
+def _item_violations(
+    item: ContextItem, commit: ContextCommit, graph: Graph, index: RecallIndex
+) -> list[Violation]:
+    handle = handle_for(item.source_node_id)
+    ids = (item.source_node_id, handle)
+    original = index.get(handle)
+    if original is None:
+        return [Violation(16, ids, "a handle that resolves to the original", "no original")]
+    found: list[Violation] = []
+    if original.text != _truth(item, graph):
+        where = "the blob store" if original.offloaded else "the index"
+        found.append(Violation(16, ids, "the original byte for byte", f"other text in {where}"))
+    if item.visible:
+        shown = handles_in(item.rendered) + handles_in(item.arguments)
+        if handle not in shown and not _hides_nothing(item, original):
+            found.append(
+                Violation(16, ids, "the handle named in the item's text", item.rendered[:80])
+            )
+    elif not _named_by_cover(item, commit, handle):
+        found.append(
+            Violation(16, ids, "the handle named by the summary that folded it", "not named")
+        )
+    return found
+
+
+def recoverable(
+    commit: ContextCommit,
+    graph: Graph,
+    offloaded: Mapping[str, str] | None = None,
+    *,
+    nodes: RecallIndex | None = None,
+) -> list[Violation]:
+    """Invariant 16 on one commit: handles resolve, to exactly the original, and are shown.
+
+    Every item tighter than full must name its handle (an aged or cleared item in its own
+    text, a summarized one through the summary that folded it), the handle must resolve
+    without ambiguity, and to the DAG's original byte for byte (``offloaded`` texts, from a
+    blob store, included). Every handle a tightened item or summary shows must resolve too.
+    ``nodes`` (a `ctxrules.recall.lookup.node_index` of ``graph``) saves rebuilding it per commit.
+
+    >>> from ctxrules.dag import Call
+    >>> g = Graph().append(Call("t", "tool", name="cat", output="long text")).unwrap()
+    >>> hidden = ContextCommit("s").with_items([ContextItem("t", "tool", state="cleared", rendered="[cleared]")])
+    >>> [v.expected for v in recoverable(hidden, g)]
+    ["the handle named in the item's text"]
+    >>> shown = ContextCommit("s").with_items([ContextItem("t", "tool", state="cleared", rendered=f"[cleared] [recall {handle_for('t')}]")])
+    >>> recoverable(shown, g)
+    []
+    """
+    index = recall_index(graph, commit, offloaded, nodes=nodes)
+    found = [
+        Violation(16, (handle, *owners), "one source per handle", f"{len(owners)} sources")
+        for handle, owners in index.collisions.items()
+    ]
+    for item in commit.items:
+        if item.state.tightness > State.FULL.tightness:
+            found.extend(_item_violations(item, commit, graph, index))
+        if item.state is not State.FULL:
+            found.extend(
+                Violation(
+                    16, (item.source_node_id, shown), "every shown handle resolves", "unknown"
+                )
+                for shown in handles_in(item.rendered)
+                if index.get(shown) is None
+            )
+    return found

@@ -1,0 +1,152 @@
+"""Resolving a handle to the original it names: a pure lookup over the DAG and the commit.
+
+Three kinds of handle resolve: a node's (its original output, and a tool's arguments), a
+summary item's (its text, which lives only in commits) and a fold's (the list of every
+item a summary replaced, each with its own handle). No LLM and no I/O: the host builds
+the index from what it already holds and answers the model's tool call from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import attrs
+from pyrsistent import PMap, pmap
+
+from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.compaction.plan import label
+from ctxrules.dag import Graph, Role
+from ctxrules.generation import node_text
+from ctxrules.rules.handles import fold_handle, handle_for
+from ctxrules.rules.text import head, one_line
+
+#: Characters of each folded item's text shown in a fold's listing.
+LISTING_HEAD_CHARS = 80
+
+
+@attrs.frozen
+class Original:
+    """What a handle names: its kind (``node``, ``summary``, ``fold``), source id and text.
+
+    ``arguments`` is a tool call's original arguments (empty otherwise); ``tool_name`` its
+    name. ``offloaded`` is true when the text came from the blob store.
+    """
+
+    handle: str
+    kind: str
+    source_id: str
+    text: str
+    tool_name: str | None = None
+    arguments: str = ""
+    offloaded: bool = False
+
+
+@attrs.frozen
+class RecallIndex:
+    """Every resolvable handle of one session, and the handles two sources share (if any)."""
+
+    entries: PMap[str, Original] = attrs.field(factory=pmap)
+    collisions: PMap[str, tuple[str, ...]] = attrs.field(factory=pmap)
+
+    def get(self, handle: str) -> Original | None:
+        """The original a handle names, or None when unknown or ambiguous."""
+        return None if handle in self.collisions else self.entries.get(handle)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def node_original(graph: Graph, node_id: str) -> Original | None:
+    """A DAG node's original as an item shows it when full, or None if the node is unknown.
+
+    >>> from ctxrules.dag import Call
+    >>> g = Graph().append(Call("t1", "tool", name="cat", input={"path": "a"}, output="hi")).unwrap()
+    >>> o = node_original(g, "t1")
+    >>> (o.kind, o.text, o.tool_name, o.arguments)
+    ('node', 'hi', 'cat', '{"path":"a"}')
+    """
+    call = graph.get(node_id)
+    if call is None:
+        return None
+    is_tool = call.role is Role.TOOL
+    arguments = (node_text(call.input) if call.input is not None else "{}") if is_tool else ""
+    return Original(
+        handle_for(node_id),
+        "node",
+        node_id,
+        node_text(call.output),
+        tool_name=(call.name or None) if is_tool else None,
+        arguments=arguments,
+    )
+
+
+def listing(folded: list[ContextItem]) -> str:
+    """A fold's text: one line per folded item, its handle, label and the head of its text."""
+    return "\n".join(
+        f"{handle_for(item.source_node_id)} [{label(item)}] "
+        f"{head(one_line(item.rendered), LISTING_HEAD_CHARS)}".rstrip()
+        for item in folded
+    )
+
+
+def _summary_entries(commit: ContextCommit) -> list[Original]:
+    """The handles of every summary item in the commit and of the fold each one made."""
+    folded: dict[str, list[ContextItem]] = {}
+    for item in commit.items:
+        if item.merged_into is not None:
+            folded.setdefault(item.merged_into, []).append(item)
+    found: list[Original] = []
+    for item in commit.items:
+        sid = item.source_node_id
+        if item.state is State.SUMMARY or sid in folded:
+            found.append(Original(handle_for(sid), "summary", sid, item.rendered))
+        members = folded.get(sid, [])
+        if members:
+            ids = [m.source_node_id for m in members]
+            found.append(Original(fold_handle(ids), "fold", sid, listing(members)))
+    return found
+
+
+def node_index(graph: Graph, offloaded: Mapping[str, str] | None = None) -> RecallIndex:
+    """The handles of every DAG node; build it once and extend it per commit with `recall_index`.
+
+    ``offloaded`` maps handles to whole texts kept in a blob store; such a handle resolves
+    to the stored text (which invariant 16 requires to equal the DAG's).
+    """
+    return _indexed(
+        node
+        if (stored := (offloaded or {}).get(node.handle)) is None
+        else attrs.evolve(node, text=stored, offloaded=True)
+        for node_id in graph.nodes
+        if (node := node_original(graph, node_id)) is not None
+    )
+
+
+def _indexed(found: Iterable[Original], base: RecallIndex | None = None) -> RecallIndex:
+    entries = dict(base.entries) if base is not None else {}
+    owners: dict[str, set[str]] = {h: set(o) for h, o in (base.collisions if base else {}).items()}
+    for original in found:
+        owner = f"{original.kind}:{original.source_id}"
+        known = entries.get(original.handle)
+        if known is not None and f"{known.kind}:{known.source_id}" != owner:
+            owners.setdefault(original.handle, {f"{known.kind}:{known.source_id}"}).add(owner)
+        entries.setdefault(original.handle, original)
+    collisions = {h: tuple(sorted(o)) for h, o in owners.items() if len(o) > 1}
+    return RecallIndex(pmap(entries), pmap(collisions))
+
+
+def recall_index(
+    graph: Graph,
+    commit: ContextCommit | None = None,
+    offloaded: Mapping[str, str] | None = None,
+    *,
+    nodes: RecallIndex | None = None,
+) -> RecallIndex:
+    """Every handle of the session: its DAG nodes, and the commit's summaries and folds.
+
+    ``nodes`` is a `node_index` of the same graph built earlier, to reuse over many commits.
+    """
+    base = nodes if nodes is not None else node_index(graph, offloaded)
+    if commit is None:
+        return base
+    return _indexed((o for o in _summary_entries(commit) if o.source_id not in graph), base)

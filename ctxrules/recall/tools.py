@@ -1,0 +1,209 @@
+"""The two tools a model may call to get back what tightening hid: ``recall`` and ``search_history``.
+
+`recall_tools` gives their schemas for a provider's request; `answer_tool_call` answers one
+call from the recall index (and, for search, the host's injected full-text search). Every
+answer is text for the tool result; bad arguments give an error answer, never an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal, Protocol
+
+import attrs
+
+from ctxrules.recall.lookup import Original, RecallIndex
+from ctxrules.recall.paging import page_bounds
+from ctxrules.rules.handles import handle_for
+from ctxrules.rules.text import head, one_line
+from ctxrules.spec.recall import RecallOptions
+from ctxrules.tokens import Tokenizer
+
+RECALL = "recall"
+SEARCH_HISTORY = "search_history"
+#: Tokens of one recalled page unless the engine sets another limit.
+PAGE_TOKENS = 2000
+#: Search results returned unless the call asks for fewer.
+SEARCH_LIMIT = 8
+
+_RECALL_DOC = (
+    "Fetch the original of an item shown shortened or cleared in this conversation, by the "
+    "handle it names (like h:abcd2345). Long originals come in pages: ask for page 2, 3, …"
+)
+_SEARCH_DOC = (
+    "Search this session's whole history (including what is no longer shown) for words; "
+    "returns snippets, each with the handle to recall it whole."
+)
+_RECALL_PARAMS: dict[str, object] = {
+    "type": "object",
+    "properties": {
+        "handle": {"type": "string", "description": "the handle, e.g. h:abcd2345"},
+        "page": {"type": "integer", "minimum": 1, "description": "page number, from 1"},
+    },
+    "required": ["handle"],
+}
+_SEARCH_PARAMS: dict[str, object] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "description": "words to look for"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 20},
+    },
+    "required": ["query"],
+}
+
+
+def recall_tools(provider: Literal["openai", "anthropic"]) -> tuple[dict[str, object], ...]:
+    """The schemas of ``recall`` and ``search_history`` in the provider's request format.
+
+    >>> [t["function"]["name"] for t in recall_tools("openai")]
+    ['recall', 'search_history']
+    >>> [t["name"] for t in recall_tools("anthropic")]
+    ['recall', 'search_history']
+    """
+    tools = ((RECALL, _RECALL_DOC, _RECALL_PARAMS), (SEARCH_HISTORY, _SEARCH_DOC, _SEARCH_PARAMS))
+    if provider == "anthropic":
+        return tuple({"name": n, "description": d, "input_schema": p} for n, d, p in tools)
+    return tuple(
+        {"type": "function", "function": {"name": n, "description": d, "parameters": p}}
+        for n, d, p in tools
+    )
+
+
+def offered_tools(
+    options: RecallOptions, provider: Literal["openai", "anthropic"]
+) -> tuple[dict[str, object], ...]:
+    """The recall tools to add to a request: both when the spec's ``[recall] tools`` is on, else none.
+
+    >>> offered_tools(RecallOptions(), "openai"), len(offered_tools(RecallOptions(tools=True), "anthropic"))
+    ((), 2)
+    """
+    return recall_tools(provider) if options.tools else ()
+
+
+class HistoryHit(Protocol):
+    """One search hit: the node it found and a snippet (`ctxrules.store.SearchHit` is one)."""
+
+    @property
+    def node_id(self) -> str:
+        """The node that matched."""
+        ...
+
+    @property
+    def snippet(self) -> str:
+        """The matching text, marks around the match."""
+        ...
+
+
+#: The host's full-text search over the session: query and limit in, hits out (or an error text).
+HistorySearch = Callable[[str, int], "Sequence[HistoryHit] | str"]
+
+
+@attrs.frozen
+class ToolAnswer:
+    """The text of a tool result; ``is_error`` when the call could not be answered.
+
+    ``body`` is the page of the original alone (empty for an error or a search), so that
+    the pages of one handle joined give back the original exactly.
+    """
+
+    text: str
+    is_error: bool = False
+    body: str = ""
+    page: int = 0
+    pages: int = 0
+
+
+def _error(text: str) -> ToolAnswer:
+    return ToolAnswer(f"[{text}]", is_error=True)
+
+
+def _page_arg(arguments: Mapping[str, object]) -> int | None:
+    page = arguments.get("page", 1)
+    if isinstance(page, bool) or not isinstance(page, int) or page < 1:
+        return None
+    return page
+
+
+def _header(original: Original, page: int, pages: int) -> str:
+    what = {"node": "original", "summary": "summary", "fold": "folded items"}[original.kind]
+    tool = f" of tool {original.tool_name}" if original.tool_name else ""
+    args = f"; arguments {original.arguments}" if original.arguments and page == 1 else ""
+    more = f"; recall page {page + 1} for more" if page < pages else ""
+    return f"[{original.handle}: {what}{tool}, page {page} of {pages}{args}{more}]"
+
+
+def answer_recall(
+    index: RecallIndex,
+    arguments: Mapping[str, object],
+    *,
+    tokenizer: Tokenizer,
+    page_tokens: int = PAGE_TOKENS,
+) -> ToolAnswer:
+    """One page (at most ``page_tokens`` tokens of the original) of what a handle names."""
+    handle = arguments.get("handle")
+    page = _page_arg(arguments)
+    if not isinstance(handle, str) or page is None:
+        return _error("recall needs a handle (a string like h:abcd2345) and a page number >= 1")
+    handle = handle.strip()
+    if handle in index.collisions:
+        return _error(f"handle {handle} is ambiguous in this session; use search_history")
+    original = index.get(handle)
+    if original is None:
+        return _error(f"no item has the handle {handle!r} in this session")
+    bounds = page_bounds(original.text, page_tokens, tokenizer)
+    if page > len(bounds):
+        return _error(f"{handle} has {len(bounds)} page(s); page {page} does not exist")
+    start, end = bounds[page - 1]
+    body = original.text[start:end]
+    text = f"{_header(original, page, len(bounds))}\n{body}"
+    return ToolAnswer(text, body=body, page=page, pages=len(bounds))
+
+
+def answer_search(
+    search: HistorySearch | None, arguments: Mapping[str, object], *, snippet_chars: int = 300
+) -> ToolAnswer:
+    """The snippets the host's search finds, each with its node's handle."""
+    query = arguments.get("query")
+    limit = arguments.get("limit", SEARCH_LIMIT)
+    if not isinstance(query, str) or not query.strip():
+        return _error("search_history needs a query (non-empty text)")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        return _error("search_history's limit must be an integer >= 1")
+    if search is None:
+        return _error("search_history is not available in this session")
+    hits = search(query, min(limit, 20))
+    if isinstance(hits, str):
+        return _error(f"search failed: {hits}")
+    if not hits:
+        return ToolAnswer(f"[no match for {query!r}]")
+    lines = [
+        f"{handle_for(hit.node_id)} {head(one_line(hit.snippet), snippet_chars)}" for hit in hits
+    ]
+    return ToolAnswer("\n".join(lines))
+
+
+def answer_tool_call(
+    name: str,
+    arguments: Mapping[str, object],
+    *,
+    index: RecallIndex,
+    tokenizer: Tokenizer,
+    search: HistorySearch | None = None,
+    page_tokens: int = PAGE_TOKENS,
+) -> ToolAnswer:
+    """Answer a ``recall`` or ``search_history`` call; any other name is an error answer.
+
+    >>> from ctxrules.dag import Call, Graph
+    >>> from ctxrules.recall.lookup import recall_index
+    >>> from ctxrules.tokens import HeuristicCounter
+    >>> graph = Graph().append(Call("t1", "tool", name="cat", output="all the lines")).unwrap()
+    >>> answer = answer_tool_call("recall", {"handle": handle_for("t1")}, index=recall_index(graph), tokenizer=HeuristicCounter())
+    >>> print(answer.text)
+    [h:mkfutwln: original of tool cat, page 1 of 1; arguments {}]
+    all the lines
+    """
+    if name == RECALL:
+        return answer_recall(index, arguments, tokenizer=tokenizer, page_tokens=page_tokens)
+    if name == SEARCH_HISTORY:
+        return answer_search(search, arguments)
+    return _error(f"unknown tool {name!r}; the recall tools are {RECALL!r} and {SEARCH_HISTORY!r}")
