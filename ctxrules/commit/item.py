@@ -39,9 +39,9 @@ class ContextItem:
     created_at: float = 0.0
     changed_at: float = 0.0
     _digest: str | None = attrs.field(init=False, default=None, eq=False, repr=False)
-    # What rendering derives from this item (its messages, their provider form), computed
-    # once per item: a pure function of the item's fields, never part of its value.
-    _derived: dict[str, object] | None = attrs.field(init=False, default=None, eq=False, repr=False)
+    #: What rendering derived from this item (its messages, their provider form), by key:
+    #: pure functions of the item's fields, computed once per item, never part of its value.
+    memo: dict[str, object] | None = attrs.field(init=False, default=None, eq=False, repr=False)
 
     @property
     def digest(self) -> str:
@@ -53,20 +53,16 @@ class ContextItem:
             return digest
         return self._digest
 
-    def derived(self, key: str) -> object | None:
-        """What rendering stored under ``key`` for this item, or None (see `remember`)."""
-        return None if self._derived is None else self._derived.get(key)
-
     def remember(self, key: str, value: object) -> None:
-        """Keep ``value``, a pure function of this item, under ``key`` for later calls.
+        """Keep ``value``, a pure function of this item, in ``memo`` under ``key``.
 
         Rendering and the adapters use it so an item is converted once, when new or
         changed; it never changes the item's value, equality or id.
         """
-        if self._derived is None:
-            object.__setattr__(self, "_derived", {key: value})
+        if self.memo is None:
+            object.__setattr__(self, "memo", {key: value})
         else:
-            self._derived[key] = value
+            self.memo[key] = value
 
     @property
     def is_tool(self) -> bool:

@@ -51,7 +51,8 @@ def _from_items(items: Sequence[ContextItem]) -> list[OpenAIMessage] | None:
     # The converted message out[-1] was copied from, while it is not a merge of two.
     source: OpenAIMessage | None = None
     for item in items:
-        parts: _Parts | None = item.derived(OPENAI_KEY)  # type: ignore[assignment]
+        memo = item.memo
+        parts: _Parts | None = memo.get(OPENAI_KEY) if memo is not None else None  # type: ignore[assignment]
         if parts is None:
             parts = _parts(item)
         converted, call_ids, merges = parts

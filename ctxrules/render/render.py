@@ -36,7 +36,8 @@ class RenderedMessages(tuple[Message, ...]):  # noqa: SLOT001
 
 def item_messages(item: ContextItem) -> tuple[Message, ...]:
     """`render_item` of the item, computed once per item and kept with it."""
-    messages = item.derived(MESSAGES_KEY)
+    memo = item.memo
+    messages = memo.get(MESSAGES_KEY) if memo is not None else None
     if messages is None:
         messages = render_item(item)
         item.remember(MESSAGES_KEY, messages)
@@ -51,6 +52,12 @@ def render_commit(commit: ContextCommit) -> RenderedMessages:
     turn costs what is new plus the copy of what is sent.
     """
     items = commit.items
-    visible = [items[i] for span in visible_ranges(commit.hidden or (), len(items)) for i in span]
-    messages = [message for item in visible for message in item_messages(item)]
+    visible: list[ContextItem] = []
+    for span in visible_ranges(commit.hidden or (), len(items)):
+        visible.extend(items[span.start : span.stop])
+    messages: list[Message] = []
+    for item in visible:
+        memo = item.memo
+        rendered = memo.get(MESSAGES_KEY) if memo is not None else None
+        messages.extend(item_messages(item) if rendered is None else rendered)  # type: ignore[arg-type]
     return RenderedMessages(messages, visible)
