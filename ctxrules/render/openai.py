@@ -66,11 +66,11 @@ def _from_items(items: Sequence[ContextItem]) -> list[OpenAIMessage] | None:
         if out and first["role"] == "assistant" and out[-1]["role"] == "assistant":
             if source is not None:
                 # The same two items merge the same way every turn: merge them once.
-                memo = merges.get(id(source))
-                if memo is None or memo[0] is not source:
-                    memo = (source, _merged(source, first))
-                    merges[id(source)] = memo
-                out[-1] = dict(memo[1])
+                merge = merges.get(id(source))
+                if merge is None or merge[0] is not source:
+                    merge = (source, _merged(source, first))
+                    merges[id(source)] = merge
+                out[-1] = dict(merge[1])
             else:
                 out[-1] = _merged(out[-1], first)
             rest = converted[1:]
