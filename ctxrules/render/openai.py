@@ -11,6 +11,8 @@ from ctxrules.render.render import RenderedMessages, item_messages
 
 #: The key under which an item keeps its Chat Completions messages (`ContextItem.remember`).
 OPENAI_KEY = "openai"
+#: Merges an item keeps with the messages before it (usually one: its turn's text).
+_MERGES_KEPT = 4
 #: A Chat Completions message param.
 OpenAIMessage = dict[str, object]
 
@@ -69,6 +71,8 @@ def _from_items(items: Sequence[ContextItem]) -> list[OpenAIMessage] | None:
                 merge = merges.get(id(source))
                 if merge is None or merge[0] is not source:
                     merge = (source, _merged(source, first))
+                    if len(merges) >= _MERGES_KEPT:
+                        merges.clear()  # the item's neighbour changed often: keep it bounded
                     merges[id(source)] = merge
                 out[-1] = dict(merge[1])
             else:
