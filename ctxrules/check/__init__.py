@@ -18,6 +18,7 @@ from ctxrules.check.invariants import (
     protocol_valid,
     rule_step,
 )
+from ctxrules.check.prefix import extends, prefix_stable
 from ctxrules.check.violations import INVARIANT_NAMES, Violation
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "checkout_pure",
     "compaction_step",
     "content_addressed",
+    "extends",
     "honest_outcome",
     "items_kept",
     "kept_in_order",
@@ -38,6 +40,7 @@ __all__ = [
     "nothing_lost",
     "one_ruler",
     "one_summary",
+    "prefix_stable",
     "protocol_valid",
     "render_pure",
     "rule_step",

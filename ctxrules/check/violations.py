@@ -20,6 +20,7 @@ INVARIANT_NAMES = {
     12: "at most one active summary",
     13: "nothing lost",
     14: "honest compaction",
+    15: "prefix stability",
 }
 
 

@@ -10,9 +10,8 @@ from typing import Any, TextIO
 from returns.result import Failure
 
 from ctxrules.check import INVARIANT_NAMES
-from ctxrules.cli.report import format_counterexample
+from ctxrules.cli.options import import_from_current_folder, missing_module, spec_source
 from ctxrules.spec import load_spec
-from ctxrules.testing.runner import PIPELINE, RULE_INVARIANTS, check_rule, check_sessions, subjects
 
 EXIT_OK, EXIT_VIOLATION, EXIT_SPEC = 0, 1, 2
 
@@ -30,7 +29,30 @@ def _progress(out: TextIO, done: int, total: int, label: str) -> None:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Check every rule of the spec and the whole pipeline; 0 clean, 1 violation, 2 bad spec."""
-    loaded = load_spec(args.spec, allow_imports=args.allow_imports)
+    spec_name = args.spec_option or args.spec
+    if spec_name is None or (args.spec_option and args.spec and args.spec != args.spec_option):
+        sys.stderr.write("ctxrules check: name one spec, as SPEC or --spec SPEC\n")
+        return EXIT_SPEC
+    absent = missing_module(
+        "hypothesis", "pip install hypothesis (a dependency of ctxrules)", "ctxrules check"
+    )
+    source = spec_source(spec_name)
+    if absent is not None or isinstance(source, Failure):
+        sys.stderr.write((absent or source.failure()) + "\n")
+        return EXIT_SPEC
+    # Imported here: Hypothesis loads only for the command that searches with it.
+    from ctxrules.cli.report import format_counterexample  # noqa: PLC0415
+    from ctxrules.testing.runner import (  # noqa: PLC0415
+        PIPELINE,
+        RULE_INVARIANTS,
+        check_rule,
+        check_sessions,
+        subjects,
+    )
+
+    if args.allow_imports:
+        import_from_current_folder()
+    loaded = load_spec(source.unwrap(), allow_imports=args.allow_imports)
     if isinstance(loaded, Failure):
         sys.stderr.write(f"{loaded.failure()}\n")
         return EXIT_SPEC
@@ -52,7 +74,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     seconds = time.perf_counter() - started
     names = ", ".join(f"{n} {INVARIANT_NAMES[n]}" for n in RULE_INVARIANTS)
     out.write(
-        f"ok: {args.spec}\n"
+        f"ok: {spec_name}\n"
         f"  rules checked: {len(pipeline.rules)} and the whole pipeline\n"
         f"  examples: {args.examples} commits per rule, {max(args.examples // 4, 10)} sessions\n"
         f"  invariants: {names}\n"
@@ -65,9 +87,19 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers type is private
     """Add the ``check`` subcommand."""
     parser = commands.add_parser("check", help="check a spec's rules against the invariants")
-    parser.add_argument("spec", help="the TOML pipeline spec")
     parser.add_argument(
-        "--allow-imports", action="store_true", help="allow 'package.module:factory' rules"
+        "spec",
+        nargs="?",
+        default=None,
+        help="a TOML pipeline spec, or a built-in one by name (default, small-window, cache-sensitive)",
+    )
+    parser.add_argument(
+        "--spec", dest="spec_option", default=None, help="the same, as an option: --spec default"
+    )
+    parser.add_argument(
+        "--allow-imports",
+        action="store_true",
+        help="allow 'package.module:factory' rules (modules are found from the current folder)",
     )
     parser.add_argument(
         "--examples", type=int, default=200, help="generated commits per rule (default 200)"

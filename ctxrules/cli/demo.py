@@ -1,12 +1,14 @@
-"""`ctxrules demo`: build a session, retry and edit a turn, check out a sibling, print it."""
+"""`ctxrules demo`: watch the default spec tighten an agent's session; ``--branches`` shows the DAG."""
 
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from typing import Any, TextIO
 
 from returns.result import Failure, Result
 
+from ctxrules.cli.demo_tighten import run_demo
 from ctxrules.dag import DagError, Session, siblings
 
 
@@ -57,7 +59,7 @@ def render_branch(session: Session) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace, out: TextIO) -> int:  # noqa: ARG001 - subcommand signature
+def run_branches(out: TextIO) -> int:
     """Build the demo session, check out the replaced reply and print both branches."""
     built = build_demo_session()
     if isinstance(built, Failure):  # pragma: no cover - the demo's input is fixed
@@ -73,7 +75,48 @@ def run(args: argparse.Namespace, out: TextIO) -> int:  # noqa: ARG001 - subcomm
     return 0
 
 
+def run_tightening(out: TextIO) -> int:
+    """Print each request of the demo agent under the default spec beside the naive resend."""
+    out.write(
+        "An agent reads eight files, one per turn, five minutes apart. Each request under\n"
+        "the built-in 'default' spec, beside resending the whole history:\n\n"
+        f"{'turn':>4}  {'sent':>7}  {'naive':>7}  what the rules changed this turn\n"
+    )
+    sent = naive = 0
+    last = None
+    for turn, ctx in run_demo():
+        sent, naive, last = sent + turn.sent, naive + turn.naive, ctx
+        changes = ", ".join(f"{n} {reason}" for reason, n in sorted(turn.changed.items()))
+        out.write(f"{turn.index:>4}  {turn.sent:>7,}  {turn.naive:>7,}  {changes or '-'}\n")
+    saved = naive - sent
+    out.write(
+        f"\nsent {sent:,} tokens in all instead of {naive:,}: "
+        f"{saved:,} saved ({saved / max(naive, 1):.0%}).\n"
+    )
+    if last is not None and last.last is not None:
+        states = Counter(item.state.value for item in last.last.commit.items)
+        out.write(
+            "the last request's items: "
+            + ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
+            + f"; the history keeps all {len(last.session.graph)} nodes in full.\n"
+        )
+    out.write("\n`ctxrules demo --branches` shows the history's retry, edit and checkout.\n")
+    return 0
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """The tightening demo, or the DAG demo with ``--branches``."""
+    return run_branches(out) if args.branches else run_tightening(out)
+
+
 def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers type is private
     """Add the ``demo`` subcommand."""
-    parser = commands.add_parser("demo", help="build and print a small example session")
+    parser = commands.add_parser(
+        "demo", help="watch the default spec tighten a small agent session, and what it saves"
+    )
+    parser.add_argument(
+        "--branches",
+        action="store_true",
+        help="show the history's retry, edit and checkout instead",
+    )
     parser.set_defaults(run=run)

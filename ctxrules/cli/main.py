@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from ctxrules import __version__
-from ctxrules.cli import check, demo, replay, show, verify
+from ctxrules.cli import check, demo, migrate, replay, show, verify
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     check.register(commands)
     demo.register(commands)
+    migrate.register(commands)
     replay.register(commands)
     show.register(commands)
     verify.register(commands)

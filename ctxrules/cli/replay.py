@@ -10,8 +10,17 @@ from typing import Any, TextIO
 
 from returns.result import Failure
 
+from ctxrules.cache import PROFILES
+from ctxrules.cli.listing import first_user_text
+from ctxrules.cli.options import (
+    bundled_session,
+    import_from_current_folder,
+    missing_module,
+    spec_source,
+)
 from ctxrules.cli.replay_report import print_summary, totals, write_report
 from ctxrules.compaction import Summarizer
+from ctxrules.dag import Session
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.replay import replay
 from ctxrules.importers import import_session
@@ -19,7 +28,6 @@ from ctxrules.spec import load_spec
 from ctxrules.tokens import default_tokenizer
 
 DEFAULT_STORE = ".ctxrules/store.sqlite"
-DEFAULT_SPEC = Path(__file__).resolve().parents[2] / "specs" / "default.toml"
 
 
 def _structural(_: object) -> str:
@@ -32,6 +40,7 @@ def _summarizer(reference: str | None) -> Summarizer | str:
     if reference is None:
         return _structural
     module_name, _, attribute = reference.partition(":")
+    import_from_current_folder()
     try:
         found = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError, ValueError) as error:
@@ -39,36 +48,62 @@ def _summarizer(reference: str | None) -> Summarizer | str:
     return found if callable(found) else f"--summarizer {reference}: not callable"
 
 
-def run(args: argparse.Namespace, out: TextIO) -> int:
-    """Replay, print the table, and write the store and report if asked."""
-    imported = import_session(args.path, skip_bad=True)
+def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str, str] | str:
+    """The recorded session, the engine and the log's path, or the one line saying what is wrong."""
+    # What is missing is said before any work, not after the whole replay ran.
+    if args.report is not None:
+        absent = missing_module("plotly", "pip install 'ctxrules[report]'", "--report")
+        if absent is not None:
+            return absent
+    source = spec_source(args.spec)
+    if isinstance(source, Failure):
+        return str(source.failure())
+    path = args.path or str(bundled_session())
+    imported = import_session(path, skip_bad=True)
     if isinstance(imported, Failure):
-        sys.stderr.write(f"{imported.failure()}\n")
-        return 2
-    spec = load_spec(args.spec or DEFAULT_SPEC, allow_imports=args.allow_imports)
+        return str(imported.failure())
+    if args.allow_imports:
+        import_from_current_folder()
+    spec = load_spec(source.unwrap(), allow_imports=args.allow_imports)
     if isinstance(spec, Failure):
-        sys.stderr.write(f"{spec.failure()}\n")
-        return 2
+        return str(spec.failure())
     summarizer = _summarizer(args.summarizer)
     if isinstance(summarizer, str):
-        sys.stderr.write(summarizer + "\n")
-        return 2
-    session = imported.unwrap().session
+        return summarizer
     engine = DefaultContextEngine(
         pipeline=spec.unwrap(), summarizer=summarizer, tokenizer=default_tokenizer()
     )
-    requests = replay(session, engine, window=args.window, on_request=_progress(out, session))
-    print_summary(requests, Path(args.path).name, out)
+    result = imported.unwrap()
+    return result.session, engine, path, str(getattr(result.format, "value", result.format))
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Replay, print the table, and write the store and report if asked."""
+    setup = _setup(args)
+    if isinstance(setup, str):
+        sys.stderr.write(setup + "\n")
+        return 2
+    session, engine, path, fmt = setup
+    requests = replay(
+        session,
+        engine,
+        window=args.window,
+        on_request=_progress(out, session),
+        profile=PROFILES[args.provider],
+    )
+    print_summary(requests, Path(path).name, out)
     figures = totals(requests)
     out.write(
-        f"tokens sent {figures['sent']:,.0f} vs naive {figures['naive']:,.0f}; cost {figures['cost']:,.0f} vs {figures['naive_cost']:,.0f}\n"
+        f"tokens sent {figures['sent']:,.0f} vs naive {figures['naive']:,.0f}; "
+        f"cost ({args.provider}) {figures['cost']:,.0f} vs {figures['naive_cost']:,.0f}"
+        f" ({figures['cost'] / max(figures['naive_cost'], 1):.0%} of naive)\n"
     )
     if args.store is not None:
-        status = _save(args.store, session, engine, out)
+        status = _save(args.store, session, engine, out, fmt)
         if status:
             return status
     if args.report is not None:
-        problem = write_report(requests, Path(args.path).name, Path(args.report))
+        problem = write_report(requests, Path(path).name, Path(args.report))
         if problem is not None:
             sys.stderr.write(problem + "\n")
             return 2
@@ -90,22 +125,32 @@ def _progress(out: TextIO, session: Any) -> Any:  # noqa: ANN401 - a small callb
     return report
 
 
-def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO) -> int:  # noqa: ANN401
-    from ctxrules.store import SqliteStore  # noqa: PLC0415 - the store is the only I/O layer
+def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO, fmt: str) -> int:  # noqa: ANN401
+    from ctxrules.store import open_store, parse_store_url  # noqa: PLC0415 - the only I/O layer
 
-    if path != ":memory:":
+    where = parse_store_url(path).value_or(None)
+    if where is not None and where.backend == "sqlite" and where.target != ":memory:":
         # The default store lives in .ctxrules/, which a fresh checkout does not have yet.
         try:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(where.target).parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             sys.stderr.write(f"cannot create the store's folder for {path}: {error}\n")
             return 2
-    opened = SqliteStore.open(path)
+    opened = open_store(path)
     if isinstance(opened, Failure):
         sys.stderr.write(f"{opened.failure()}\n")
         return 2
     store = opened.unwrap()
     state = engine.states[session.session_id]
+    calls = session.branch()
+    # The listing shows where a session came from and what it was about; a session stored
+    # before keeps its row (create_session refuses a different one, which is fine here).
+    store.create_session(
+        session.session_id,
+        created_at=calls[0].created_at if calls else 0.0,
+        title=first_user_text(session.graph)[:80],
+        metadata={"format": fmt},
+    )
     try:
         head = store.get_head(session.session_id).value_or(None)
         saved = store.save_session(
@@ -124,18 +169,36 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
     """Add the ``replay`` subcommand."""
     parser = commands.add_parser("replay", help="replay a recorded session through a pipeline")
     parser.add_argument(
-        "path", help="a recorded session (Claude Code, OpenAI chat, LangChain, ctxrules JSON Lines)"
+        "path",
+        nargs="?",
+        default=None,
+        help="a recorded session (Claude Code, OpenAI chat, LangChain, ctxrules JSON Lines); "
+        "default: the bundled example session",
     )
-    parser.add_argument("--spec", default=None, help="pipeline spec (default: specs/default.toml)")
+    parser.add_argument(
+        "--spec",
+        default="default",
+        help="a built-in spec (default, small-window, cache-sensitive) or a TOML file",
+    )
     parser.add_argument(
         "--window", type=int, default=200_000, help="the model's context window (default 200000)"
     )
+    parser.add_argument(
+        "--provider",
+        choices=sorted(PROFILES),
+        default="anthropic",
+        help="cache profile the cost is priced under (default anthropic)",
+    )
     parser.add_argument("--summarizer", default=None, help="module:function used for summaries")
     parser.add_argument(
-        "--allow-imports", action="store_true", help="allow Python rules in the spec"
+        "--allow-imports",
+        action="store_true",
+        help="allow Python rules in the spec (modules are found from the current folder)",
     )
     parser.add_argument(
-        "--store", default=".ctxrules/store.sqlite", help="SQLite store to keep the run in"
+        "--store",
+        default=".ctxrules/store.sqlite",
+        help="store to keep the run in: a path, sqlite:///PATH or postgresql://USER@HOST/DB",
     )
     parser.add_argument("--report", default=None, help="write a self-contained HTML report here")
     parser.set_defaults(run=run)

@@ -11,17 +11,20 @@ from typing import Any, TextIO
 
 from returns.result import Failure
 
+from ctxrules.cli.listing import format_listing, session_line
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Graph, ancestors, graph_to_jsonl
 from ctxrules.importers import import_session
+from ctxrules.store.errors import UnknownSession
 
 
-def _open(path: str) -> Any:  # noqa: ANN401 - a SqliteStore, imported lazily
-    from ctxrules.store import SqliteStore  # noqa: PLC0415 - the store is the only I/O layer
+def _open(path: str) -> Any:  # noqa: ANN401 - a Store, imported lazily
+    from ctxrules.store import open_store, parse_store_url  # noqa: PLC0415 - the only I/O layer
 
-    if not Path(path).is_file():
+    where = parse_store_url(path).value_or(None)
+    if where is not None and where.backend == "sqlite" and not Path(where.target).is_file():
         return f"{path}: no such store"
-    opened = SqliteStore.open(path)
+    opened = open_store(path)
     return opened.unwrap() if not isinstance(opened, Failure) else str(opened.failure())
 
 
@@ -74,27 +77,58 @@ def format_timeline(chain: list[ContextCommit]) -> str:
     return "\n".join(lines)
 
 
+def _missing(store: str, session: str) -> str:
+    return f"no session {session!r} in {store}: `ctxrules show {store}` lists the sessions"
+
+
+def _list(store: Any, path: str, limit: int, out: TextIO) -> int:  # noqa: ANN401 - SqliteStore
+    listed = store.list_sessions()
+    if isinstance(listed, Failure):
+        sys.stderr.write(f"{path}: {listed.failure()}\n")
+        return 2
+    infos = listed.unwrap()
+    shown = infos[-limit:] if limit > 0 else infos
+    lines = []
+    for info in shown:
+        graph = store.load_graph(info.id)
+        if isinstance(graph, Failure):
+            sys.stderr.write(f"{path}: {graph.failure()}\n")
+            return 2
+        lines.append(session_line(info, graph.unwrap()))
+    if not infos:
+        out.write(f"{path} holds no sessions yet (`ctxrules replay` stores one)\n")
+        return 0
+    out.write(format_listing(lines, len(infos) - len(shown)) + "\n")
+    return 0
+
+
 def run_show(args: argparse.Namespace, out: TextIO) -> int:
-    """List sessions, or print one session's commit timeline."""
+    """List sessions, or print one session's commit timeline (newest ``--limit`` commits)."""
     store = _open(args.store)
     if isinstance(store, str):
         sys.stderr.write(store + "\n")
         return 2
     try:
         if args.session is None:
-            out.writelines(
-                f"{info.id}  {info.node_count} nodes  {info.title}\n"
-                for info in store.list_sessions().unwrap()
-            )
-            return 0
+            return _list(store, args.store, args.limit, out)
         head = store.get_head(args.session)
         commits = store.commits_for(args.session)
         graph = store.load_graph(args.session)
         for result in (head, commits, graph):
             if isinstance(result, Failure):
-                sys.stderr.write(f"{result.failure()}\n")
+                problem = result.failure()
+                unknown = isinstance(problem, UnknownSession)
+                sys.stderr.write(
+                    (_missing(args.store, args.session) if unknown else f"{problem}") + "\n"
+                )
                 return 2
-        out.write(format_timeline(timeline(commits.unwrap(), graph.unwrap(), head.unwrap())) + "\n")
+        chain = timeline(commits.unwrap(), graph.unwrap(), head.unwrap())
+        shown = chain[: args.limit] if args.limit > 0 else chain
+        out.write(format_timeline(shown) + "\n")
+        if len(shown) < len(chain):
+            out.write(
+                f"({len(chain) - len(shown)} older commits not shown: --limit N shows more, 0 all)\n"
+            )
         return 0
     finally:
         store.close()
@@ -112,7 +146,11 @@ def run_export(args: argparse.Namespace, out: TextIO) -> int:
         finally:
             store.close()
         if isinstance(exported, Failure):
-            sys.stderr.write(f"{exported.failure()}\n")
+            problem = exported.failure()
+            unknown = isinstance(problem, UnknownSession)
+            sys.stderr.write(
+                (_missing(args.path, args.session) if unknown else f"{problem}") + "\n"
+            )
             return 2
         out.write(exported.unwrap())
         return 0
@@ -132,8 +170,14 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
     show = commands.add_parser(
         "show", help="list a store's sessions, or one session's commit timeline"
     )
-    show.add_argument("store", help="the SQLite store")
+    show.add_argument("store", help="the store: a path, sqlite:///PATH or postgresql://...")
     show.add_argument("session", nargs="?", default=None, help="a session id")
+    show.add_argument(
+        "--limit",
+        type=int,
+        default=20,
+        help="show the newest N sessions, or N commits of a session (default 20; 0 for all)",
+    )
     show.set_defaults(run=run_show)
     export = commands.add_parser("export", help="write a session as ctxrules JSON Lines")
     export.add_argument("path", help="a recorded log, or a store with --session")

@@ -11,17 +11,20 @@ from returns.result import Failure
 
 from ctxrules.check import Violation, content_addressed
 from ctxrules.check.recorded import verify_commits, verify_graph
+from ctxrules.cli.options import spec_source
 from ctxrules.dag import Graph, graph_from_jsonl
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.spec import load_spec
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+#: Arguments that name a store by URL rather than a file to sniff.
+STORE_URLS = ("postgresql://", "postgres://", "sqlite://")
 
 
 def _from_store(path: str, session: str | None) -> list[tuple[str, Graph, list[Any]]] | str:
-    from ctxrules.store import SqliteStore  # noqa: PLC0415 - the store is the only I/O layer
+    from ctxrules.store import open_store  # noqa: PLC0415 - the store is the only I/O layer
 
-    opened = SqliteStore.open(path)
+    opened = open_store(path)
     if isinstance(opened, Failure):
         return str(opened.failure())
     store = opened.unwrap()
@@ -42,6 +45,8 @@ def _from_store(path: str, session: str | None) -> list[tuple[str, Graph, list[A
 
 
 def _load(path: str, session: str | None) -> list[tuple[str, Graph, list[Any]]] | str:
+    if path.startswith(STORE_URLS):
+        return _from_store(path, session)
     try:
         data = Path(path).read_bytes()
     except OSError as error:
@@ -66,7 +71,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return 2
     pipeline = Pipeline()
     if args.spec is not None:
-        spec = load_spec(args.spec)
+        source = spec_source(args.spec)
+        if isinstance(source, Failure):
+            sys.stderr.write(source.failure() + "\n")
+            return 2
+        spec = load_spec(source.unwrap())
         if isinstance(spec, Failure):
             sys.stderr.write(f"{spec.failure()}\n")
             return 2
@@ -90,7 +99,8 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
     """Add the ``verify`` subcommand."""
     parser = commands.add_parser("verify", help="check a recorded session against the invariants")
     parser.add_argument(
-        "path", help="a session's DAG as JSON Lines (ctxrules export), or a SQLite store"
+        "path",
+        help="a session's DAG as JSON Lines (ctxrules export), a SQLite store, or postgresql://...",
     )
     parser.add_argument(
         "--session", default=None, help="in a store, only this session (default: all)"

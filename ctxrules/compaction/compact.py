@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import attrs
+
 from ctxrules.commit import ContextCommit
 from ctxrules.compaction.apply import apply_summary
 from ctxrules.compaction.cut import CutParams
@@ -14,8 +16,10 @@ from ctxrules.compaction.summarizer import (
     CancelEvent,
     Summarizer,
     SummaryText,
+    bound_summary,
     summarize,
     summarize_async,
+    summary_budget,
 )
 from ctxrules.rules import Facts
 
@@ -34,6 +38,9 @@ def _land(
 ) -> CompactResult:
     """Apply against the latest commit; an error here fails the compaction, never the caller."""
     current = base
+    budget = summary_budget(facts.context_window)
+    text = bound_summary(summary.text, budget, facts.tokenizer)
+    summary = summary if text == summary.text else attrs.evolve(summary, text=text)
     try:
         current = latest() if latest is not None else base
         return apply_summary(plan, summary, current, facts, fixed_tokens=fixed_tokens)

@@ -12,6 +12,8 @@ import attrs
 from ctxrules.compaction.plan import CompactionPlan
 from ctxrules.render import Message
 from ctxrules.rules.text import head, one_line
+from ctxrules.tokens import Tokenizer
+from ctxrules.tokens.budget import output_reserve_for
 
 Summarizer: TypeAlias = Callable[[tuple[Message, ...]], str]
 """The LLM, injected by the caller: prompt messages in, summary text out.
@@ -25,6 +27,11 @@ AsyncSummarizer: TypeAlias = Callable[[tuple[Message, ...]], Awaitable[str]]
 
 #: Characters of each folded message the structural summary keeps (reference 001 §4.5).
 HEAD_CHARS = 60
+#: The summary's token budget as a share of the input budget: a summary that grew with
+#: every compaction would end up crowding out the history it stands for.
+SUMMARY_SHARE = 0.1
+#: The first line of a summary whose oldest lines were folded away: how many.
+FOLDED_LINES = "[… {count} earlier lines folded]"
 
 
 class CancelEvent(Protocol):
@@ -64,6 +71,58 @@ def structural_summary(plan: CompactionPlan) -> str:
     lines = [f"[{who}] {head(one_line(text), HEAD_CHARS)}" for who, text in plan.folded]
     body = "\n".join(lines)
     return f"{plan.previous_summary}\n{body}" if plan.previous_summary else body
+
+
+def summary_budget(context_window: int, share: float = SUMMARY_SHARE) -> int:
+    """The most tokens a summary may have: ``share`` of the window's input budget.
+
+    >>> summary_budget(200_000), summary_budget(32_000)
+    (15000, 1600)
+    """
+    return int(share * (context_window - output_reserve_for(context_window)))
+
+
+def _folded_before(line: str) -> int:
+    prefix, _, rest = line.partition("[… ")
+    count, _, tail = rest.partition(" earlier lines folded]")
+    return int(count) if not prefix and not tail and count.isdigit() else 0
+
+
+def bound_summary(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
+    r"""``text`` if it fits ``max_tokens``, else its newest lines under a line counting the rest.
+
+    Older lines fold first, so a chained summary stays within its budget however many
+    compactions it has absorbed; a single line too long for the budget keeps its head.
+
+    >>> from ctxrules.tokens import HeuristicCounter
+    >>> text = "\n".join(f"[user] message number {i}" for i in range(100))
+    >>> print(bound_summary(text, 40, HeuristicCounter()))
+    [… 97 earlier lines folded]
+    [user] message number 97
+    [user] message number 98
+    [user] message number 99
+    """
+    if tokenizer.count(text) <= max_tokens:
+        return text
+    lines = text.split("\n")
+    earlier = _folded_before(lines[0])
+    if earlier:
+        lines = lines[1:]
+    room = max_tokens - tokenizer.count(FOLDED_LINES.format(count=earlier + len(lines))) - 1
+    kept: list[str] = []
+    for line in reversed(lines):
+        cost = tokenizer.count(line) + 1
+        if cost > room:
+            break
+        kept.append(line)
+        room -= cost
+    if not kept and lines and room > 0:
+        # Not one whole line fits: keep the newest line's head, cut to what fits.
+        last = lines[-1]
+        kept.append(head(last, max(len(last) * room // max(tokenizer.count(last), 1) - 1, 0)))
+        earlier -= 1
+    marker = FOLDED_LINES.format(count=earlier + len(lines) - len(kept))
+    return "\n".join([marker, *reversed(kept)])
 
 
 def fallback(plan: CompactionPlan, error: BaseException | str) -> SummaryText:

@@ -36,6 +36,7 @@ from ctxrules.generation.generate import item_for
 from ctxrules.render import Message, TextBlock, count_messages, render_commit
 from ctxrules.render.system_prompt import AgentProfile, build_system_prompt
 from ctxrules.rules import Facts, Pipeline, ReferenceTracker
+from ctxrules.rules.batching import BatchReason
 from ctxrules.tokens import (
     BudgetAllocation,
     Tokenizer,
@@ -199,17 +200,19 @@ class DefaultContextEngine(ContextEngine):
         tools: Sequence[Mapping[str, object]] = (),
         prompt_too_long: bool = False,
         sources: Mapping[str, ContextCommit] | None = None,
+        system_prompt: str | None = None,
     ) -> Result[TurnPrep, EngineError]:
         """Build the commit for the head, compact or snip as the policy says, and render.
 
         ``prompt_too_long`` reports that the provider refused the last request as too long:
         the engine then compacts and snips once, whatever the thresholds say.
+        ``system_prompt`` is a system text used as it is, instead of one built from ``agent``.
         """
         if session.head is None:
             return Failure(EngineError(session.session_id, "the session has no head to prepare"))
         path: list[str] = []
         system = build_system_prompt(agent) if agent is not None else None
-        system_text = system.text if system is not None else ""
+        system_text = system.text if system is not None else (system_prompt or "")
         system_tokens = (
             count_messages((Message("system", (TextBlock(system_text),)),), self.tokenizer)
             if system_text
@@ -321,6 +324,12 @@ class DefaultContextEngine(ContextEngine):
         )
         path.append(f"compact:{result.outcome.value}")
         state = self._state(session_id)
+        if result.applied:
+            # The prefix breaks anyway: pending tightening lands with it (one break, not two).
+            cited = attrs.evolve(facts, cited=state.references.cited)
+            settled = self.pipeline.settle(result.commit, cited, BatchReason.COMPACTION)
+            shrunk = result.commit.total_tokens - settled.total_tokens
+            result = attrs.evolve(result, commit=settled, tokens_after=result.tokens_after - shrunk)
         if result.applied and commit.head_node_id is not None:
             state = attrs.evolve(
                 state,

@@ -1,4 +1,8 @@
-"""Replay a recorded session: at each LLM call, what the engine would send, beside the naive resend."""
+"""Replay a recorded session: at each LLM call, what the engine would send, beside the naive resend.
+
+Both are priced under a provider's cache profile (`ctxrules.cache`): the same recorded
+timing, the same cache rules, so the figures compare policies, not assumptions.
+"""
 
 from __future__ import annotations
 
@@ -7,37 +11,48 @@ from collections.abc import Callable, Iterator, Mapping
 import attrs
 from pyrsistent import pmap
 
+from ctxrules.cache import CacheProfile, CacheState, Priced, anthropic
 from ctxrules.check import protocol_valid
-from ctxrules.commit import ContextCommit
+from ctxrules.commit import ContextCommit, State
 from ctxrules.dag import Call, Role, Session, branch
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.turn import TurnPrep
-from ctxrules.generation import CommitMap, ensure_latest_commit
+from ctxrules.generation import CommitMap, ensure_latest_commit, node_text
 from ctxrules.render import Message, count_messages
 from ctxrules.rules import Facts, Pipeline
+from ctxrules.rules.batching import last_batch
 from ctxrules.tokens import Tokenizer
 from ctxrules.tokens.usage import ProviderUsage
-
-#: Provider prices relative to an uncached input token (the issue's cache-weighted cost).
-CACHE_READ, CACHE_WRITE, UNCACHED = 0.1, 1.25, 1.0
 
 
 @attrs.frozen
 class Request:
-    """One replayed LLM call: what the pipeline sent and what a naive resend would have."""
+    """One replayed LLM call: what the pipeline sent and what a naive resend would have.
+
+    ``extends`` says whether the request starts with the whole previous request (a pure
+    extension); ``cause`` names what broke the prefix when it did not: ``compaction``,
+    ``snip``, the reasons of the items that changed (``tail_window``, ``gated``, ``idle``…),
+    or ``other``. ``batch`` names the batch point this request is, if any.
+    """
 
     index: int
     node_id: str
     sent: int
-    cached_prefix: int
     naive: int
-    naive_cached_prefix: int
     window: int
     input_budget: int
     compaction: str | None
     changed: Mapping[str, int]
     snipped: bool
     protocol_violations: int
+    extends: bool
+    cause: str | None
+    batch: str | None
+    priced: Priced
+    naive_priced: Priced
+    history: int = 0
+    summary_tokens: int = 0
+    fixed: int = 0
 
     @property
     def naive_overflows(self) -> bool:
@@ -45,25 +60,44 @@ class Request:
         return self.naive > self.window
 
     @property
+    def snipped_for_summary(self) -> bool:
+        """Whether the request was snipped but would have fit without its summary."""
+        limit = self.input_budget - self.fixed
+        return self.snipped and self.history - self.summary_tokens <= limit
+
+    @property
+    def cached_prefix(self) -> int:
+        """Prompt tokens the provider served from its cache."""
+        return self.priced.read
+
+    @property
+    def naive_cached_prefix(self) -> int:
+        """The same for the naive resend."""
+        return self.naive_priced.read
+
+    @property
     def cost(self) -> float:
-        """Cache-weighted cost: the shared prefix read from cache, the rest written to it."""
-        return CACHE_READ * self.cached_prefix + CACHE_WRITE * (self.sent - self.cached_prefix)
+        """Cache-weighted prompt cost, in uncached-input-token units (the reply kept apart)."""
+        return self.priced.prompt_cost
 
     @property
     def naive_cost(self) -> float:
         """The same cost for the naive resend, which always extends the previous request."""
-        return CACHE_READ * self.naive_cached_prefix + CACHE_WRITE * (
-            self.naive - self.naive_cached_prefix
-        )
+        return self.naive_priced.prompt_cost
+
+    @property
+    def hit_rate(self) -> float:
+        """Share of the request's prompt tokens read from the cache."""
+        return self.priced.read / self.sent if self.sent else 0.0
 
 
-def shared_prefix_tokens(
+def shared_prefix(
     previous: tuple[Message, ...],
     current: tuple[Message, ...],
     current_tokens: int,
     tokenizer: Tokenizer,
-) -> int:
-    """Tokens of the longest run of leading messages the two requests share (a cache could reuse them).
+) -> tuple[int, int]:
+    """How many leading messages the two requests share, and their tokens.
 
     Only the unshared tail is counted (``current_tokens`` is the whole request's count), so a
     replay does not re-tokenize its history at every call.
@@ -73,7 +107,7 @@ def shared_prefix_tokens(
         if old != new:
             break
         shared += 1
-    return current_tokens - count_messages(current[shared:], tokenizer)
+    return shared, current_tokens - count_messages(current[shared:], tokenizer)
 
 
 def llm_calls(session: Session) -> Iterator[tuple[int, Call]]:
@@ -84,19 +118,46 @@ def llm_calls(session: Session) -> Iterator[tuple[int, Call]]:
             yield index - 1, call
 
 
+def break_cause(prep: TurnPrep, snipped_before: bool) -> str:
+    """What rewrote an earlier part of the request: compaction, snip, or the changed items' reasons."""
+    if any(step == "compact:finished" for step in prep.decision_path):
+        return "compaction"
+    if snipped_before or any(step.startswith("snip:") for step in prep.decision_path):
+        return "snip"
+    reasons = sorted(reason for reason, count in prep.changed.items() if count)
+    return "+".join(reasons) if reasons else "other"
+
+
+@attrs.frozen
+class _Previous:
+    """What the next request is compared with."""
+
+    messages: tuple[Message, ...] = ()
+    naive: int = 0
+    naive_messages: int = 0
+    snipped: bool = False
+    cache: CacheState = attrs.field(factory=CacheState)
+    naive_cache: CacheState = attrs.field(factory=CacheState)
+    batches: int = 0
+
+
 def replay(
     recorded: Session,
     engine: DefaultContextEngine,
     *,
     window: int,
     on_request: Callable[[Request], None] | None = None,
+    profile: CacheProfile | None = None,
 ) -> list[Request]:
-    """Prepare every LLM call of ``recorded`` through ``engine``; the recorded reply becomes history."""
+    """Prepare every LLM call of ``recorded`` through ``engine``; the recorded reply becomes history.
+
+    Each request and its naive resend are priced under ``profile`` (Anthropic by default).
+    """
+    profile = profile or anthropic()
     calls = branch(recorded.graph, recorded.head)
     naive_commits: CommitMap = pmap()
     plain = Pipeline()
-    previous: tuple[Message, ...] = ()
-    naive_previous = 0
+    last = _Previous()
     done: list[Request] = []
     for before, call in llm_calls(recorded):
         head = calls[before].id
@@ -107,28 +168,66 @@ def replay(
         naive_commit, naive_commits = ensure_latest_commit(
             naive_commits, recorded.graph, head, plain, facts
         ).unwrap()
+        fixed = prep.budget.system + prep.budget.tools_schema
+        shared, shared_tokens = shared_prefix(
+            last.messages, prep.messages, prep.request_tokens - fixed, engine.tokenizer
+        )
+        output = engine.tokenizer.count(node_text(call.output))
+        priced, cache = last.cache.price(
+            profile,
+            now=call.created_at,
+            tokens=prep.request_tokens,
+            messages=len(prep.messages),
+            shared_messages=shared,
+            shared_tokens=shared_tokens + fixed,
+            output=output,
+        )
+        naive_count = len(naive_commit.items)
+        naive_priced, naive_cache = last.naive_cache.price(
+            profile,
+            now=call.created_at,
+            tokens=naive_commit.total_tokens + fixed,
+            messages=naive_count,
+            shared_messages=last.naive_messages,
+            shared_tokens=last.naive + fixed,
+            output=output,
+        )
+        extends = shared == len(last.messages)
+        batches, why = last_batch(prep.commit)
         compaction = next(
             (s.split(":", 1)[1] for s in prep.decision_path if s.startswith("compact:")), None
         )
+        snipped = any(s.startswith("snip:") for s in prep.decision_path)
         request = Request(
             index=len(done),
             node_id=call.id,
             sent=prep.request_tokens,
-            # The replay's engine has no system prompt or tools, so the request is the messages.
-            cached_prefix=shared_prefix_tokens(
-                previous, prep.messages, prep.request_tokens, engine.tokenizer
-            ),
-            naive=naive_commit.total_tokens,
-            naive_cached_prefix=naive_previous,
+            naive=naive_commit.total_tokens + fixed,
             window=window,
             input_budget=prep.budget.input_budget,
             compaction=compaction,
             changed=dict(prep.changed),
-            snipped=any(s.startswith("snip:") for s in prep.decision_path),
+            snipped=snipped,
             protocol_violations=len(protocol_valid(prep.messages)),
+            extends=extends,
+            cause=None if extends else break_cause(prep, last.snipped),
+            batch=why.name.lower() if why is not None and batches != last.batches else None,
+            priced=priced,
+            naive_priced=naive_priced,
+            history=prep.commit.total_tokens,
+            fixed=fixed,
+            summary_tokens=sum(i.tokens for i in prep.commit.items if i.state is State.SUMMARY),
         )
         engine.after_turn(recorded.session_id, ProviderUsage(prep.request_tokens), prep)
-        previous, naive_previous = prep.messages, naive_commit.total_tokens
+        last = _Previous(
+            prep.messages,
+            naive_commit.total_tokens,
+            naive_count,
+            snipped,
+            cache,
+            naive_cache,
+            batches,
+        )
         done.append(request)
         if on_request is not None:
             on_request(request)

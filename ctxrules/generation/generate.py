@@ -152,7 +152,7 @@ def generate_commit(
 
     def build(calls: tuple[Call, ...]) -> ContextCommit:
         grown, peers = _grow(base, graph, calls, sources or {}, facts, pipeline.version)
-        ruled = pipeline.run(grown, attrs.evolve(facts, head_turn=grown.next_turn()))
+        ruled = pipeline.step(parent, grown, attrs.evolve(facts, head_turn=grown.next_turn()))
         return attrs.evolve(
             ruled,
             session_id=parent.session_id if parent else session_id,

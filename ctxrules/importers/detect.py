@@ -9,7 +9,7 @@ import attrs
 
 from ctxrules.dag.jsonl import CALL_FIELDS
 from ctxrules.importers.formats import Format
-from ctxrules.importers.langchain import KINDS, TOOL_KINDS
+from ctxrules.importers.langchain import KINDS, TOOL_KINDS, plain
 from ctxrules.importers.records import Unreadable, found, json_lines, parse_json
 
 #: How many records detection looks at before it gives up.
@@ -34,6 +34,8 @@ def record_format(record: object) -> Format | None:
     >>> record_format({"role": "user", "content": "hi"}), record_format({"type": "human", "content": "hi"})
     ('openai-chat', 'langchain')
     """
+    # A LangChain message object reads as its plain dict.
+    record = plain(record)
     if not isinstance(record, dict):
         return None
     # Only strings are looked up: a list or an object in these fields is not hashable.

@@ -1,4 +1,10 @@
-"""LangChain / LangGraph message lists (plain dicts or ``lc`` constructors) into the DAG."""
+"""LangChain / LangGraph message lists into the DAG.
+
+Three serialised forms are read: plain dicts (``{"type": "human", "content": ...}``, as a
+message's ``model_dump`` gives), ``messages_to_dict`` records (``{"type", "data"}``) and
+``dumpd`` constructors (``{"lc": 1, "type": "constructor", ...}``); message objects
+themselves are read through their ``model_dump``, so no LangChain import is needed here.
+"""
 
 from __future__ import annotations
 
@@ -35,6 +41,10 @@ KINDS = {
 
 #: Message types that carry a tool result.
 TOOL_KINDS = frozenset({"tool", "ToolMessage", "ToolMessageChunk"})
+
+#: Content blocks of an AI message that are not text the model said: tool calls travel in
+#: ``tool_calls``, reasoning is kept in the node's metadata.
+_NOT_TEXT = frozenset({"tool_use", "tool_call", "function_call", "reasoning", "thinking"})
 
 
 def _field(value: object, *path: str) -> object:
@@ -84,7 +94,17 @@ def _messages(document: object) -> Sequence[object] | Unreadable:
     )
 
 
+def plain(raw: object) -> object:
+    """A LangChain message object as its plain dict (``model_dump``); anything else as is."""
+    dump = getattr(raw, "model_dump", None)
+    if not isinstance(raw, dict) and callable(dump) and isinstance(getattr(raw, "type", None), str):
+        dumped = dump()
+        return dumped if isinstance(dumped, dict) else raw
+    return raw
+
+
 def _unwrap(raw: object) -> tuple[str, dict[str, object]] | Unreadable:
+    raw = plain(raw)
     if not isinstance(raw, dict):
         return Unreadable(f"expected a message object, found {found(raw)}")
     # A serialised message: {"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs": {...}}.
@@ -96,6 +116,10 @@ def _unwrap(raw: object) -> tuple[str, dict[str, object]] | Unreadable:
     kind = raw.get("type")
     if not isinstance(kind, str):
         return Unreadable(f"type: expected a string, found {found(kind)}")
+    # messages_to_dict: {"type": "human", "data": {"content": ..., "id": ...}}.
+    data = raw.get("data")
+    if isinstance(data, dict) and raw.keys() <= {"type", "data"}:
+        return kind, data
     return kind, raw
 
 
@@ -104,7 +128,14 @@ def _read(raw: object) -> tuple[str, dict[str, object], str] | Unreadable:
     if isinstance(unwrapped, Unreadable):
         return unwrapped
     kind, fields = unwrapped
-    text = text_of(fields.get("content"))
+    content = fields.get("content")
+    if kind in KINDS and KINDS[kind] is Role.ASSISTANT and isinstance(content, list):
+        content = [
+            part
+            for part in content
+            if not (isinstance(part, dict) and part.get("type") in _NOT_TEXT)
+        ]
+    text = text_of(content)
     return text if isinstance(text, Unreadable) else (kind, fields, text)
 
 
@@ -154,6 +185,7 @@ def _assistant(
         return calls
     extras = (
         ("reasoning_content", _field(fields, "additional_kwargs", "reasoning_content")),
+        ("reasoning", _reasoning(fields.get("content"))),
         ("usage", fields.get("usage_metadata")),
         ("invalid_tool_calls", fields.get("invalid_tool_calls") or None),
         ("finish_reason", _field(fields, "response_metadata", "finish_reason")),
@@ -168,3 +200,15 @@ def _assistant(
         metadata=metadata,
         tool_calls=calls,
     )
+
+
+def _reasoning(content: object) -> str | None:
+    """The reasoning blocks of an AI message's content, joined; None when there are none."""
+    if not isinstance(content, list):
+        return None
+    texts = [
+        str(part.get("reasoning") or part.get("thinking") or "")
+        for part in content
+        if isinstance(part, dict) and part.get("type") in {"reasoning", "thinking"}
+    ]
+    return "\n".join(texts) or None

@@ -37,11 +37,15 @@ def to_anthropic(
     *,
     cache_system: bool = False,
     cache_prefix_end: int | None = None,
+    cache_newest: bool = False,
 ) -> AnthropicRequest:
     """Pull the system text out and merge the rest into alternating user and assistant turns.
 
     ``cache_system`` marks the last system block, ``cache_prefix_end`` the last block that
     comes from ``messages[:cache_prefix_end + 1]``, with an ephemeral cache breakpoint.
+    ``cache_newest`` also marks the last block, so the next request (which only grows at
+    its end until the next batch point) reads the whole of this one from the cache; pass
+    the stable part (`ctxrules.cache.stable_prefix_end`) as ``cache_prefix_end``.
 
     >>> from ctxrules.render.messages import ToolResultBlock
     >>> request = to_anthropic([
@@ -74,6 +78,8 @@ def to_anthropic(
     if cache_prefix_end is not None:
         stable = [pos for pos, (origin, _) in enumerate(order) if origin <= cache_prefix_end]
         marks.update(stable[-1:])
+    if cache_newest and order:
+        marks.add(len(order) - 1)
     marked = iter(
         {**block, "cache_control": {"type": "ephemeral"}} if pos in marks else block
         for pos, (_, block) in enumerate(order)

@@ -31,6 +31,13 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                 minimum=0,
                 maximum=1,
             ),
+            Param(
+                "max_args_chars",
+                "int",
+                0,
+                "longest call arguments kept whole, in characters (0: not capped)",
+                minimum=0,
+            ),
         ),
         cap_tool_result,
     ),

@@ -6,6 +6,7 @@ from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
+from ctxrules.rules.protected import is_protected, protected_keys
 from ctxrules.rules.scan import scan
 from ctxrules.rules.tighten import tighten
 
@@ -42,7 +43,7 @@ def gate_tool_results(
             "protected_tools": protected_tools,
         },
     )
-    protected = frozenset(protected_tools)
+    protected = protected_keys(protected_tools)
 
     def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
         changes: dict[int, ContextItem] = {}
@@ -53,7 +54,7 @@ def gate_tool_results(
             candidate = (
                 item.is_tool
                 and index >= protect_first_n
-                and item.tool_name not in protected
+                and not is_protected(item.tool_name, protected)
                 and not item.locked
                 and item.state.tightness < State.CLEARED.tightness
                 and item.tokens >= min_tokens

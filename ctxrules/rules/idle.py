@@ -6,6 +6,7 @@ from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
+from ctxrules.rules.protected import is_protected, protected_keys
 from ctxrules.rules.scan import scan
 from ctxrules.rules.tighten import tighten
 
@@ -28,7 +29,7 @@ def clear_idle(idle_seconds: float, placeholder: str, protected_tools: tuple[str
             "protected_tools": protected_tools,
         },
     )
-    protected = frozenset(protected_tools)
+    protected = protected_keys(protected_tools)
 
     def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
         changes: dict[int, ContextItem] = {}
@@ -38,7 +39,7 @@ def clear_idle(idle_seconds: float, placeholder: str, protected_tools: tuple[str
             settled = (
                 not item.is_tool
                 or item.locked
-                or item.tool_name in protected
+                or is_protected(item.tool_name, protected)
                 or item.state.tightness >= State.CLEARED.tightness
             )
             if settled:

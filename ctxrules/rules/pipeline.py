@@ -9,6 +9,7 @@ import attrs
 
 from ctxrules.canonical import content_hash
 from ctxrules.commit.commit import ContextCommit
+from ctxrules.rules.batching import Batching, BatchReason, hold_back, mark_batch
 from ctxrules.rules.facts import Facts
 
 Rule: TypeAlias = Callable[[ContextCommit, Facts], ContextCommit]
@@ -30,10 +31,15 @@ class NamedRule:
 
 @attrs.frozen
 class Pipeline:
-    """An ordered tuple of named rules plus ``version``, the hash of the normalised spec."""
+    """An ordered tuple of named rules plus ``version``, the hash of the normalised spec.
+
+    ``batching``, when set, decides at which turns tightening of already-sent items lands
+    (`Batching`); without it every change lands at once.
+    """
 
     rules: tuple[NamedRule, ...] = ()
     version: str = attrs.field(default=content_hash({"rules": []}))
+    batching: Batching | None = None
 
     def run(self, commit: ContextCommit, facts: Facts) -> ContextCommit:
         """Apply every rule in order (a left fold).
@@ -44,3 +50,27 @@ class Pipeline:
         for named in self.rules:
             commit = named.rule(commit, facts)
         return commit
+
+    def step(
+        self, parent: ContextCommit | None, grown: ContextCommit, facts: Facts
+    ) -> ContextCommit:
+        """Run the rules on ``grown`` (``parent`` plus new items) under the batching policy.
+
+        At a batch point every change lands and the commit records it; otherwise only the
+        new items may change, so the request extends the previous one (invariant 15).
+        """
+        ruled = self.run(grown, facts)
+        if self.batching is None:
+            return ruled
+        why = self.batching.reason(parent, grown, facts)
+        if why is not None:
+            return mark_batch(ruled, facts, why)
+        assert parent is not None  # noqa: S101 - reason() calls a missing parent a batch point
+        return hold_back(parent, ruled)
+
+    def settle(self, commit: ContextCommit, facts: Facts, why: BatchReason) -> ContextCommit:
+        """Apply everything pending now (with a compaction: one prefix break instead of two)."""
+        if self.batching is None:
+            return commit
+        facts = attrs.evolve(facts, head_turn=commit.next_turn())
+        return mark_batch(self.run(commit, facts), facts, why)

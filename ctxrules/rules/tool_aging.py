@@ -6,12 +6,12 @@ from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
+from ctxrules.rules.protected import PROTECTED_TOOLS, is_protected, protected_keys
 from ctxrules.rules.scan import scan
 from ctxrules.rules.text import head, head_and_tail, one_line
 from ctxrules.rules.tighten import tighten
 
-#: Tools whose results stay whole: the agent's plan and its searches (reference 000 §5).
-PROTECTED_TOOLS = ("todo_create", "todo_update", "todo_list", "web_search")
+__all__ = ["CAPPED", "PROTECTED_TOOLS", "age_tool_results", "cap_tool_result", "tool_stub"]
 CAPPED = "capped"
 
 
@@ -52,7 +52,7 @@ def age_tool_results(
             "protected_tools": protected_tools,
         },
     )
-    protected = frozenset(protected_tools)
+    protected = protected_keys(protected_tools)
 
     def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
         cutoff = facts.head_turn - tail_turns
@@ -65,7 +65,7 @@ def age_tool_results(
             agable = item.state is State.FULL or (
                 item.state is State.AGED and item.reason == CAPPED
             )
-            if item.is_tool and agable and item.tool_name not in protected:
+            if item.is_tool and agable and not is_protected(item.tool_name, protected):
                 aged = tighten(
                     item,
                     State.AGED,
@@ -81,23 +81,41 @@ def age_tool_results(
     return rule
 
 
-def cap_tool_result(max_chars: int, tail_share: float) -> Rule:
+def cap_tool_result(max_chars: int, tail_share: float, max_args_chars: int = 0) -> Rule:
     """Any tool result over ``max_chars`` keeps its head and tail (inside the tail window too).
 
-    The capped item is ``aged`` with reason ``capped``; each item is examined once, when new.
+    ``max_args_chars`` (0: off) does the same to a call's arguments, such as the content
+    of a file the agent wrote, which would otherwise stay whole until the call ages. The
+    capped item is ``aged`` with reason ``capped``; each item is examined once, when new,
+    so capping never rewrites a request already sent.
     """
-    key = mark_key("cap_tool_result", {"max_chars": max_chars, "tail_share": tail_share})
+    params: dict[str, object] = {"max_chars": max_chars, "tail_share": tail_share}
+    if max_args_chars:
+        params["max_args_chars"] = max_args_chars
+    key = mark_key("cap_tool_result", params)
+
+    def cut(text: str, limit: int) -> str:
+        marker = f"\n…[{len(text) - limit} characters cut]…\n"
+        room = max(limit - len(marker), 0)
+        tail_chars = int(room * tail_share)
+        return head_and_tail(text, room - tail_chars, tail_chars, marker)
 
     def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
         changes: dict[int, ContextItem] = {}
         for index, item in scan(commit, commit.marks.get(key, 0), facts):
-            if item.is_tool and item.state is State.FULL and len(item.rendered) > max_chars:
-                cut = len(item.rendered) - max_chars
-                marker = f"\n…[{cut} characters cut]…\n"
-                room = max(max_chars - len(marker), 0)
-                tail_chars = int(room * tail_share)
-                text = head_and_tail(item.rendered, room - tail_chars, tail_chars, marker)
-                capped = tighten(item, State.AGED, facts, rendered=text, reason=CAPPED)
+            if not item.is_tool or item.state is not State.FULL:
+                continue
+            long_result = len(item.rendered) > max_chars
+            long_args = bool(max_args_chars) and len(item.arguments) > max_args_chars
+            if long_result or long_args:
+                capped = tighten(
+                    item,
+                    State.AGED,
+                    facts,
+                    rendered=cut(item.rendered, max_chars) if long_result else item.rendered,
+                    arguments=cut(item.arguments, max_args_chars) if long_args else item.arguments,
+                    reason=CAPPED,
+                )
                 if capped is not None and capped != item:
                     changes[index] = capped
         return commit.replace_items(changes).with_mark(key, len(commit.items))

@@ -66,8 +66,9 @@ _ALL = (
     _feature(
         "turn_age",
         "int",
-        "assistant turns since the item (head turn minus its turn)",
-        lambda i, _p, _n, f: f.head_turn - i.turn,
+        "turns before the newest: 0 for the newest reply, its tool results and what follows",
+        # head_turn is the turn the next reply will get, so the newest reply is one before it.
+        lambda i, _p, _n, f: max(f.head_turn - i.turn - 1, 0),
     ),
     _feature(
         "seconds_since_change",

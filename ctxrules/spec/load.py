@@ -13,12 +13,13 @@ from ctxrules.canonical import content_hash
 from ctxrules.rules.params import Param, ParamProblem, resolve
 from ctxrules.rules.pipeline import NamedRule, Pipeline, Rule
 from ctxrules.rules.registry import BuiltinRule, builtins
+from ctxrules.spec.batching import parse_batching
 from ctxrules.spec.declarative import parse_declarative
 from ctxrules.spec.errors import Fault, Location, SpecError, SpecErrors, describe, quoted, suggest
 from ctxrules.spec.imports import is_python_reference, load_python_rule
 from ctxrules.spec.source import SpecSource, label, read_document
 
-TOP_KEYS = ("version", "name", "description", "rules")
+TOP_KEYS = ("version", "name", "description", "batching", "rules")
 ENTRY_KEYS = ("use", "name", "params", "when", "then")
 FORMAT_VERSION = 1
 
@@ -106,10 +107,22 @@ def _load(
             errors.append(at.error(expected, f"{name!r} (also {seen[name]})", "conflict"))
         seen.setdefault(name, where.path)
         entries.append((name, rule, plain))
+    batching = parse_batching(doc["batching"], root.key("batching")) if "batching" in doc else None
+    if isinstance(batching, Failure):
+        errors.extend(batching.failure())
     if errors:
         return Failure(SpecErrors(tuple(errors)))
-    version = content_hash({"rules": [plain for _, _, plain in entries]})
-    return Success(Pipeline(tuple(NamedRule(name, rule) for name, rule, _ in entries), version))
+    normal: dict[str, object] = {"rules": [plain for _, _, plain in entries]}
+    policy = None
+    if batching is not None:
+        policy, normal["batching"] = batching.unwrap()
+    return Success(
+        Pipeline(
+            tuple(NamedRule(name, rule) for name, rule, _ in entries),
+            content_hash(normal),
+            batching=policy,
+        )
+    )
 
 
 def _check_header(doc: dict[str, Any], root: Location) -> list[SpecError]:

@@ -48,7 +48,7 @@ class StoreClosed(StoreError):
     @property
     def message(self) -> str:
         """A one-line description of what went wrong."""
-        return f"{self.operation}: the store is closed; open it again with SqliteStore.open"
+        return f"{self.operation}: the store is closed; open it again with open_store"
 
 
 @attrs.frozen
@@ -179,3 +179,22 @@ class CorruptRecord(StoreError):
     def message(self) -> str:
         """A one-line description of what went wrong."""
         return f"{self.table} {self.key!r} cannot be read: {self.reason}"
+
+
+@attrs.frozen
+class PostgresFailed(StoreError):
+    """PostgreSQL reported an error (connection lost, a lock wait timed out, a conflict, ...).
+
+    ``retryable`` is True when the same call may succeed if made again (a serialization
+    failure, a deadlock, a dropped connection): the transaction was rolled back whole.
+    """
+
+    operation: str
+    detail: str
+    retryable: bool = False
+
+    @property
+    def message(self) -> str:
+        """A one-line description of what went wrong."""
+        again = " (rolled back; retry)" if self.retryable else ""
+        return f"{self.operation}: postgresql error: {self.detail}{again}"

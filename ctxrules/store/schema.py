@@ -1,6 +1,7 @@
-"""The store's tables, triggers and full-text index, created once per file.
+"""The store's tables, triggers and full-text index, created and upgraded by ordered steps.
 
-The triggers make the contract hold for any writer, raw SQL included: nodes are
+A file records its version in ``PRAGMA user_version``; opening it applies every step of
+`MIGRATIONS` after that version, in the opener's write transaction. The triggers make the contract hold for any writer, raw SQL included: nodes are
 append-only except the one ``complete`` of a running node, commits never change, and
 the full-text index follows every node insert and completion.
 """
@@ -11,8 +12,6 @@ import sqlite3
 
 #: Marks a file as a ctxrules store (the ASCII of "ctxr" in the SQLite header).
 APPLICATION_ID = 0x63747872
-#: Bumped on every change to the tables below; a newer file is refused, not guessed at.
-SCHEMA_VERSION = 1
 
 
 def _text(*fields: str) -> str:
@@ -142,13 +141,30 @@ TABLES = (
 )
 
 
+#: The schema as ordered steps: step ``i`` (0-based) takes a file from version ``i`` to
+#: ``i + 1``. A change to the tables is a new step at the end, never an edit of an old one.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (TABLES,)
+#: The version of a fully migrated file; a newer file is refused, not guessed at.
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _upgrade(conn: sqlite3.Connection, version: int) -> None:
+    # A current file is not written to: opening it stays a read.
+    if version == SCHEMA_VERSION:
+        return
+    for step in MIGRATIONS[version:]:
+        for statement in step:
+            conn.execute(statement)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
 def _user_tables(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     return int(row[0])
 
 
 def ensure_schema(conn: sqlite3.Connection) -> str | None:
-    """Create the schema in an empty file; the reason the file is refused, or None.
+    """Create the schema in an empty file or upgrade an older one; why it is refused, or None.
 
     Runs inside the caller's write transaction, so two processes creating the same file
     at once create it exactly once.
@@ -161,11 +177,10 @@ def ensure_schema(conn: sqlite3.Connection) -> str | None:
                 f"schema version {version} is newer than this ctxrules ({SCHEMA_VERSION}); "
                 "upgrade ctxrules"
             )
+        _upgrade(conn, version)
         return None
     if application_id != 0 or _user_tables(conn) > 0:
         return "the file is an SQLite database of another application, not a ctxrules store"
-    for statement in TABLES:
-        conn.execute(statement)
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    _upgrade(conn, 0)
     return None

@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from returns.result import Failure, Result, Success
 
 from ctxrules.commit import ContextCommit
-from ctxrules.dag import Session
+from ctxrules.dag import Call, Session
 from ctxrules.store import commits, heads, nodes, sessions
-from ctxrules.store.errors import StoreError
+from ctxrules.store.errors import HeadMoved, StoreError
 from ctxrules.tokens.usage import UsageState
 
 
@@ -76,5 +76,19 @@ def save_session(
                 )
                 .map(lambda _: added)
             )
+        )
+    )
+
+
+def append_at_head(
+    conn: sqlite3.Connection, session_id: str, call: Call, head_name: str
+) -> Result[int, StoreError]:
+    """Append ``call`` and move the head from ``call.predecessor`` to it; `HeadMoved` if stale."""
+    actual = heads.get_head(conn, session_id, head_name)
+    if isinstance(actual, Success) and actual.unwrap() != call.predecessor:
+        return Failure(HeadMoved(session_id, head_name, call.predecessor, actual.unwrap()))
+    return nodes.append_node(conn, session_id, call).bind(
+        lambda seq: heads.move_head(conn, session_id, head_name, call.predecessor, call.id).map(
+            lambda _: seq
         )
     )

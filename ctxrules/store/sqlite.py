@@ -138,6 +138,19 @@ class SqliteStore:
         work = _in_session(session_id, lambda conn: nodes.append_graph(conn, session_id, graph))
         return run(self._conn, "append_graph", work, write=True)
 
+    def append_at_head(
+        self, session_id: str, call: Call, head_name: str = "main"
+    ) -> Result[int, StoreError]:
+        """Append ``call`` and move the head from its predecessor to it, in one transaction.
+
+        If the head is no longer ``call.predecessor`` (another worker appended first) nothing
+        is stored and the result is `HeadMoved` naming the new head: rebase and retry.
+        """
+        work = _in_session(
+            session_id, lambda conn: snapshot.append_at_head(conn, session_id, call, head_name)
+        )
+        return run(self._conn, "append_at_head", work, write=True)
+
     def complete_node(
         self, session_id: str, node_id: str, output: object, status: Status | str = Status.DONE
     ) -> Result[None, StoreError]:

@@ -1,6 +1,6 @@
 """Public Hypothesis strategies for ctxrules values, for this repository's and users' CI.
 
-Requires the ``hypothesis`` package (in the ``dev`` extra).
+Hypothesis is a dependency of ctxrules; `fake_sdk` stands in for the OpenAI and Anthropic clients.
 """
 
 from ctxrules.testing.commits import commits, context_items, texts

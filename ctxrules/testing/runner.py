@@ -15,6 +15,7 @@ from ctxrules.check import (
     attached_once,
     one_ruler,
     one_summary,
+    prefix_stable,
     protocol_valid,
     rule_step,
 )
@@ -30,7 +31,7 @@ from ctxrules.testing.rules import facts_for
 from ctxrules.tokens import HeuristicCounter
 
 #: The invariants a rule can break, which `rule_violations` checks.
-RULE_INVARIANTS = (3, 4, 6, 8, 10, 11, 12, 13)
+RULE_INVARIANTS = (3, 4, 6, 8, 10, 11, 12, 13, 15)
 PIPELINE = "<pipeline>"
 
 
@@ -119,7 +120,7 @@ def check_rule(
 def check_sessions(
     pipeline: Pipeline, *, examples: int, seed: int | None = None
 ) -> Counterexample | None:
-    """Invariants 3, 10, 11 parent -> child as a generated session grows under ``pipeline``."""
+    """Invariants 3, 10, 11 and 15 parent -> child as a generated session grows under ``pipeline``."""
     found: list[Counterexample] = []
     ruler = HeuristicCounter()
 
@@ -138,6 +139,7 @@ def check_sessions(
             if previous is not None:
                 prefix = attrs.evolve(commit, items=commit.items[: len(previous.items)], digest=-1)
                 violations += rule_step(previous, prefix)
+                violations += prefix_stable(previous, commit, batched=pipeline.batching is not None)
             if violations:
                 found.append(
                     Counterexample(PIPELINE, tuple(violations), previous or commit, commit, facts)

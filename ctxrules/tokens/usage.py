@@ -5,6 +5,14 @@ from __future__ import annotations
 from typing import Literal
 
 import attrs
+from returns.result import Failure, Result, Success
+
+from ctxrules.tokens.usage_from import (
+    Counts,
+    UsageUnreadable,
+    anthropic_counts,
+    openai_counts,
+)
 
 #: Where the current count comes from: a local estimate, the provider, or a persisted value.
 Source = Literal["estimate", "provider", "cached"]
@@ -12,7 +20,13 @@ Source = Literal["estimate", "provider", "cached"]
 
 @attrs.frozen
 class ProviderUsage:
-    """One response's usage as the provider reported it."""
+    """One response's usage as the provider reported it, in one meaning for every provider.
+
+    ``prompt_tokens`` is the input *not read from cache* (cache writes included) and
+    ``cache_read_tokens`` the input read from cache, so ``prompt_total`` is the whole input.
+    Build it from a response with `from_openai` or `from_anthropic`, which map each
+    provider's fields to this meaning.
+    """
 
     prompt_tokens: int
     completion_tokens: int = 0
@@ -23,6 +37,40 @@ class ProviderUsage:
     def prompt_total(self) -> int:
         """Prompt tokens billed for the request, cache reads included (002: one ruler)."""
         return self.prompt_tokens + self.cache_read_tokens
+
+    # -- from a provider's response (see usage_from.py for what each field means) -------------
+
+    @classmethod
+    def from_openai(cls, response: object) -> Result[ProviderUsage, UsageUnreadable]:
+        """The usage of an OpenAI Chat Completions or Responses result (object or dict).
+
+        OpenAI's prompt count includes the cached tokens; here they are read apart.
+
+        >>> usage = ProviderUsage.from_openai({"usage": {"prompt_tokens": 1005,
+        ...     "completion_tokens": 12, "prompt_tokens_details": {"cached_tokens": 900}}})
+        >>> usage.unwrap().prompt_tokens, usage.unwrap().prompt_total
+        (105, 1005)
+        """
+        return _from_counts(cls, openai_counts(response))
+
+    @classmethod
+    def from_anthropic(cls, response: object) -> Result[ProviderUsage, UsageUnreadable]:
+        """The usage of an Anthropic Messages result (object or dict); cache writes are fresh input.
+
+        >>> usage = ProviderUsage.from_anthropic({"usage": {"input_tokens": 5, "output_tokens": 9,
+        ...     "cache_read_input_tokens": 900, "cache_creation_input_tokens": 100}})
+        >>> usage.unwrap().prompt_total
+        1005
+        """
+        return _from_counts(cls, anthropic_counts(response))
+
+
+def _from_counts(
+    cls: type[ProviderUsage], counts: Counts | UsageUnreadable
+) -> Result[ProviderUsage, UsageUnreadable]:
+    if isinstance(counts, UsageUnreadable):
+        return Failure(counts)
+    return Success(cls(*counts))
 
 
 @attrs.frozen
@@ -41,6 +89,9 @@ class UsageState:
     compaction_count: int = 0
     source: Source = "estimate"
     measured_estimate: int = 0
+    #: The engine's compaction hold (history tokens to wait for), kept here so that a
+    #: process that reopens the session waits as the one before it would have.
+    hold_until: int | None = None
 
     def record(self, usage: ProviderUsage, *, estimated_request: int) -> UsageState:
         """The state after a response: the provider's numbers become the last measurement.

@@ -45,12 +45,25 @@ def test_replay_of_the_bundled_session_stores_it_and_prints_its_figures(
     assert report.read_text(encoding="utf-8").count("plotly") > 10
     assert main(["show", str(store)]) == 0
     listed = capsys.readouterr().out
-    session_id = listed.split()[0]
-    assert "42 nodes" in listed
+    session_id, fmt, nodes = listed.splitlines()[1].split()[:3]
+    assert (fmt, nodes) == ("claude-code", "42")
     assert main(["show", str(store), session_id]) == 0
     timeline = capsys.readouterr().out
     assert timeline.count("\ncommit ") + timeline.startswith("commit ") == 18
-    assert "tail_window" in timeline
+    # The default spec never rewrites a history under 8,000 tokens (this one peaks at 4,881):
+    # its requests only grow, so the cost equals the naive resend's, never more.
+    assert "tail_window" not in timeline
+    assert "cost (anthropic)" in out
+    assert "(100% of naive)" in out
+    small = tmp_path / "small.sqlite"
+    spec = str(ROOT / "specs" / "small-window.toml")
+    assert (
+        main(["replay", str(BUNDLED), "--window", "32000", "--spec", spec, "--store", str(small)])
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["show", str(small), session_id]) == 0
+    assert "tail_window" in capsys.readouterr().out
 
 
 def test_export_from_a_log_and_from_the_store_agree(
@@ -89,7 +102,12 @@ def test_replay_reports_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_every_real_session_replays_within_the_window(
     shared_sessions: Path, window: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Every request fits the window, no tool pair is orphaned, and the command prints its figures."""
+    """Every request fits the window, no tool pair is orphaned, and the command prints its figures.
+
+    The cache contract too, under the Anthropic profile: no session costs more than the
+    naive resend, all together at most 0.45 of it, and 85 % of requests extend the previous.
+    """
+    cost = naive = extensions = count = 0.0
     for path in sorted(p for p in shared_sessions.glob("*/*") if p.suffix in (".json", ".jsonl")):
         session = import_session(path, skip_bad=True).unwrap().session
         requests = replay(
@@ -98,12 +116,19 @@ def test_every_real_session_replays_within_the_window(
         assert requests, path.name
         assert max(r.sent for r in requests) <= window, path.name
         assert sum(r.protocol_violations for r in requests) == 0, path.name
+        assert sum(r.cost for r in requests) <= sum(r.naive_cost for r in requests), path.name
+        cost += sum(r.cost for r in requests)
+        naive += sum(r.naive_cost for r in requests)
+        extensions += sum(r.extends for r in requests)
+        count += len(requests)
         status = main(
             ["replay", str(path), "--window", str(window), "--store", str(tmp_path / "s.sqlite")]
         )
         out = capsys.readouterr().out
         assert status == 0, path.name
         assert f"tokens sent {sum(r.sent for r in requests):,}" in out, path.name
+    assert cost <= 0.45 * naive
+    assert extensions >= 0.85 * count
 
 
 def test_verify_checks_a_store_and_its_commits(

@@ -40,7 +40,7 @@ INVALID: list[tuple[str, str, bool, str]] = [
         "unknown-top-level-key",
         "versoin = 1\n",
         False,
-        "<string>: versoin: expected a top-level key (one of 'version', 'name', 'description', 'rules'), found 'versoin' (did you mean 'version'?)",
+        "<string>: versoin: expected a top-level key (one of 'version', 'name', 'description', 'batching', 'rules'), found 'versoin' (did you mean 'version'?)",
     ),
     (
         "bad-version",

@@ -58,8 +58,10 @@ def test_every_shipped_spec_runs_and_only_tightens(commit: ContextCommit) -> Non
 
 
 DEFAULT_TERSE = """
+[batching]
 [[rules]]
 use = "cap_tool_result"
+params = { max_args_chars = 4000 }
 [[rules]]
 use = "age_tool_results"
 [[rules]]

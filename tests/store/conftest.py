@@ -1,25 +1,88 @@
-"""Fixtures for the store tests: a fresh store file per test and a small known session."""
+"""Fixtures for the store tests: every behaviour test runs on SQLite and on PostgreSQL.
+
+The PostgreSQL server is started once per test run in a temporary folder (see
+``pg_server.py``); each test gets its own schema in it, so tests never see each other's
+rows. Where no PostgreSQL binaries exist, or the driver is not installed, the PostgreSQL
+half is skipped with the reason.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import importlib.util
+import itertools
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from ctxrules.dag import Session
-from ctxrules.store import SqliteStore
+from ctxrules.store import SqliteStore, Store, open_store
+
+sys.path.insert(0, str(Path(__file__).parent))
+import pg_server
+
+BACKENDS = ("sqlite", "postgresql")
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[pg_server.Server]:
+    """One PostgreSQL server for the whole run, stopped and removed at the end."""
+    if importlib.util.find_spec("psycopg") is None:
+        pytest.skip("psycopg is not installed: pip install 'ctxrules[postgres]'")
+    bindir = pg_server.find_bin()
+    if bindir is None:
+        pytest.skip("no PostgreSQL binaries (initdb, pg_ctl) on this machine; set CTXRULES_PG_BIN")
+    server = pg_server.start(bindir)
+    if isinstance(server, str):
+        pytest.fail(f"PostgreSQL is installed but did not start: {server}")
+    yield server
+    server.stop()
 
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
-    """Where the test's store file lives."""
+    """Where the test's SQLite store file lives."""
     return tmp_path / "store.db"
 
 
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The backend under test."""
+    return str(request.param)
+
+
 @pytest.fixture
-def store(db_path: Path) -> Iterator[SqliteStore]:
-    """An open store on a fresh file, closed after the test."""
+def store_url(backend: str, db_path: Path, request: pytest.FixtureRequest) -> str:
+    """The URL of a fresh, empty store of the backend under test."""
+    if backend == "sqlite":
+        return str(db_path)
+    return pg_server.fresh_schema_url(request.getfixturevalue("postgres_server"))
+
+
+@pytest.fixture
+def fresh_store_url(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Callable[[], str]:
+    """Make the URL of another fresh, empty store of the backend under test, on each call."""
+    made = itertools.count()
+    if backend == "sqlite":
+        return lambda: str(tmp_path / f"store-{next(made)}.db")
+    server = request.getfixturevalue("postgres_server")
+    return lambda: pg_server.fresh_schema_url(server)
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    """An open store on a fresh database, closed after the test."""
+    opened = open_store(store_url).unwrap()
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def sqlite_store(db_path: Path) -> Iterator[SqliteStore]:
+    """An open SQLite store on a fresh file, for what only SQLite has (pragmas, the file)."""
     opened = SqliteStore.open(db_path).unwrap()
     yield opened
     opened.close()

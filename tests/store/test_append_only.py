@@ -16,17 +16,28 @@ from ctxrules.store import (
     DagRefused,
     NodeConflict,
     SqliteStore,
+    Store,
     UnknownCommit,
 )
 
 
-@pytest.fixture
-def stored(store: SqliteStore, session: Session) -> Session:
-    """The fixture session stored as 's1', plus one running tool call."""
+def _store_running(store: Store, session: Session) -> Session:
     running = session.record_call(session.head, "ls", {"path": "."}, status="running").unwrap()
     store.create_session("s1").unwrap()
     store.append_graph("s1", running.graph).unwrap()
     return running
+
+
+@pytest.fixture
+def stored(store: Store, session: Session) -> Session:
+    """The fixture session stored as 's1', plus one running tool call."""
+    return _store_running(store, session)
+
+
+@pytest.fixture
+def sqlite_stored(sqlite_store: SqliteStore, session: Session) -> Session:
+    """As `stored`, in SQLite, for the raw-SQL tests (PostgreSQL's: test_postgres.py)."""
+    return _store_running(sqlite_store, session)
 
 
 def _raw(path: Path, sql: str, *params: object) -> str:
@@ -42,7 +53,7 @@ def _raw(path: Path, sql: str, *params: object) -> str:
     return "ok"
 
 
-def test_same_id_with_other_content_is_refused(store: SqliteStore, stored: Session) -> None:
+def test_same_id_with_other_content_is_refused(store: Store, stored: Session) -> None:
     """Appending another node under a stored id fails with NodeConflict and changes nothing."""
     first = stored.graph.order[0]
     other = Call(first, "user", output="something else")
@@ -55,16 +66,14 @@ def test_same_id_with_other_content_is_refused(store: SqliteStore, stored: Sessi
     assert store.load_graph("s1") == Success(stored.graph)
 
 
-def test_same_node_again_returns_its_seq(store: SqliteStore, stored: Session) -> None:
+def test_same_node_again_returns_its_seq(store: Store, stored: Session) -> None:
     """Re-appending an identical node (a retried write) is a no-op returning the stored seq."""
     node = stored.graph.nodes[stored.graph.order[1]]
     assert store.append_node("s1", node) == Success(1)
     assert store.load_graph("s1") == Success(stored.graph)
 
 
-def test_grown_graph_that_rewrites_a_node_is_refused_whole(
-    store: SqliteStore, stored: Session
-) -> None:
+def test_grown_graph_that_rewrites_a_node_is_refused_whole(store: Store, stored: Session) -> None:
     """append_graph with one changed node stores none of the graph's new nodes."""
     grown = stored.send("user", "more").unwrap()
     first = grown.graph.order[0]
@@ -84,14 +93,14 @@ def test_grown_graph_that_rewrites_a_node_is_refused_whole(
         (Call("x", "tool", predecessor="p", caller="c"), ConflictingEdges("x", "p", "c")),
     ],
 )
-def test_unknown_edges_are_refused(store: SqliteStore, call: Call, error: object) -> None:
+def test_unknown_edges_are_refused(store: Store, call: Call, error: object) -> None:
     """A node whose edges name nodes the session lacks is refused as Graph.append would."""
     store.create_session("s").unwrap()
     assert store.append_node("s", call).failure() == DagRefused("s", error)  # type: ignore[arg-type]
     assert len(store.load_graph("s").unwrap()) == 0
 
 
-def test_complete_fills_a_running_node_exactly_once(store: SqliteStore, stored: Session) -> None:
+def test_complete_fills_a_running_node_exactly_once(store: Store, stored: Session) -> None:
     """The first complete lands as Graph.complete would; the second is refused as NotRunning."""
     tool = stored.graph.order[-1]
     assert store.complete_node("s1", tool, ["a.py"], "error") == Success(None)
@@ -110,7 +119,7 @@ def test_complete_fills_a_running_node_exactly_once(store: SqliteStore, stored: 
     )
 
 
-def test_complete_checks_status_and_payload(store: SqliteStore, stored: Session) -> None:
+def test_complete_checks_status_and_payload(store: Store, stored: Session) -> None:
     """A final status other than done/error, or a payload that is not JSON, is refused."""
     tool = stored.graph.order[-1]
     assert store.complete_node("s1", tool, 1, "running").failure().message == (
@@ -157,9 +166,10 @@ def test_complete_checks_status_and_payload(store: SqliteStore, stored: Session)
     ],
 )
 def test_raw_sql_cannot_rewrite_history(
-    store: SqliteStore, stored: Session, db_path: Path, sql: str, error: str
+    sqlite_store: SqliteStore, sqlite_stored: Session, db_path: Path, sql: str, error: str
 ) -> None:
     """The triggers abort UPDATE, DELETE and REPLACE of nodes and commits from any connection."""
+    store, stored = sqlite_store, sqlite_stored
     commit = ContextCommit("s1").append_items([ContextItem("n", "user", tokens=1)])
     store.put_commit(commit).unwrap()
     assert _raw(db_path, sql) == error
@@ -168,9 +178,10 @@ def test_raw_sql_cannot_rewrite_history(
 
 
 def test_raw_sql_may_complete_a_running_node_once(
-    store: SqliteStore, stored: Session, db_path: Path
+    sqlite_store: SqliteStore, sqlite_stored: Session, db_path: Path
 ) -> None:
     """The triggers let through exactly the complete path, and only the first time."""
+    store, stored = sqlite_store, sqlite_stored
     tool = stored.graph.order[-1]
     complete = (
         "UPDATE nodes SET data = json_set(data, '$.output', ?, '$.status', 'done') WHERE id = ?"
@@ -182,7 +193,7 @@ def test_raw_sql_may_complete_a_running_node_once(
     assert store.load_graph("s1") == stored.complete(tool, "out").map(lambda s: s.graph)
 
 
-def test_commit_insert_is_idempotent(store: SqliteStore) -> None:
+def test_commit_insert_is_idempotent(store: Store) -> None:
     """Putting a commit twice stores it once; its id names its content everywhere."""
     store.create_session("s").unwrap()
     commit = ContextCommit("s").append_items([ContextItem("u", "user", rendered="hi", tokens=1)])
@@ -193,9 +204,10 @@ def test_commit_insert_is_idempotent(store: SqliteStore) -> None:
 
 
 def test_a_commit_edited_behind_the_store_is_corrupt_not_different(
-    store: SqliteStore, db_path: Path
+    sqlite_store: SqliteStore, db_path: Path
 ) -> None:
     """With the triggers dropped and a row rewritten, the id check refuses the row on read."""
+    store = sqlite_store
     store.create_session("s").unwrap()
     commit = ContextCommit("s").append_items([ContextItem("u", "user", rendered="hi", tokens=1)])
     store.put_commit(commit).unwrap()

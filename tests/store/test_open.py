@@ -15,15 +15,17 @@ from ctxrules.store import (
     InvalidArgument,
     OpenFailed,
     SqliteStore,
+    Store,
     StoreClosed,
     StoreError,
+    schema,
 )
 from ctxrules.tokens.usage import UsageState
 
 
-def test_a_new_store_uses_wal_full_sync_and_a_busy_timeout(store: SqliteStore) -> None:
+def test_a_new_store_uses_wal_full_sync_and_a_busy_timeout(sqlite_store: SqliteStore) -> None:
     """open() sets journal_mode=WAL, synchronous=FULL, foreign keys and a 30 s busy timeout."""
-    conn = store._conn
+    conn = sqlite_store._conn
     assert conn is not None
     pragmas = ["journal_mode", "synchronous", "foreign_keys", "busy_timeout"]
     values = [conn.execute(f"PRAGMA {name}").fetchone()[0] for name in pragmas]
@@ -78,6 +80,23 @@ def test_a_newer_schema_is_refused(db_path: Path) -> None:
     assert failure == OpenFailed(
         str(db_path), "schema version 99 is newer than this ctxrules (1); upgrade ctxrules"
     )
+
+
+def test_an_older_store_gets_the_later_steps_on_open(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file at version 1 opened by a ctxrules with a second step is upgraded, data kept."""
+    with SqliteStore.open(db_path).unwrap() as store:
+        store.create_session("kept").unwrap()
+    step = ("CREATE TABLE later_step (x INTEGER)",)
+    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, step))
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", schema.SCHEMA_VERSION + 1)
+    with SqliteStore.open(db_path).unwrap() as store:
+        assert [info.id for info in store.list_sessions().unwrap()] == ["kept"]
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 2
+    assert conn.execute("SELECT count(*) FROM later_step").fetchone()[0] == 0
+    conn.close()
 
 
 def test_a_missing_directory_opens_to_a_failure(tmp_path: Path) -> None:
@@ -136,14 +155,14 @@ def test_a_truncated_store_never_raises(db_path: Path, session: Session) -> None
         ),
     ],
 )
-def test_invalid_arguments(store: SqliteStore, call: object, message: str) -> None:
+def test_invalid_arguments(store: Store, call: object, message: str) -> None:
     """Each invalid argument is an InvalidArgument in name=value form saying what is expected."""
     failure = call(store).failure()  # type: ignore[operator]
     assert isinstance(failure, InvalidArgument)
     assert failure.message == message
 
 
-def test_a_closed_store_fails_every_call(store: SqliteStore) -> None:
+def test_a_closed_store_fails_every_call(store: Store) -> None:
     """After close every operation is StoreClosed, load_usage is None, and close is idempotent."""
     store.create_session("s1").unwrap()
     store.close()
@@ -163,8 +182,9 @@ def test_the_context_manager_closes(db_path: Path) -> None:
     assert store.list_sessions().failure() == StoreClosed("list_sessions")
 
 
-def test_damaged_usage_loads_as_none(store: SqliteStore, db_path: Path) -> None:
+def test_damaged_usage_loads_as_none(sqlite_store: SqliteStore, db_path: Path) -> None:
     """load_usage never raises: a row that is not a usage object reads as None."""
+    store = sqlite_store
     conn = sqlite3.connect(db_path)
     with conn:
         conn.execute(

@@ -9,19 +9,19 @@ from returns.result import Success
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.dag import Call, Session, graph_from_jsonl
 from ctxrules.engine import DefaultContextEngine
-from ctxrules.store import SessionInfo, SqliteStore, UnknownSession
+from ctxrules.store import SessionInfo, SqliteStore, Store, UnknownSession
 from ctxrules.testing import commits, sessions
 from ctxrules.tokens.usage import ProviderUsage, UsageState
 
 
-def test_graph_round_trips_through_append_graph(store: SqliteStore, session: Session) -> None:
+def test_graph_round_trips_through_append_graph(store: Store, session: Session) -> None:
     """A graph stored in one transaction loads back equal, seqs included."""
     store.create_session("s1").unwrap()
     assert store.append_graph("s1", session.graph) == Success(len(session.graph))
     assert store.load_graph("s1") == Success(session.graph)
 
 
-def test_graph_round_trips_through_append_node(store: SqliteStore, session: Session) -> None:
+def test_graph_round_trips_through_append_node(store: Store, session: Session) -> None:
     """Appending node by node in seq order returns each node's seq and loads back equal."""
     store.create_session("s1").unwrap()
     seqs = [store.append_node("s1", session.graph.nodes[i]).unwrap() for i in session.graph.order]
@@ -29,7 +29,7 @@ def test_graph_round_trips_through_append_node(store: SqliteStore, session: Sess
     assert store.load_graph("s1") == Success(session.graph)
 
 
-def test_session_round_trips_with_head_and_running(store: SqliteStore, session: Session) -> None:
+def test_session_round_trips_with_head_and_running(store: Store, session: Session) -> None:
     """load_session gives back the graph, the stored head and the running nodes."""
     running = session.record_call(session.head, "ls", {"path": "."}, status="running").unwrap()
     store.create_session("s1").unwrap()
@@ -39,7 +39,7 @@ def test_session_round_trips_with_head_and_running(store: SqliteStore, session: 
     assert store.load_session("s1").unwrap().running == running.running != set()
 
 
-def test_session_without_head_loads_with_none(store: SqliteStore, session: Session) -> None:
+def test_session_without_head_loads_with_none(store: Store, session: Session) -> None:
     """A session whose head was never stored loads with head None, not with a guess."""
     store.create_session("s1").unwrap()
     store.append_graph("s1", session.graph).unwrap()
@@ -47,7 +47,7 @@ def test_session_without_head_loads_with_none(store: SqliteStore, session: Sessi
     assert store.load_session("s1", head_name="other").unwrap().head is None
 
 
-def test_append_graph_again_adds_only_what_is_new(store: SqliteStore, session: Session) -> None:
+def test_append_graph_again_adds_only_what_is_new(store: Store, session: Session) -> None:
     """Storing a grown graph again adds only its new nodes and completes stored running ones."""
     store.create_session("s1").unwrap()
     started = session.record_call(session.head, "ls", {}, status="running").unwrap()
@@ -59,7 +59,7 @@ def test_append_graph_again_adds_only_what_is_new(store: SqliteStore, session: S
     assert store.load_graph("s1") == Success(grown.graph)
 
 
-def test_export_is_the_jsonl_interchange(store: SqliteStore, session: Session) -> None:
+def test_export_is_the_jsonl_interchange(store: Store, session: Session) -> None:
     """export_jsonl reads back with graph_from_jsonl to the stored graph."""
     store.create_session("s1").unwrap()
     store.append_graph("s1", session.graph).unwrap()
@@ -68,7 +68,7 @@ def test_export_is_the_jsonl_interchange(store: SqliteStore, session: Session) -
     assert graph_from_jsonl(text) == Success(session.graph)
 
 
-def test_sessions_are_listed_oldest_first(store: SqliteStore, session: Session) -> None:
+def test_sessions_are_listed_oldest_first(store: Store, session: Session) -> None:
     """list_sessions reports each session's row and node count, oldest first."""
     store.create_session("b", created_at=20.0, title="second", metadata={"k": [1]}).unwrap()
     store.create_session("a", created_at=10.0).unwrap()
@@ -82,7 +82,7 @@ def test_sessions_are_listed_oldest_first(store: SqliteStore, session: Session) 
     assert dict(listed[1].metadata)["k"][0] == 1
 
 
-def test_create_session_is_idempotent_only_for_the_same_row(store: SqliteStore) -> None:
+def test_create_session_is_idempotent_only_for_the_same_row(store: Store) -> None:
     """The same session again is a no-op; another title under the id is SessionExists."""
     assert store.create_session("s", created_at=1.0, title="t") == Success(None)
     assert store.create_session("s", created_at=1.0, title="t") == Success(None)
@@ -92,7 +92,7 @@ def test_create_session_is_idempotent_only_for_the_same_row(store: SqliteStore) 
     )
 
 
-def test_unknown_session_fails_everywhere(store: SqliteStore) -> None:
+def test_unknown_session_fails_everywhere(store: Store) -> None:
     """Every per-session operation on a session never created fails with UnknownSession."""
     node = Call("n", "user")
     results = [
@@ -111,7 +111,7 @@ def test_unknown_session_fails_everywhere(store: SqliteStore) -> None:
     assert [r.failure() for r in results] == [UnknownSession("nope")] * len(results)
 
 
-def test_commits_round_trip_in_stored_order(store: SqliteStore) -> None:
+def test_commits_round_trip_in_stored_order(store: Store) -> None:
     """Commits come back equal, by id and per session in the order they were stored."""
     store.create_session("s").unwrap()
     first = ContextCommit("s").append_items([ContextItem("u1", "user", rendered="hi", tokens=1)])
@@ -125,7 +125,7 @@ def test_commits_round_trip_in_stored_order(store: SqliteStore) -> None:
     assert store.commits_for("s") == Success([second, first])
 
 
-def test_heads_round_trip(store: SqliteStore, session: Session) -> None:
+def test_heads_round_trip(store: Store, session: Session) -> None:
     """A moved head reads back; a head never moved reads as None."""
     store.create_session("s1").unwrap()
     store.append_graph("s1", session.graph).unwrap()
@@ -136,7 +136,7 @@ def test_heads_round_trip(store: SqliteStore, session: Session) -> None:
     assert store.get_head("s1", "draft") == Success(session.graph.order[0])
 
 
-def test_usage_round_trips_as_the_engine_expects(store: SqliteStore) -> None:
+def test_usage_round_trips_as_the_engine_expects(store: Store) -> None:
     """Saved usage loads back as UsageState.from_json would, and the engine starts from it."""
     usage = UsageState().record(ProviderUsage(1200, 30, 100), estimated_request=1100)
     assert store.load_usage("s") is None

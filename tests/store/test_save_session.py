@@ -7,7 +7,7 @@ from returns.result import Success
 
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.dag import Session
-from ctxrules.store import HeadMoved, SqliteStore
+from ctxrules.store import HeadMoved, Store
 from ctxrules.tokens.usage import ProviderUsage, UsageState
 
 
@@ -18,7 +18,7 @@ def _chain(session_id: str, length: int) -> list[ContextCommit]:
     return chain
 
 
-def test_a_saved_session_loads_back_whole(store: SqliteStore, session: Session) -> None:
+def test_a_saved_session_loads_back_whole(store: Store, session: Session) -> None:
     """Nodes, head, commits (parents first, whatever the order given) and usage all land."""
     chain = _chain("s1", 4)
     usage = UsageState().record(ProviderUsage(500, 20), estimated_request=480)
@@ -30,7 +30,7 @@ def test_a_saved_session_loads_back_whole(store: SqliteStore, session: Session) 
     assert [s.title for s in store.list_sessions().unwrap()] == ["t"]
 
 
-def test_saving_again_adds_nothing(store: SqliteStore, session: Session) -> None:
+def test_saving_again_adds_nothing(store: Store, session: Session) -> None:
     """A second save of the same session is a no-op; a grown one adds only the new nodes."""
     store.save_session(session).unwrap()
     assert store.save_session(session) == Success(0)
@@ -39,7 +39,7 @@ def test_saving_again_adds_nothing(store: SqliteStore, session: Session) -> None
     assert store.load_session("s1") == Success(grown)
 
 
-def test_a_save_over_another_head_changes_nothing(store: SqliteStore, session: Session) -> None:
+def test_a_save_over_another_head_changes_nothing(store: Store, session: Session) -> None:
     """If the stored head is not the one expected, the whole save rolls back with HeadMoved."""
     store.save_session(session).unwrap()
     grown = session.send("assistant", "Use PyYAML.").unwrap()
@@ -50,9 +50,7 @@ def test_a_save_over_another_head_changes_nothing(store: SqliteStore, session: S
     assert store.commits_for("s1") == Success([])
 
 
-def test_commits_of_a_diamond_are_stored_parents_first(
-    store: SqliteStore, session: Session
-) -> None:
+def test_commits_of_a_diamond_are_stored_parents_first(store: Store, session: Session) -> None:
     """A merge commit is stored after both parents even when given first."""
     base = ContextCommit("s1", summary="base")
     left = ContextCommit("s1", parent_ids=(base.id,), summary="left")

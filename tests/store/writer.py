@@ -1,6 +1,7 @@
 """A writer process for the crash and concurrency tests: appends nodes and acknowledges each.
 
-Run as ``python writer.py PATH SESSION PREFIX COUNT SYNCHRONOUS [--wait-go]``. Prints
+Run as ``python writer.py STORE SESSION PREFIX COUNT SYNCHRONOUS [--wait-go]``, STORE a
+path (SQLite, opened with SYNCHRONOUS) or a ``postgresql://`` URL. Prints
 ``ready`` once the store is open, then ``<seq> <node id>`` after each append returns and
 ``done <node id>`` after each completion returns, flushing every line, so the parent
 knows exactly which writes were acknowledged.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import sys
 
 from ctxrules.dag import Call
-from ctxrules.store import SqliteStore
+from ctxrules.store import SqliteStore, Store, open_store
 
 #: Every this-many nodes is appended running and then completed, to crash inside that too.
 COMPLETE_EVERY = 4
@@ -25,7 +26,11 @@ def _ack(line: str) -> None:
 def main(argv: list[str]) -> int:
     """Append ``COUNT`` nodes in a chain, acknowledging each write after it returns."""
     path, session_id, prefix, count, synchronous = argv[:5]
-    store = SqliteStore.open(path, synchronous=synchronous).unwrap()  # type: ignore[arg-type]
+    store: Store = (
+        open_store(path).unwrap()
+        if path.startswith("postgresql://")
+        else SqliteStore.open(path, synchronous=synchronous).unwrap()  # type: ignore[arg-type]
+    )
     store.create_session(session_id).unwrap()
     _ack("ready")
     if "--wait-go" in argv:

@@ -1,0 +1,276 @@
+"""`Context`: one agent session behind a few calls — add messages, get the request, record the reply.
+
+The shell over the engine for people who call an SDK directly. It reads the clock (an
+injectable ``clock``), keeps the session in a store when given one, and raises a
+`ContextError` for bad input, as SDK users expect; the core below it keeps `Result`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Self, TypeVar
+
+import attrs
+from returns.result import Failure, Result
+
+from ctxrules.dag import Session, Status
+from ctxrules.engine.default import DefaultContextEngine
+from ctxrules.engine.persist import Keeper, open_session
+from ctxrules.engine.sdk import AnySummarizer, LoopBridge, anthropic_request, openai_request
+from ctxrules.engine.shapes import Said, ToolCall, ToolOutput, read_message, read_response
+from ctxrules.engine.turn import TurnPrep
+from ctxrules.importers.records import Unreadable
+from ctxrules.rules import Pipeline
+from ctxrules.spec import load_spec
+from ctxrules.spec.builtin import resolve_spec
+from ctxrules.store import SqliteStore
+from ctxrules.tokens import Tokenizer, default_tokenizer, real_context_window
+from ctxrules.tokens.usage import ProviderUsage
+
+T = TypeVar("T")
+
+
+class ContextError(Exception):
+    """What `Context` raises: bad input, a spec or model it cannot use, a store that failed.
+
+    ``error`` is the value the core returned (or the text), for code that wants the data.
+    """
+
+    def __init__(self, error: object) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class InputError(ContextError):
+    """A message or response in a shape `Context` cannot read, or a result for an unknown call."""
+
+
+class ConfigError(ContextError):
+    """A spec that does not load, a model with no known window, a store that does not open."""
+
+
+class StoreFailed(ContextError):
+    """The store refused a write (another process moved the session on, the disk failed)."""
+
+
+@attrs.frozen
+class Reply:
+    """What `Context.record` read from a response: the text, the tool calls to run, the usage."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...]
+    usage: ProviderUsage | None
+
+
+def _unwrap(result: Result[T, object], error: type[ContextError]) -> T:
+    if isinstance(result, Failure):
+        raise error(result.failure())
+    return result.unwrap()
+
+
+def _pipeline(spec: str | os.PathLike[str] | Pipeline, allow_imports: bool) -> Pipeline:
+    if isinstance(spec, Pipeline):
+        return spec
+    return _unwrap(load_spec(resolve_spec(spec), allow_imports=allow_imports), ConfigError)
+
+
+class Context:
+    """One session of an agent loop: ``add`` messages, ``openai()``/``anthropic()``, ``record``.
+
+    ``spec`` is a built-in spec name, a TOML path or text, or a `Pipeline`; ``store`` a
+    SQLite path or an open `SqliteStore` (the session is saved as it happens and reopened
+    by ``session`` id); ``clock`` gives the time in seconds.
+    """
+
+    def __init__(
+        self,
+        spec: str | os.PathLike[str] | Pipeline = "default",
+        *,
+        model: str,
+        window: int | None = None,
+        system: str = "",
+        tools: Sequence[Mapping[str, object]] = (),
+        store: str | os.PathLike[str] | SqliteStore | None = None,
+        session: str = "main",
+        summarizer: AnySummarizer | None = None,
+        tokenizer: Tokenizer | None = None,
+        clock: Callable[[], float] = time.time,
+        allow_imports: bool = False,
+    ) -> None:
+        self.model, self.system, self.tools, self.clock = model, system, tuple(tools), clock
+        self.window = _unwrap(real_context_window(model, override=window), ConfigError)
+        self._bridge = LoopBridge(summarizer) if summarizer is not None else None
+        self.engine = DefaultContextEngine(
+            pipeline=_pipeline(spec, allow_imports), tokenizer=tokenizer or default_tokenizer()
+        )
+        if self._bridge is not None:
+            self.engine.summarizer = self._bridge
+        self.session = Session(session)
+        self._keeper: Keeper | None = None
+        self._prep: TurnPrep | None = None
+        self._owns_store = store is not None and not isinstance(store, SqliteStore)
+        if store is not None:
+            opened = self._open(store)
+            self._keeper, self.session = _unwrap(
+                open_session(opened, session, self.engine, created_at=clock()), ConfigError
+            )
+
+    @staticmethod
+    def _open(store: str | os.PathLike[str] | SqliteStore) -> SqliteStore:
+        if isinstance(store, SqliteStore):
+            return store
+        if os.fspath(store) != ":memory:":
+            Path(store).parent.mkdir(parents=True, exist_ok=True)
+        return _unwrap(SqliteStore.open(store), ConfigError)
+
+    # -- adding to the session ---------------------------------------------------------------
+
+    def add(self, *messages: object) -> None:
+        """Add messages (OpenAI, Anthropic or ``{"role", "content"}`` dicts, or SDK objects)."""
+        for message in messages:
+            entries = read_message(message)
+            if isinstance(entries, Unreadable):
+                raise InputError(f"cannot read message {message!r:.80}: {entries.reason}")
+            for entry in entries:
+                if isinstance(entry, ToolOutput):
+                    self.add_tool_result(entry.call_id, entry.text, is_error=entry.is_error)
+                else:
+                    self._say(entry)
+
+    def add_tool_result(self, call_id: str, output: object, *, is_error: bool = False) -> None:
+        """Record what the tool call ``call_id`` returned."""
+        node = next(
+            (
+                n
+                for n in map(self.session.graph.nodes.get, self.session.running)
+                if n is not None and n.metadata.get("tool_call_id") == call_id
+            ),
+            None,
+        )
+        if node is None:
+            raise InputError(f"no tool call {call_id!r} is waiting for its result")
+        status = Status.ERROR if is_error else Status.DONE
+        self.session = _unwrap(self.session.complete(node.id, output, status), InputError)
+        if self._keeper is not None:
+            _unwrap(self._keeper.complete(node.id, output, status), StoreFailed)
+
+    def _say(self, said: Said) -> None:
+        now = self.clock()
+        name = self.model if said.role == "assistant" else ""
+        sent = self.session.send(said.role, said.text, name=name, created_at=now)
+        self._commit(_unwrap(sent, InputError), moved=True)
+        head = self.session.head
+        assert head is not None  # noqa: S101 - send just moved it
+        for call in said.tool_calls:
+            recorded = self.session.record_call(
+                head,
+                call.name,
+                call.arguments,
+                metadata={"tool_call_id": call.id},
+                status=Status.RUNNING,
+                created_at=now,
+            )
+            self._commit(_unwrap(recorded, InputError), moved=False)
+
+    def _commit(self, session: Session, *, moved: bool) -> None:
+        # The node just appended is the new head, or the newest callee of the head.
+        added = session.head if moved else session.graph.callees_of(session.head or "")[-1]
+        self.session = session
+        if self._keeper is not None and added is not None:
+            call = session.graph.nodes[added]
+            _unwrap(self._keeper.append(call, session.head), StoreFailed)
+
+    # -- one LLM call ------------------------------------------------------------------------
+
+    def prepare(self) -> TurnPrep:
+        """Run the pipeline for the head and keep the result; `openai` and `anthropic` call it."""
+        if self.session.head is None:
+            raise InputError("the session is empty: add a user message first")
+        prep = self.engine.prepare(
+            self.session,
+            window=self.window,
+            now=self.clock(),
+            tools=self.tools,
+            system_prompt=self.system,
+        )
+        self._prep = _unwrap(prep, InputError)
+        if self._keeper is not None:
+            state = self.engine.states[self.session.session_id]
+            _unwrap(self._keeper.prepared(state, self._prep.head), StoreFailed)
+        return self._prep
+
+    def openai(self, **extra: object) -> dict[str, object]:
+        """The keyword arguments of ``client.chat.completions.create`` for the next call."""
+        prep = self.prepare()
+        return {**openai_request(self.model, prep.system, prep.messages, self.tools), **extra}
+
+    def anthropic(self, *, max_tokens: int = 4096, **extra: object) -> dict[str, object]:
+        """The keyword arguments of ``client.messages.create``, cache breakpoints placed."""
+        prep = self.prepare()
+        request = anthropic_request(self.model, prep.system, prep.messages, self.tools, max_tokens)
+        return {**request, **extra}
+
+    def record(self, response: object) -> Reply:
+        """Add the response's reply and tool calls, and record its usage against the request."""
+        read = read_response(response)
+        if isinstance(read, Unreadable):
+            raise InputError(f"cannot read the response: {read.reason}")
+        said, provider = read
+        reading = (
+            ProviderUsage.from_openai if provider == "openai" else ProviderUsage.from_anthropic
+        )
+        usage = reading(response).value_or(None)
+        self._say(said)
+        if usage is not None and self._prep is not None:
+            self.engine.after_turn(self.session.session_id, usage, self._prep)
+            if self._keeper is not None:
+                state = self.engine.states[self.session.session_id]
+                _unwrap(self._keeper.prepared(state, self._prep.head), StoreFailed)
+        return Reply(said.text, said.tool_calls, usage)
+
+    # -- async twins -------------------------------------------------------------------------
+
+    async def _in_thread(self, work: Callable[[], T]) -> T:
+        # The pipeline (and any summarizer call) runs off the event loop; an async
+        # summarizer is awaited back on this loop.
+        if self._bridge is not None:
+            self._bridge.loop = asyncio.get_running_loop()
+        try:
+            return await asyncio.to_thread(work)
+        finally:
+            if self._bridge is not None:
+                self._bridge.loop = None
+
+    async def aopenai(self, **extra: object) -> dict[str, object]:
+        """`openai`, without blocking the event loop."""
+        return await self._in_thread(lambda: self.openai(**extra))
+
+    async def aanthropic(self, *, max_tokens: int = 4096, **extra: object) -> dict[str, object]:
+        """`anthropic`, without blocking the event loop."""
+        return await self._in_thread(lambda: self.anthropic(max_tokens=max_tokens, **extra))
+
+    async def arecord(self, response: object) -> Reply:
+        """`record`, without blocking the event loop (it may write to the store)."""
+        return await self._in_thread(lambda: self.record(response))
+
+    # -- the rest ----------------------------------------------------------------------------
+
+    @property
+    def last(self) -> TurnPrep | None:
+        """What the engine decided for the last request (tokens, commit, decision path)."""
+        return self._prep
+
+    def close(self) -> None:
+        """Close the store, if this object opened it."""
+        if self._keeper is not None and self._owns_store:
+            self._keeper.store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

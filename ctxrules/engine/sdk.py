@@ -1,0 +1,115 @@
+"""Requests in the shape the OpenAI and Anthropic SDKs take, and summarizers of either kind.
+
+Pure assembly over the render adapters: the system prompt goes first, the tool schemas are
+converted to the provider's shape, and Anthropic's cache breakpoints are placed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+
+from ctxrules.render import Message, TextBlock, to_anthropic, to_openai
+
+#: A summarizer as users write it: plain or ``async``, from the prompt messages to the text.
+AnySummarizer = Callable[[tuple[Message, ...]], "str | Awaitable[str]"]
+
+
+def _schema(tool: Mapping[str, object]) -> tuple[str, str, object]:
+    # Either shape in, one reading out: name, description, JSON schema of the arguments.
+    function = tool.get("function")
+    if isinstance(function, Mapping):
+        tool = function
+    schema = tool.get("parameters", tool.get("input_schema", {"type": "object"}))
+    return str(tool.get("name", "")), str(tool.get("description", "")), schema
+
+
+def openai_tools(tools: Sequence[Mapping[str, object]]) -> list[dict[str, object]]:
+    """Tool schemas (OpenAI or Anthropic shaped) as Chat Completions ``tools``.
+
+    >>> openai_tools([{"name": "ls", "description": "List files", "input_schema": {"type": "object"}}])
+    [{'type': 'function', 'function': {'name': 'ls', 'description': 'List files', 'parameters': {'type': 'object'}}}]
+    """
+    return [
+        {"type": "function", "function": {"name": n, "description": d, "parameters": s}}
+        for n, d, s in map(_schema, tools)
+    ]
+
+
+def anthropic_tools(tools: Sequence[Mapping[str, object]]) -> list[dict[str, object]]:
+    """Tool schemas (OpenAI or Anthropic shaped) as Messages ``tools``.
+
+    >>> anthropic_tools(openai_tools([{"name": "ls", "input_schema": {"type": "object"}}]))
+    [{'name': 'ls', 'description': '', 'input_schema': {'type': 'object'}}]
+    """
+    return [{"name": n, "description": d, "input_schema": s} for n, d, s in map(_schema, tools)]
+
+
+def _with_system(system: str, messages: Sequence[Message]) -> list[Message]:
+    head = [Message("system", (TextBlock(system),))] if system else []
+    return [*head, *messages]
+
+
+def openai_request(
+    model: str, system: str, messages: Sequence[Message], tools: Sequence[Mapping[str, object]]
+) -> dict[str, object]:
+    """The keyword arguments of ``client.chat.completions.create``."""
+    request: dict[str, object] = {
+        "model": model,
+        "messages": to_openai(_with_system(system, messages)),
+    }
+    if tools:
+        request["tools"] = openai_tools(tools)
+    return request
+
+
+def anthropic_request(
+    model: str,
+    system: str,
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, object]],
+    max_tokens: int,
+) -> dict[str, object]:
+    """The keyword arguments of ``client.messages.create``, with two cache breakpoints.
+
+    One ends the system prompt, one the whole conversation: the next request extends this
+    one, so it reads everything up to there from the cache.
+    """
+    neutral = _with_system(system, messages)
+    converted = to_anthropic(
+        neutral, cache_system=bool(system), cache_prefix_end=len(neutral) - 1 if neutral else None
+    )
+    request: dict[str, object] = {
+        "model": model,
+        "max_tokens": max_tokens,
+        "messages": converted.messages,
+    }
+    if converted.system:
+        request["system"] = converted.system
+    if tools:
+        request["tools"] = anthropic_tools(tools)
+    return request
+
+
+class LoopBridge:
+    """Runs an ``async`` summarizer from the engine's worker thread on the caller's event loop."""
+
+    def __init__(self, summarizer: AnySummarizer) -> None:
+        self.summarizer = summarizer
+        #: Set by the async methods of `Context` while they wait on the worker thread.
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def __call__(self, prompt: tuple[Message, ...]) -> str:
+        """The summary text; awaited on the caller's loop when there is one, else on a new one."""
+        result = self.summarizer(prompt)
+        if not inspect.isawaitable(result):
+            return result
+        loop = self.loop
+        if loop is not None and loop.is_running():
+            return asyncio.run_coroutine_threadsafe(_awaited(result), loop).result()
+        return asyncio.run(_awaited(result))
+
+
+async def _awaited(result: Awaitable[str]) -> str:
+    return await result

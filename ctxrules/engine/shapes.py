@@ -1,0 +1,175 @@
+"""Messages and responses as the SDKs shape them (OpenAI, Anthropic, plain dicts), read into entries.
+
+An entry is what the session records: a message said by a role, an assistant reply with
+its tool calls, or a tool result. SDK objects (pydantic models) are read through their
+``model_dump``; nothing here imports an SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import attrs
+
+from ctxrules.importers.claude_blocks import assistant_blocks, user_blocks
+from ctxrules.importers.messages import arguments_of, openai_tool_calls
+from ctxrules.importers.records import Unreadable, found, text_of
+
+
+@attrs.frozen
+class ToolCall:
+    """A tool call the model asked for: its id, the tool's name and its arguments."""
+
+    id: str
+    name: str
+    arguments: object
+
+
+@attrs.frozen
+class Said:
+    """A message of ``role`` (user, system or assistant) with its text and any tool calls."""
+
+    role: str
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+@attrs.frozen
+class ToolOutput:
+    """The result of the tool call ``call_id``."""
+
+    call_id: str
+    text: str
+    is_error: bool = False
+
+
+#: What one message becomes: entries in order.
+Entry = Said | ToolOutput
+
+
+def plain(value: object) -> object:
+    """An SDK object as the dict its ``model_dump`` gives; a dict or list as it is."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, Mapping):
+        return dump(exclude_none=True)
+    return value
+
+
+def read_message(raw: object) -> tuple[Entry, ...] | Unreadable:
+    """One OpenAI, Anthropic or plain ``{"role", "content"}`` message as entries.
+
+    >>> read_message({"role": "tool", "tool_call_id": "c1", "content": "ok"})
+    (ToolOutput(call_id='c1', text='ok', is_error=False),)
+    >>> read_message({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]})
+    (ToolOutput(call_id='t1', text='ok', is_error=False),)
+    """
+    message = plain(raw)
+    if not isinstance(message, Mapping):
+        return Unreadable(f"expected a message with a role, found {found(message)}")
+    if message.get("type") == "function_call_output":  # an OpenAI Responses input item
+        return _tool_output(message.get("call_id"), message.get("output"))
+    role = message.get("role")
+    reader = _READERS.get(role) if isinstance(role, str) else None
+    if reader is None:
+        return Unreadable(f"expected role user, assistant, system or tool, found {found(role)}")
+    return reader(message)
+
+
+def _system(message: Mapping[str, object]) -> tuple[Entry, ...] | Unreadable:
+    text = text_of(message.get("content"))
+    return text if isinstance(text, Unreadable) else (Said("system", text),)
+
+
+def _tool_output(call_id: object, content: object) -> tuple[Entry, ...] | Unreadable:
+    text = text_of(content)
+    if not isinstance(call_id, str) or isinstance(text, Unreadable):
+        return Unreadable("a tool result needs the id of its call and text content")
+    return (ToolOutput(call_id, text),)
+
+
+def _user(message: Mapping[str, object]) -> tuple[Entry, ...] | Unreadable:
+    content = message.get("content")
+    read = user_blocks(content if content is not None else "")
+    if isinstance(read, Unreadable):
+        return read
+    texts, results = read
+    outputs: list[Entry] = [ToolOutput(r.tool_use_id, r.text, r.is_error) for r in results]
+    return (*outputs, *([Said("user", "\n".join(texts))] if texts else []))
+
+
+def _assistant(message: Mapping[str, object]) -> tuple[Entry, ...] | Unreadable:
+    content = message.get("content")
+    if "tool_calls" in message or content is None or isinstance(content, str):
+        text = text_of(content)
+        calls = openai_tool_calls(message.get("tool_calls"))
+        if isinstance(text, Unreadable) or isinstance(calls, Unreadable):
+            return text if isinstance(text, Unreadable) else calls  # type: ignore[return-value]
+        found_calls = tuple(
+            ToolCall(c.call_id or f"call_{i}", c.name, c.arguments) for i, c in enumerate(calls)
+        )
+        return (Said("assistant", text, found_calls),)
+    blocks = assistant_blocks(content)
+    if isinstance(blocks, Unreadable):
+        return blocks
+    uses = tuple(ToolCall(u.id, u.name, u.input) for u in blocks.tool_uses)
+    return (Said("assistant", "\n".join(blocks.texts), uses),)
+
+
+#: How each role's message is read.
+_READERS: dict[str, Callable[[Mapping[str, object]], tuple[Entry, ...] | Unreadable]] = {
+    "tool": lambda m: _tool_output(m.get("tool_call_id"), m.get("content")),
+    "system": _system,
+    "developer": _system,
+    "assistant": _assistant,
+    "user": _user,
+}
+
+
+def read_response(raw: object) -> tuple[Said, str] | Unreadable:
+    """The assistant reply of a response and its provider: ``openai`` or ``anthropic``.
+
+    Reads OpenAI Chat Completions (``choices``), OpenAI Responses (``output``) and
+    Anthropic Messages (``content``), as SDK objects or dicts.
+    """
+    response = plain(raw)
+    if not isinstance(response, Mapping):
+        return Unreadable(f"expected a provider response, found {found(response)}")
+    choices = response.get("choices")
+    if isinstance(choices, list) and choices:
+        first = choices[0]
+        message = first.get("message") if isinstance(first, Mapping) else None
+        return _reply(read_message(message), "openai")
+    if isinstance(response.get("output"), list):
+        return _responses_output(response["output"])
+    if response.get("type") == "message" or isinstance(response.get("content"), list):
+        content = response.get("content", [])
+        return _reply(read_message({"role": "assistant", "content": content}), "anthropic")
+    keys = sorted(map(str, response))[:8]
+    return Unreadable(f"expected choices, output or content in the response, found keys {keys}")
+
+
+def _reply(read: tuple[Entry, ...] | Unreadable, provider: str) -> tuple[Said, str] | Unreadable:
+    if isinstance(read, Unreadable):
+        return read
+    said = read[0] if read else None
+    if not isinstance(said, Said) or said.role != "assistant":
+        return Unreadable("the response holds no assistant message")
+    return said, provider
+
+
+def _responses_output(items: list[object]) -> tuple[Said, str] | Unreadable:
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for item in map(plain, items):
+        if not isinstance(item, Mapping):
+            return Unreadable(f"output: expected items, found {found(item)}")
+        if item.get("type") == "message":
+            read = text_of(item.get("content"))
+            if isinstance(read, Unreadable):
+                return read
+            texts.append(read)
+        elif item.get("type") == "function_call":
+            arguments, _ = arguments_of(item.get("arguments"))
+            call_id = item.get("call_id") or item.get("id")
+            calls.append(ToolCall(str(call_id), str(item.get("name")), arguments))
+    return Said("assistant", "\n".join(texts), tuple(calls)), "openai"

@@ -1,0 +1,140 @@
+"""LangChain messages in and out: into a ctxrules session, and rendered context back out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_messages,
+)
+from returns.result import Failure, Result
+
+from ctxrules.canonical import content_hash
+from ctxrules.dag import Session
+from ctxrules.importers.langchain import import_langchain, normalise_langchain, plain
+from ctxrules.importers.messages import Message as Common
+from ctxrules.importers.records import Unreadable
+from ctxrules.importers.result import ImportFailure
+from ctxrules.integrations.live import Entry, result_key
+from ctxrules.render import Message, to_openai
+
+
+def from_langchain(
+    messages: Sequence[object], *, session_id: str = "langchain"
+) -> Result[Session, ImportFailure]:
+    """A session from LangChain messages: objects, or ``messages_to_dict``, ``dumpd`` or OpenAI dicts.
+
+    >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    >>> session = from_langchain([
+    ...     HumanMessage("weather?", id="h1"),
+    ...     AIMessage("", id="a1", tool_calls=[{"name": "search", "args": {"q": "weather"}, "id": "c1"}]),
+    ...     ToolMessage("sunny", tool_call_id="c1"),
+    ... ]).unwrap()
+    >>> [(c.role.value, c.name, c.output) for c in (session.graph.nodes[i] for i in session.graph.order)]
+    [('user', '', 'weather?'), ('assistant', '', ''), ('tool', 'search', 'sunny')]
+    """
+    read: list[object] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, dict) and "role" in message and "type" not in message:
+            try:  # an OpenAI-style dict: LangChain's own reader knows every variant
+                message = convert_to_messages([message])[0]  # noqa: PLW2901 - read in place
+            except (ValueError, TypeError, KeyError, NotImplementedError) as err:
+                return Failure(ImportFailure(session_id, f"messages[{index}]: {err}"))
+        read.append(message)
+    return import_langchain(read, source=session_id).map(lambda imported: imported.session)
+
+
+def key_of(message: object) -> str | None:
+    """The key a message object is synced under, cheaply: its tool call id or its own id.
+
+    None when only its content can key it (see `entries_of`).
+    """
+    call_id = getattr(message, "tool_call_id", None)
+    if isinstance(call_id, str) and getattr(message, "type", None) == "tool":
+        return result_key(call_id)
+    message_id = getattr(message, "id", None)
+    return message_id if isinstance(message_id, str) and message_id else None
+
+
+def entries_of(messages: Sequence[object], offset: int = 0) -> list[Entry] | Unreadable:
+    """Each message as a keyed `Entry` (``offset``: the position of the first); or why not.
+
+    A message is keyed by its id, or by its position and content when it has none.
+    """
+    entries: list[Entry] = []
+    for index, raw in enumerate(messages, start=offset):
+        common = normalise_langchain(raw)
+        if isinstance(common, Unreadable):
+            return Unreadable(f"messages[{index}]: {common.reason}")
+        if not isinstance(common, Common):
+            continue
+        if common.result_for is not None:
+            entries.append(Entry(result_key(common.result_for), common))
+            continue
+        fields = plain(raw)
+        message_id = fields.get("id") if isinstance(fields, dict) else None
+        key = message_id if isinstance(message_id, str) and message_id else None
+        entries.append(Entry(key or f"{index}:{content_hash(_keyable(fields))[:16]}", common))
+    return entries
+
+
+def _keyable(fields: object) -> object:
+    # A message dump holds only JSON-like values; anything else is keyed by its text.
+    return json.loads(json.dumps(fields, default=str))
+
+
+def to_langchain(messages: Sequence[Message]) -> list[BaseMessage]:
+    """Rendered ctxrules messages (``TurnPrep.messages``) as LangChain messages.
+
+    Tool calls keep their ids and names; arguments that are no longer a JSON object (an
+    aged call's stub) travel as ``{"arguments": text}``.
+
+    >>> from ctxrules.render import TextBlock, ToolResultBlock, ToolUseBlock
+    >>> out = to_langchain([
+    ...     Message("user", (TextBlock("List the files."),)),
+    ...     Message("assistant", (ToolUseBlock("c1", "ls", '{"path": "."}'),)),
+    ...     Message("tool", (ToolResultBlock("c1", "a.py"),)),
+    ... ])
+    >>> [(m.type, m.text) for m in out], out[1].tool_calls[0]["args"], out[2].tool_call_id
+    ([('human', 'List the files.'), ('ai', ''), ('tool', 'a.py')], {'path': '.'}, 'c1')
+    """
+    out: list[BaseMessage] = []
+    for params in to_openai(messages):
+        role, content = params["role"], params.get("content")
+        text = content if isinstance(content, str) else ""
+        if role == "assistant":
+            calls = params.get("tool_calls")
+            out.append(AIMessage(text, tool_calls=_tool_calls(calls)))
+        elif role == "tool":
+            out.append(ToolMessage(text, tool_call_id=str(params["tool_call_id"])))
+        elif role == "system":
+            out.append(SystemMessage(text))
+        else:
+            out.append(HumanMessage(text))
+    return out
+
+
+def _tool_calls(calls: object) -> list[dict[str, object]]:
+    if not isinstance(calls, list):
+        return []
+    out: list[dict[str, object]] = []
+    for call in calls:
+        function = call["function"]
+        out.append(
+            {"name": function["name"], "args": _arguments(function["arguments"]), "id": call["id"]}
+        )
+    return out
+
+
+def _arguments(text: str) -> dict[str, object]:
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    return parsed if isinstance(parsed, dict) else {"arguments": text}

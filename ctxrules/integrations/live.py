@@ -1,0 +1,240 @@
+"""A ctxrules session kept in step with a framework's own message list, and saved to the store.
+
+Frameworks hold the conversation as a flat list (LangGraph's ``messages``, the Agents SDK's
+items). `LiveSession.sync` appends what is new in that list to the DAG; when the list no
+longer starts with what was synced (the framework rewrote or popped history), the head
+moves back to the last message both agree on and the rest is appended as a new branch:
+the DAG keeps every version, nothing is overwritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+from returns.result import Failure, Result, Success
+
+from ctxrules.dag import DagError, Role, Session, Status
+from ctxrules.importers.messages import Message
+from ctxrules.store import SqliteStore, StoreError, UnknownSession
+
+#: Node metadata key: the framework's key of the message a node holds.
+KEY = "source_key"
+
+
+def result_key(call_id: str) -> str:
+    """The key of a tool result: a framework answers each tool call id once.
+
+    >>> result_key("c1")
+    'result:c1'
+    """
+    return f"result:{call_id}"
+
+
+@attrs.frozen
+class Entry:
+    """One message of the framework's list: its stable ``key`` and its common shape.
+
+    ``joins`` marks an assistant part (an Agents SDK function call) that belongs to the
+    assistant turn just before it rather than starting a new node.
+    """
+
+    key: str
+    message: Message
+    joins: bool = False
+
+
+@attrs.define
+class LiveSession:
+    """The session, the keys synced so far, the head after each, and the calls awaiting results."""
+
+    session: Session
+    store: SqliteStore | None = None
+    keys: list[str] = attrs.Factory(list)
+    heads: list[str | None] = attrs.Factory(list)
+    calls: dict[str, str] = attrs.Factory(dict)
+    joinable: bool = False
+    saved_head: str | None = None
+    stored: bool = False
+    unsaved: list[str] = attrs.Factory(list)
+    completed: list[str] = attrs.Factory(list)
+
+    @classmethod
+    def open(cls, session_id: str, store: SqliteStore | None) -> Result[LiveSession, StoreError]:
+        """The live session for ``session_id``: its stored nodes, or a new empty session."""
+        if store is None:
+            return Success(cls(Session(session_id)))
+        head = store.get_head(session_id)
+        if isinstance(head, Failure) and not isinstance(head.failure(), UnknownSession):
+            return Failure(head.failure())
+        if head.value_or(None) is None:
+            return Success(cls(Session(session_id), store))
+        loaded = store.load_session(session_id)
+        if isinstance(loaded, Failure):
+            return Failure(loaded.failure())
+        live = cls(loaded.unwrap(), store, saved_head=loaded.unwrap().head, stored=True)
+        live.replay_keys()
+        return Success(live)
+
+    def replay_keys(self) -> None:
+        """Rebuild the synced keys from the nodes' metadata (after loading from the store)."""
+        graph = self.session.graph
+        for call in self.session.branch():
+            self._mark(call.metadata.get(KEY), call.id)
+            tools = [graph.nodes[callee] for callee in graph.callees_of(call.id)]
+            for tool in tools:
+                self._mark(tool.metadata.get(KEY), call.id)
+            for tool in tools:
+                call_id = tool.metadata.get("tool_call_id")
+                if not isinstance(call_id, str):
+                    continue
+                if tool.status is Status.RUNNING:
+                    self.calls[call_id] = tool.id
+                else:
+                    # Tool nodes are recorded running: one that is not got its result.
+                    self._mark(result_key(call_id), call.id)
+
+    def _mark(self, key: object, head: str | None) -> None:
+        if isinstance(key, str):
+            self.keys.append(key)
+            self.heads.append(head)
+
+    def sync(self, entries: Sequence[Entry], now: float = 0.0) -> Result[Session, DagError]:
+        """Append the entries not yet synced; a rewritten list starts a branch where it differs.
+
+        ``now`` is the time the new nodes are stamped with (the rules age items by it).
+        """
+        same = 0
+        limit = min(len(entries), len(self.keys))
+        while same < limit and entries[same].key == self.keys[same]:
+            same += 1
+        if same < len(self.keys):
+            # A tool result or a joined call cannot be taken off its assistant node: the
+            # branch restarts before that node and the kept part of its turn is added anew.
+            while same and self.heads[same - 1] == self.heads[same]:
+                same -= 1
+            rewound = self._rewind(same, now)
+            if isinstance(rewound, Failure):
+                return Failure(rewound.failure())
+        return self.extend(entries[same:], now)
+
+    def extend(self, entries: Sequence[Entry], now: float = 0.0) -> Result[Session, DagError]:
+        """Append the entries as new messages after everything synced so far."""
+        for entry in entries:
+            added = self._add(entry, now)
+            if isinstance(added, Failure):
+                return Failure(added.failure())
+        return Success(self.session)
+
+    def _rewind(self, keep: int, now: float) -> Result[None, DagError]:
+        del self.keys[keep:], self.heads[keep:]
+        self.calls.clear()
+        self.joinable = False
+        if keep:
+            self.session = attrs.evolve(self.session, head=self.heads[keep - 1])
+            return Success(None)
+        # Back to nothing: a new root that renders to nothing marks the empty history, so
+        # the stored head can move to it (the old branch stays in the DAG).
+        empty = attrs.evolve(self.session, head=None).send(
+            Role.SYSTEM, "", metadata={"restart": True}, created_at=now
+        )
+        if isinstance(empty, Failure):
+            return Failure(empty.failure())
+        self.session = empty.unwrap()
+        self.unsaved.append(str(self.session.head))
+        return Success(None)
+
+    def _add(self, entry: Entry, now: float) -> Result[None, DagError]:
+        message = entry.message
+        if message.role is None:
+            return self._answer(entry, now)
+        session = self.session
+        head = session.head
+        joins = entry.joins and self.joinable and head is not None
+        if not joins:
+            metadata = {**message.metadata, KEY: entry.key}
+            sent = session.send(
+                message.role, message.text, name=message.name, metadata=metadata, created_at=now
+            )
+            if isinstance(sent, Failure):
+                return Failure(sent.failure())
+            session = sent.unwrap()
+            self.unsaved.append(str(session.head))
+        caller = session.head
+        for index, call in enumerate(message.tool_calls):
+            call_id = call.call_id or f"{caller}.{index}"
+            metadata = {**call.metadata, "tool_call_id": call_id}
+            if joins:
+                metadata[KEY] = entry.key
+            recorded = session.record_call(
+                str(caller),
+                call.name,
+                call.arguments,
+                metadata=metadata,
+                status=Status.RUNNING,
+                created_at=now,
+            )
+            if isinstance(recorded, Failure):
+                return Failure(recorded.failure())
+            session = recorded.unwrap()
+            self.calls[call_id] = session.graph.order[-1]
+            self.unsaved.append(self.calls[call_id])
+        self.session = session
+        self.joinable = message.role is Role.ASSISTANT
+        self.keys.append(entry.key)
+        self.heads.append(session.head)
+        return Success(None)
+
+    def _answer(self, entry: Entry, now: float) -> Result[None, DagError]:
+        message = entry.message
+        node = self.calls.pop(message.result_for or "", None)
+        if node is None:
+            # A result for a call this session never saw: keep it as text the model reads.
+            text = f"[tool result {message.result_for}] {message.text}"
+            return self._add(Entry(entry.key, Message(text, Role.USER)), now)
+        status = Status.ERROR if message.is_error else Status.DONE
+        completed = self.session.complete(node, message.text, status)
+        if isinstance(completed, Failure):
+            return Failure(completed.failure())
+        self.session = completed.unwrap()
+        self.completed.append(node)
+        self.joinable = False
+        self.keys.append(result_key(message.result_for or ""))
+        self.heads.append(self.session.head)
+        return Success(None)
+
+    def save(self) -> Result[None, StoreError]:
+        """Store the nodes and completions since the last save, then move the head (no store: no-op).
+
+        Only what is new is written, so a save costs the turn, not the history. What was
+        written is crossed off at once, so a save that failed halfway is simply retried.
+        """
+        store, session_id = self.store, self.session.session_id
+        if store is None or self.session.head is None:
+            return Success(None)
+        if not self.stored:
+            created = store.create_session(session_id)
+            if isinstance(created, Failure):
+                return Failure(created.failure())
+            self.stored = True
+        graph = self.session.graph
+        while self.unsaved:
+            node = graph.nodes[self.unsaved[0]]
+            appended = store.append_node(session_id, node)
+            if isinstance(appended, Failure):
+                return Failure(appended.failure())
+            # A node stored after its completion is stored complete.
+            self.completed = [done for done in self.completed if done != node.id]
+            self.unsaved.pop(0)
+        while self.completed:
+            node = graph.nodes[self.completed[0]]
+            filled = store.complete_node(session_id, node.id, node.output_value(), node.status)
+            if isinstance(filled, Failure):
+                return Failure(filled.failure())
+            self.completed.pop(0)
+        if self.session.head != self.saved_head:
+            moved = store.move_head(session_id, "main", self.saved_head, str(self.session.head))
+            if isinstance(moved, Failure):
+                return Failure(moved.failure())
+            self.saved_head = self.session.head
+        return Success(None)

@@ -1,0 +1,17 @@
+"""The OpenAI Agents SDK: a session backed by ctxrules (extra ``agents``)."""
+
+from ctxrules.integrations.extras import require
+
+require(("agents",), "agents")
+
+from ctxrules.integrations.openai_agents.items import (  # noqa: E402 - after the extra's check
+    entries_of,
+    stored_items,
+    to_items,
+)
+from ctxrules.integrations.openai_agents.session import (  # noqa: E402 - see above
+    CtxSession,
+    CtxSessionError,
+)
+
+__all__ = ["CtxSession", "CtxSessionError", "entries_of", "stored_items", "to_items"]

@@ -1,0 +1,128 @@
+"""An OpenAI Agents SDK session backed by ctxrules: ``Runner.run(agent, input, session=...)``.
+
+The SDK reads a session's history once at the start of each run and appends the run's
+items at the end. `CtxSession` keeps those items as a ctxrules session (in the SQLite
+store when given one) and answers ``get_items()`` with the context the engine prepares:
+tool results aged, history compacted, and never more than the window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any, cast
+
+from agents.items import TResponseInputItem
+from agents.memory.session_settings import SessionSettings
+from returns.result import Failure, Result
+
+from ctxrules.engine import DefaultContextEngine, TurnPrep
+from ctxrules.errors import ErrorValue
+from ctxrules.integrations.live import LiveSession
+from ctxrules.integrations.openai_agents.items import entries_of, stored_items, to_items
+from ctxrules.integrations.turns import default_pipeline, prepare_turn
+from ctxrules.render import Message
+from ctxrules.rules import Pipeline
+from ctxrules.store import SqliteStore
+from ctxrules.tokens import Tokenizer, default_tokenizer
+
+
+class CtxSessionError(RuntimeError):
+    """The store or the history refused a change; the SDK reports it as the run's failure."""
+
+
+def _check(result: Result[object, ErrorValue]) -> None:
+    if isinstance(result, Failure):
+        raise CtxSessionError(result.failure().message)
+
+
+class CtxSession:
+    """A `Session` for the Agents SDK whose ``get_items()`` is the tightened context.
+
+    ``window`` is the model's real context window; ``system`` the agent's instructions,
+    whose tokens are kept free. ``get_items(limit=N)`` returns the last N items exactly as
+    they were added (the SDK checks its own writes that way); without a limit it returns
+    what the model should read. The summarizer is the structural one unless one is given.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        window: int,
+        store: SqliteStore | None = None,
+        system: str = "",
+        pipeline: Pipeline | None = None,
+        tokenizer: Tokenizer | None = None,
+        summarizer: Callable[[tuple[Message, ...]], str] | None = None,
+        engine: DefaultContextEngine | None = None,
+        clock: Callable[[], float] = time.time,
+        session_settings: SessionSettings | None = None,
+    ) -> None:
+        if window < 1:
+            msg = f"window={window} must be the model's real context window, a positive number"
+            raise ValueError(msg)
+        self.session_id = session_id
+        self.session_settings = session_settings
+        self.window = window
+        self.system = system
+        self.clock = clock
+        kwargs: dict[str, Any] = {"summarizer": summarizer} if summarizer is not None else {}
+        self.engine = engine or DefaultContextEngine(
+            pipeline=pipeline or default_pipeline(),
+            tokenizer=tokenizer or default_tokenizer(),
+            store=store,
+            **kwargs,
+        )
+        opened = LiveSession.open(session_id, store)
+        _check(opened)
+        self.live = opened.unwrap()
+        self.last_prep: TurnPrep | None = None
+        self._lock = asyncio.Lock()
+
+    def items(self) -> list[dict[str, object]]:
+        """Every item of the conversation as it was added (the true history)."""
+        return stored_items(self.live.session)
+
+    def context(self) -> list[dict[str, object]]:
+        """What the model should read now: the engine's context as Responses input items."""
+        if self.live.session.head is None:
+            return []
+        prep = prepare_turn(
+            self.engine, self.live, window=self.window, now=self.clock(), system=self.system
+        )
+        _check(prep)
+        self.last_prep = prep.unwrap()
+        return to_items(self.last_prep.messages)
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        """The tightened context; with ``limit``, the last ``limit`` items as added."""
+        async with self._lock:
+            items = self.items()[-limit:] if limit is not None and limit > 0 else self.context()
+            if limit == 0:
+                items = []
+            return cast("list[TResponseInputItem]", items)
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        """Append the items to the history and save them."""
+        async with self._lock:
+            raw = [dict(cast("dict[str, object]", item)) for item in items]
+            _check(self.live.extend(entries_of(raw), now=self.clock()))
+            _check(self.live.save())
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        """Take the last item off: the head moves back; the DAG keeps the old branch."""
+        async with self._lock:
+            items = self.items()
+            if not items:
+                return None
+            _check(self.live.sync(entries_of(items[:-1]), now=self.clock()))
+            _check(self.live.save())
+            return cast("TResponseInputItem", items[-1])
+
+    async def clear_session(self) -> None:
+        """Start the conversation over; the DAG keeps what came before."""
+        async with self._lock:
+            _check(self.live.sync([], now=self.clock()))
+            _check(self.live.save())

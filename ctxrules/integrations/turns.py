@@ -1,0 +1,76 @@
+"""What both framework adapters share: the default engine and one prepared turn."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from returns.result import Failure, Result
+
+from ctxrules.engine import DefaultContextEngine, EngineError, TurnPrep
+from ctxrules.integrations.live import LiveSession
+from ctxrules.render import Message, TextBlock, count_messages
+from ctxrules.rules import Pipeline
+from ctxrules.spec import load_spec
+from ctxrules.tokens import Tokenizer
+
+#: The rules an integration runs unless given a pipeline: cap huge tool results and age
+#: the ones older than the last three assistant turns (the defaults of specs/default.toml).
+DEFAULT_SPEC = """
+version = 1
+name = "integration-default"
+
+[[rules]]
+use = "cap_tool_result"
+[rules.params]
+max_chars = 4000
+tail_share = 0.33
+
+[[rules]]
+use = "age_tool_results"
+[rules.params]
+tail_turns = 3
+max_args_chars = 200
+stub_head_chars = 80
+stub_tail_chars = 40
+protected_tools = ["todo_create", "todo_update", "todo_list", "web_search"]
+"""
+
+
+def default_pipeline() -> Pipeline:
+    """The pipeline integrations run by default (`DEFAULT_SPEC`)."""
+    return load_spec(DEFAULT_SPEC).unwrap()
+
+
+def system_tokens(text: str, tokenizer: Tokenizer) -> int:
+    """Tokens of the framework's own system prompt, by the one ruler; 0 when there is none.
+
+    >>> from ctxrules.tokens import HeuristicCounter
+    >>> system_tokens("", HeuristicCounter()), system_tokens("Be brief.", HeuristicCounter()) > 0
+    (0, True)
+    """
+    if not text:
+        return 0
+    return count_messages((Message("system", (TextBlock(text),)),), tokenizer)
+
+
+def prepare_turn(
+    engine: DefaultContextEngine,
+    live: LiveSession,
+    *,
+    window: int,
+    now: float,
+    system: str = "",
+    tools: Sequence[Mapping[str, object]] = (),
+) -> Result[TurnPrep, EngineError]:
+    """The engine's turn for the live session; the framework's system prompt is taken off the window.
+
+    The commit of the turn is stored with the session, so the store shows what was sent.
+    """
+    reserved = system_tokens(system, engine.tokenizer)
+    if window - reserved < 1:
+        reason = f"window={window} leaves no room after a system prompt of {reserved} tokens"
+        return Failure(EngineError(live.session.session_id, reason))
+    prep = engine.prepare(live.session, window=window - reserved, now=now, tools=tools)
+    if live.store is not None and not isinstance(prep, Failure):
+        live.store.put_commit(prep.unwrap().commit)
+    return prep

@@ -1,0 +1,117 @@
+"""Batched tightening: rules say what may tighten, the batching policy says when it lands.
+
+Between two batch points a commit only grows at its end: changes the rules make to items the
+previous request already sent are held back (with the rules' marks, so nothing is lost) and
+land together at the next batch point. A provider's cached prompt prefix then breaks once
+per batch instead of on almost every turn (invariant 15).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+from pyrsistent import pmap
+
+from ctxrules.commit.commit import ContextCommit
+from ctxrules.rules.facts import Facts
+from ctxrules.tokens.budget import output_reserve_for
+
+#: Keys under which a commit records its last batch point (rule marks hold plain integers).
+BATCH_COUNT = "batch:count"
+BATCH_TURN = "batch:turn"
+BATCH_ITEMS = "batch:items"
+BATCH_WHY = "batch:why"
+
+
+class BatchReason(enum.IntEnum):
+    """Why pending tightening landed on a commit (stored as an integer among its marks)."""
+
+    START = 1
+    TURNS = 2
+    BUDGET = 3
+    COLD = 4
+    COMPACTION = 5
+
+
+@attrs.frozen
+class Batching:
+    """When pending tightening is applied (the spec's ``[batching]`` table).
+
+    A batch point is: every ``every_turns`` assistant turns since the last one; the turn the
+    history crosses ``budget_share`` of the input budget; a turn after a gap of at least
+    ``cold_after_seconds`` (the provider's cache has expired, so a rewrite costs nothing
+    extra); or a compaction (the engine settles pending tightening with it). Below
+    ``min_history_tokens`` nothing is a batch point: a small history is cheap to keep whole.
+    ``budget_share`` and ``cold_after_seconds`` of 0 switch that trigger off.
+    """
+
+    every_turns: int = 16
+    budget_share: float = 0.8
+    cold_after_seconds: float = 300.0
+    min_history_tokens: int = 8_000
+
+    def input_budget(self, facts: Facts) -> int:
+        """The input budget the share is of: ``Facts.budget`` or the window less its reserve."""
+        if facts.budget is not None:
+            return facts.budget
+        return facts.context_window - output_reserve_for(facts.context_window)
+
+    def reason(
+        self, parent: ContextCommit | None, grown: ContextCommit, facts: Facts
+    ) -> BatchReason | None:
+        """Why ``grown`` (the parent plus the new items, before the rules) is a batch point, or None."""
+        if parent is None or BATCH_COUNT not in parent.marks:
+            return BatchReason.START
+        if grown.total_tokens < self.min_history_tokens:
+            return None
+        if self.cold_after_seconds > 0 and facts.now - parent.created_at >= self.cold_after_seconds:
+            return BatchReason.COLD
+        limit = self.budget_share * self.input_budget(facts)
+        if self.budget_share > 0 and parent.total_tokens < limit <= grown.total_tokens:
+            return BatchReason.BUDGET
+        if facts.head_turn - parent.marks.get(BATCH_TURN, 0) >= self.every_turns:
+            return BatchReason.TURNS
+        return None
+
+
+def mark_batch(commit: ContextCommit, facts: Facts, why: BatchReason) -> ContextCommit:
+    """``commit`` recorded as a batch point: its items are the new stable prefix."""
+    count = commit.marks.get(BATCH_COUNT, 0) + 1
+    marks = {
+        BATCH_COUNT: count,
+        BATCH_TURN: facts.head_turn,
+        BATCH_ITEMS: len(commit.items),
+        BATCH_WHY: int(why),
+    }
+    return attrs.evolve(commit, marks=commit.marks.update(pmap(marks)))
+
+
+def hold_back(parent: ContextCommit, ruled: ContextCommit) -> ContextCommit:
+    """``ruled`` with the parent's items and marks restored: only the new items may differ.
+
+    The rules' marks go back with the items, so the held-back tightening is found again
+    at the next batch point.
+    """
+    known = len(parent.items)
+    restore = {
+        index: parent.items[index]
+        for index in range(min(known, len(ruled.items)))
+        if ruled.items[index] is not parent.items[index]
+    }
+    return attrs.evolve(ruled.replace_items(restore), marks=parent.marks)
+
+
+def last_batch(commit: ContextCommit) -> tuple[int, BatchReason | None]:
+    """How many batch points the commit's chain has had, and why the last one happened.
+
+    >>> last_batch(ContextCommit("s"))
+    (0, None)
+    """
+    why = commit.marks.get(BATCH_WHY)
+    return commit.marks.get(BATCH_COUNT, 0), BatchReason(why) if why is not None else None
+
+
+def stable_items(commit: ContextCommit) -> int:
+    """How many leading items were fixed at the last batch point (the cache's stable part)."""
+    return min(commit.marks.get(BATCH_ITEMS, 0), len(commit.items))

@@ -1,0 +1,117 @@
+"""A pool of connections and one transaction per call, with psycopg errors as values.
+
+This is the boundary: nothing below it raises out of the public API. A write on a session
+first locks that session's row, so writers of one session queue (as SQLite's write lock
+makes them) while writers of other sessions run in parallel; the next seq and the head a
+write bases itself on are read under that lock, so they cannot be stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg_pool import ConnectionPool
+from returns.result import Failure, Result, Success
+
+from ctxrules.store.errors import (
+    OpenFailed,
+    PostgresFailed,
+    StoreClosed,
+    StoreError,
+    UnknownSession,
+)
+from ctxrules.store.postgres.schema import migrate
+
+T = TypeVar("T")
+
+#: A connection as psycopg gives it (tuple rows).
+Conn = psycopg.Connection[Any]
+
+#: A unit of work inside one transaction; a `Failure` rolls the transaction back.
+Work = Callable[[Conn], Result[T, StoreError]]
+
+#: Errors after which the same call, made again, may succeed: it was rolled back whole.
+_RETRYABLE = (
+    pg_errors.SerializationFailure,
+    pg_errors.DeadlockDetected,
+    pg_errors.UniqueViolation,
+    pg_errors.LockNotAvailable,
+    psycopg.OperationalError,
+)
+
+
+def _reason(err: psycopg.Error) -> str:
+    diag = getattr(err, "diag", None)
+    primary = diag.message_primary if diag is not None else None
+    if primary:
+        return str(primary)
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def failed(operation: str, err: psycopg.Error) -> PostgresFailed:
+    """The error value for a psycopg error; `retryable` when trying again may succeed."""
+    return PostgresFailed(operation, _reason(err), isinstance(err, _RETRYABLE))
+
+
+def lock_session(conn: Conn, session_id: str) -> StoreError | None:
+    """Lock the session's row for this transaction (writers of it queue); unknown: an error."""
+    row = conn.execute(
+        "SELECT 1 FROM sessions WHERE id = %s FOR NO KEY UPDATE", (session_id,)
+    ).fetchone()
+    return None if row is not None else UnknownSession(session_id)
+
+
+def run(pool: ConnectionPool[Any] | None, operation: str, work: Work[T]) -> Result[T, StoreError]:
+    """Run ``work`` in one transaction: commit on `Success`, roll back on `Failure` or error."""
+    if pool is None:
+        return Failure(StoreClosed(operation))
+    result: Result[T, StoreError] = Failure(StoreClosed(operation))
+    try:
+        with pool.connection() as conn, conn.transaction():
+            result = work(conn)
+            if not isinstance(result, Success):
+                raise psycopg.Rollback
+    except psycopg.Error as err:
+        return Failure(failed(operation, err))
+    return result
+
+
+def open_pool(
+    dsn: str, *, min_size: int, max_size: int, timeout: float
+) -> Result[ConnectionPool[Any], StoreError]:
+    """A pool on ``dsn`` with the schema migrated to this version, or `OpenFailed`.
+
+    The first connection is made directly, so a wrong URL or a server that is down fails
+    at once with the server's own reason instead of after the pool's retries.
+    """
+    refused: str | None = None
+    try:
+        with (
+            psycopg.connect(dsn, connect_timeout=max(1, round(timeout))) as conn,
+            conn.transaction(),
+        ):
+            refused = migrate(conn)
+            if refused is not None:
+                raise psycopg.Rollback
+    except psycopg.Error as err:
+        return Failure(OpenFailed(_redacted(dsn), _reason(err)))
+    if refused is not None:
+        return Failure(OpenFailed(_redacted(dsn), refused))
+    pool: ConnectionPool[Any] = ConnectionPool(
+        dsn, min_size=min_size, max_size=max_size, timeout=timeout, open=False
+    )
+    pool.open()
+    return Success(pool)
+
+
+def _redacted(dsn: str) -> str:
+    # Never print a password: keep the URL but blank what sits between ':' and '@'.
+    scheme, sep, rest = dsn.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if not sep or not at or ":" not in userinfo:
+        return dsn
+    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}"

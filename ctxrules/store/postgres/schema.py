@@ -1,0 +1,179 @@
+"""The PostgreSQL store's tables and triggers, created and upgraded by ordered migrations.
+
+``schema_version`` holds one row per applied step. Opening a store applies the steps it
+lacks, under an advisory lock so two workers starting at once migrate exactly once; a
+database migrated by a newer ctxrules is refused, not guessed at. The triggers hold the
+contract for any writer, raw SQL included: nodes are append-only except the one completion
+of a running node, and commits never change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import psycopg
+
+#: Any number unique to ctxrules: the advisory lock taken while the schema is migrated.
+_MIGRATION_LOCK = 0x63747872
+
+
+@attrs.frozen
+class Migration:
+    """One step of the schema: its version, what it does, and its statements in order."""
+
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+_NODES_GUARD = """
+CREATE FUNCTION ctxrules_nodes_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        RAISE EXCEPTION 'nodes are append-only: a node is never deleted';
+    END IF;
+    -- The one allowed change: a running node gets its output and a final status, once.
+    IF OLD.status = 'running' AND NEW.status IN ('done', 'error')
+       AND (OLD.session_id, OLD.id, OLD.seq, OLD.role, OLD.fixed)
+           IS NOT DISTINCT FROM (NEW.session_id, NEW.id, NEW.seq, NEW.role, NEW.fixed) THEN
+        RETURN NEW;
+    END IF;
+    RAISE EXCEPTION 'nodes are append-only: only a running node is completed, once';
+END
+$$
+"""
+
+_COMMITS_GUARD = """
+CREATE FUNCTION ctxrules_commits_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        RAISE EXCEPTION 'commits are immutable: a content-addressed commit never changes';
+    END IF;
+    RAISE EXCEPTION 'commits are immutable: a content-addressed commit is never deleted';
+END
+$$
+"""
+
+_NO_TRUNCATE = """
+CREATE FUNCTION ctxrules_no_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION '% is append-only: it is never truncated', TG_TABLE_NAME;
+END
+$$
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "sessions, append-only nodes with full-text search, immutable commits, heads, usage",
+        (
+            """
+            CREATE TABLE sessions (
+                id text PRIMARY KEY,
+                created_at double precision NOT NULL,
+                title text NOT NULL DEFAULT '',
+                metadata text NOT NULL DEFAULT '{}'
+            )
+            """,
+            # A node is split so the database can check a completion without parsing JSON:
+            # ``fixed`` is the canonical JSON of every field but output, status and seq.
+            """
+            CREATE TABLE nodes (
+                session_id text NOT NULL REFERENCES sessions (id),
+                id text NOT NULL,
+                seq integer NOT NULL CHECK (seq >= 0),
+                role text NOT NULL,
+                status text NOT NULL CHECK (status IN ('running', 'done', 'error')),
+                fixed text NOT NULL,
+                output text NOT NULL,
+                body text NOT NULL,
+                words text NOT NULL,
+                tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', words)) STORED,
+                PRIMARY KEY (session_id, id),
+                UNIQUE (session_id, seq)
+            )
+            """,
+            "CREATE INDEX nodes_tsv ON nodes USING gin (tsv)",
+            """
+            CREATE TABLE commits (
+                id text PRIMARY KEY,
+                session_id text NOT NULL REFERENCES sessions (id),
+                seq integer NOT NULL CHECK (seq >= 0),
+                head_node_id text,
+                data text NOT NULL,
+                UNIQUE (session_id, seq)
+            )
+            """,
+            """
+            CREATE TABLE heads (
+                session_id text NOT NULL REFERENCES sessions (id),
+                name text NOT NULL,
+                node_id text NOT NULL,
+                PRIMARY KEY (session_id, name),
+                FOREIGN KEY (session_id, node_id) REFERENCES nodes (session_id, id)
+            )
+            """,
+            """
+            CREATE TABLE usage (
+                session_id text PRIMARY KEY,
+                data text NOT NULL
+            )
+            """,
+            _NODES_GUARD,
+            _COMMITS_GUARD,
+            _NO_TRUNCATE,
+            """
+            CREATE TRIGGER nodes_append_only BEFORE UPDATE OR DELETE ON nodes
+            FOR EACH ROW EXECUTE FUNCTION ctxrules_nodes_append_only()
+            """,
+            """
+            CREATE TRIGGER commits_immutable BEFORE UPDATE OR DELETE ON commits
+            FOR EACH ROW EXECUTE FUNCTION ctxrules_commits_immutable()
+            """,
+            """
+            CREATE TRIGGER nodes_no_truncate BEFORE TRUNCATE ON nodes
+            FOR EACH STATEMENT EXECUTE FUNCTION ctxrules_no_truncate()
+            """,
+            """
+            CREATE TRIGGER commits_no_truncate BEFORE TRUNCATE ON commits
+            FOR EACH STATEMENT EXECUTE FUNCTION ctxrules_no_truncate()
+            """,
+        ),
+    ),
+)
+
+#: The version a fully migrated database reports.
+SCHEMA_VERSION = MIGRATIONS[-1].version
+
+
+def migrate(conn: psycopg.Connection[Any], steps: tuple[Migration, ...] = MIGRATIONS) -> str | None:
+    """Apply the steps the database lacks, in order; the reason it is refused, or None.
+
+    Runs inside the caller's transaction, so a failed step leaves the schema as it was.
+    """
+    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version ("
+        " version integer PRIMARY KEY, description text NOT NULL,"
+        " applied_at timestamptz NOT NULL DEFAULT now())"
+    )
+    row = conn.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+    current = int(row[0]) if row is not None else 0
+    latest = steps[-1].version if steps else 0
+    if current > latest:
+        return f"schema version {current} is newer than this ctxrules ({latest}); upgrade ctxrules"
+    if current == 0:
+        found = conn.execute("SELECT to_regclass('sessions') IS NOT NULL").fetchone()
+        if found is not None and found[0]:
+            return "the schema holds tables of another application, not a ctxrules store"
+    for step in steps:
+        if step.version <= current:
+            continue
+        for statement in step.statements:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO schema_version (version, description) VALUES (%s, %s)",
+            (step.version, step.description),
+        )
+    return None

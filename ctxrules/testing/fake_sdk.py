@@ -1,0 +1,133 @@
+"""Stand-ins for ``openai.OpenAI()`` and ``anthropic.Anthropic()`` for tests and docs, offline.
+
+Each checks every request against the SDK's own parameter types (so a request that the
+real API would reject fails here too) and answers from a script with a response built
+from the SDK's response types. A script entry is the reply text, or a list of
+``(tool_name, arguments)`` tool calls. Needs the ``openai`` / ``anthropic`` packages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from types import SimpleNamespace
+from typing import Any
+
+#: One scripted reply: its text, or the tool calls it makes.
+Scripted = str | Sequence[tuple[str, dict[str, object]]]
+
+
+def _materialized(value: object) -> object:
+    # pydantic validates iterable fields lazily; reading them runs the validation.
+    if isinstance(value, dict):
+        return {key: _materialized(item) for key, item in value.items()}
+    if isinstance(value, list | Iterator):
+        return [_materialized(item) for item in value]
+    return value
+
+
+def _prompt_tokens(request: dict[str, Any]) -> int:
+    # A rough count, enough for a usage block: a token is about four characters of JSON.
+    return max(len(json.dumps(request.get("messages", []), default=str)) // 4, 1)
+
+
+class FakeOpenAI:
+    """``client.chat.completions.create(**request)`` answering from ``script``, in order."""
+
+    def __init__(self, script: Sequence[Scripted]) -> None:
+        from openai.types.chat.completion_create_params import (  # noqa: PLC0415 - optional
+            CompletionCreateParamsNonStreaming,
+        )
+        from pydantic import TypeAdapter  # noqa: PLC0415 - comes with the SDK
+
+        self._adapter = TypeAdapter(CompletionCreateParamsNonStreaming)
+        self.script = list(script)
+        self.requests: list[dict[str, Any]] = []
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self.create))
+
+    def create(self, **request: Any) -> Any:  # noqa: ANN401 - an openai ChatCompletion
+        """Validate the request, keep it, and return the next scripted ChatCompletion."""
+        from openai.types.chat import ChatCompletion  # noqa: PLC0415 - optional
+
+        validated = _materialized(self._adapter.validate_python(request))
+        if validated != request:
+            raise ValueError(f"the SDK's types changed the request: {validated!r}")
+        self.requests.append(request)
+        turn, entry = len(self.requests), self.script.pop(0)
+        message: dict[str, object] = {"role": "assistant", "content": None}
+        if isinstance(entry, str):
+            message["content"] = entry
+        else:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{turn}_{n}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(arguments)},
+                }
+                for n, (name, arguments) in enumerate(entry)
+            ]
+        prompt = _prompt_tokens(request)
+        return ChatCompletion.model_validate(
+            {
+                "id": f"chatcmpl-{turn}",
+                "object": "chat.completion",
+                "created": turn,
+                "model": request["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "stop" if isinstance(entry, str) else "tool_calls",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": 10,
+                    "total_tokens": prompt + 10,
+                },
+            }
+        )
+
+
+class FakeAnthropic:
+    """``client.messages.create(**request)`` answering from ``script``, in order."""
+
+    def __init__(self, script: Sequence[Scripted]) -> None:
+        from anthropic.types.message_create_params import (  # noqa: PLC0415 - optional
+            MessageCreateParamsNonStreaming,
+        )
+        from pydantic import TypeAdapter  # noqa: PLC0415 - comes with the SDK
+
+        self._adapter = TypeAdapter(MessageCreateParamsNonStreaming)
+        self.script = list(script)
+        self.requests: list[dict[str, Any]] = []
+        self.messages = SimpleNamespace(create=self.create)
+
+    def create(self, **request: Any) -> Any:  # noqa: ANN401 - an anthropic Message
+        """Validate the request, keep it, and return the next scripted Message."""
+        from anthropic.types import Message  # noqa: PLC0415 - optional
+
+        validated = _materialized(self._adapter.validate_python(request))
+        if validated != request:
+            raise ValueError(f"the SDK's types changed the request: {validated!r}")
+        self.requests.append(request)
+        turn, entry = len(self.requests), self.script.pop(0)
+        content: list[dict[str, object]] = (
+            [{"type": "text", "text": entry}]
+            if isinstance(entry, str)
+            else [
+                {"type": "tool_use", "id": f"toolu_{turn}_{n}", "name": name, "input": arguments}
+                for n, (name, arguments) in enumerate(entry)
+            ]
+        )
+        return Message.model_validate(
+            {
+                "id": f"msg_{turn}",
+                "type": "message",
+                "role": "assistant",
+                "model": request["model"],
+                "content": content,
+                "stop_reason": "end_turn" if isinstance(entry, str) else "tool_use",
+                "usage": {"input_tokens": _prompt_tokens(request), "output_tokens": 10},
+            }
+        )

@@ -1,0 +1,59 @@
+"""A session kept in a store survives its process: the next request is byte-identical."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+AGENT = Path(__file__).with_name("restart_agent.py")
+TURNS = 16
+
+
+def _agent(*args: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, str(AGENT), *args], capture_output=True, text=True, check=True, timeout=120
+    )
+    return done.stdout.splitlines()
+
+
+def _module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("restart_agent", AGENT)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_killed_process_is_continued_with_the_request_it_would_have_sent(tmp_path: Path) -> None:
+    """Kill the agent between turns; a new process on the same store sends the same request."""
+    store = tmp_path / "agent.sqlite"
+    running = subprocess.Popen(
+        [sys.executable, str(AGENT), "run", str(store), str(TURNS)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert running.stdout is not None
+        assert running.stdout.readline() == "ready\n"
+    finally:
+        running.kill()  # SIGKILL: no cleanup, no flush, as a crash would leave it
+        running.wait(timeout=30)
+    (continued,) = _agent("next", str(store), str(TURNS))
+    agent, clock = _module(), [0.0]
+    uninterrupted = agent._context(None, clock)
+    paths = agent.turns(uninterrupted, clock, TURNS)
+    reference = agent.next_request(uninterrupted, clock, TURNS)
+    assert any("compact:finished" in path for path in paths), (
+        "the run compacted, so the restored state carries a summary and aged items"
+    )
+    assert continued == reference
+    request = json.loads(continued)
+    assert request["messages"][0] == {
+        "role": "system",
+        "content": "You are a careful coding agent.",
+    }

@@ -1,0 +1,76 @@
+"""`LiveSession`: a framework's list kept in step with the DAG, rewrites as branches, saved."""
+
+from __future__ import annotations
+
+from ctxrules.dag import Role
+from ctxrules.importers.messages import Message, ToolRequest
+from ctxrules.integrations.live import Entry, LiveSession, result_key
+from ctxrules.store import SqliteStore
+
+USER = Entry("u1", Message("list the files", Role.USER))
+CALL = Entry("a1", Message("", Role.ASSISTANT, tool_calls=(ToolRequest("c1", "ls", {}),)))
+RESULT = Entry(result_key("c1"), Message("a.py", result_for="c1"))
+ANSWER = Entry("a2", Message("one file", Role.ASSISTANT))
+
+
+def _rows(live: LiveSession) -> list[tuple[object, ...]]:
+    graph = live.session.graph
+    rows: list[tuple[object, ...]] = []
+    for call in live.session.branch():
+        rows.append((call.role.value, call.output))
+        rows.extend(
+            (graph.nodes[c].name, graph.nodes[c].output, graph.nodes[c].status.value)
+            for c in graph.callees_of(call.id)
+        )
+    return rows
+
+
+def test_sync_appends_only_what_is_new() -> None:
+    """Syncing a grown list adds its tail; syncing it again adds nothing (invariant 1)."""
+    live = LiveSession.open("s", None).unwrap()
+    live.sync([USER, CALL]).unwrap()
+    before = len(live.session.graph.order)
+    live.sync([USER, CALL, RESULT, ANSWER]).unwrap()
+    live.sync([USER, CALL, RESULT, ANSWER]).unwrap()
+    assert len(live.session.graph.order) == before + 1
+    assert _rows(live) == [
+        ("user", "list the files"),
+        ("assistant", ""),
+        ("ls", "a.py", "done"),
+        ("assistant", "one file"),
+    ]
+
+
+def test_a_rewritten_list_becomes_a_branch_and_the_old_one_stays() -> None:
+    """Dropping the tool result restarts the branch before its call; the DAG keeps both."""
+    live = LiveSession.open("s", None).unwrap()
+    live.sync([USER, CALL, RESULT, ANSWER]).unwrap()
+    old_nodes = set(live.session.graph.nodes)
+    live.sync([USER, CALL]).unwrap()
+    assert _rows(live) == [("user", "list the files"), ("assistant", ""), ("ls", None, "running")]
+    assert old_nodes < set(live.session.graph.nodes)
+    live.sync([]).unwrap()
+    assert [c.output for c in live.session.branch()] == [""]
+
+
+def test_a_result_for_an_unknown_call_is_kept_as_text() -> None:
+    """A tool result whose call was never seen is not dropped: the model reads it as text."""
+    live = LiveSession.open("s", None).unwrap()
+    live.sync([USER, Entry(result_key("zz"), Message("late", result_for="zz"))]).unwrap()
+    assert _rows(live)[-1] == ("user", "[tool result zz] late")
+
+
+def test_saved_sessions_reload_with_their_keys(tmp_path) -> None:
+    """A reopened session knows what was synced: the same list adds nothing, a longer one its tail."""
+    store = SqliteStore.open(str(tmp_path / "s.sqlite"), synchronous="NORMAL").unwrap()
+    live = LiveSession.open("s", store).unwrap()
+    live.sync([USER, CALL]).unwrap()
+    live.save().unwrap()
+    live.sync([USER, CALL, RESULT]).unwrap()
+    live.save().unwrap()
+    again = LiveSession.open("s", store).unwrap()
+    assert again.keys == live.keys
+    again.sync([USER, CALL, RESULT, ANSWER]).unwrap()
+    again.save().unwrap()
+    assert _rows(LiveSession.open("s", store).unwrap()) == [*_rows(live), ("assistant", "one file")]
+    store.close()

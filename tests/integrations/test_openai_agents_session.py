@@ -1,0 +1,181 @@
+"""`CtxSession` under the real Agents SDK ``Runner``, with a fake model and no network."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip(
+    "ctxrules.integrations.openai_agents",
+    reason="the agents extra is not installed",
+    exc_type=ImportError,
+)
+
+from agents import Agent, Model, ModelResponse, Runner, Usage, function_tool, set_tracing_disabled
+from openai.types.responses import (
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+
+from ctxrules.check import protocol_valid
+from ctxrules.integrations.openai_agents import CtxSession, entries_of
+from ctxrules.render import Message, TextBlock, ToolResultBlock, ToolUseBlock, count_messages
+from ctxrules.store import SqliteStore
+from ctxrules.tokens import HeuristicCounter
+
+WINDOW = 2_000
+RUNS = 30
+
+set_tracing_disabled(True)
+
+
+def neutral(items: list[Any]) -> tuple[Message, ...]:
+    """Responses input items as ctxrules's neutral messages, rebuilt here independently."""
+    out: list[Message] = []
+    for item in items:
+        kind = item.get("type", "message")
+        if kind == "function_call":
+            block = ToolUseBlock(item["call_id"], item["name"], item["arguments"])
+            out.append(Message("assistant", (block,)))
+        elif kind == "function_call_output":
+            out.append(Message("tool", (ToolResultBlock(item["call_id"], str(item["output"])),)))
+        else:
+            content = item["content"]
+            text = content if isinstance(content, str) else "".join(p["text"] for p in content)
+            out.append(Message(item["role"], (TextBlock(text),)))
+    return tuple(out)
+
+
+class ReadThenAnswer(Model):
+    """Calls ``read_file`` once per run, then answers; logs every input it was given."""
+
+    def __init__(self) -> None:
+        self.inputs: list[list[Any]] = []
+
+    async def get_response(self, system_instructions, input, *args: Any, **kwargs: Any):  # noqa: A002, ARG002 - the Model interface
+        items = [input] if isinstance(input, str) else list(input)
+        self.inputs.append(items)
+        turn = len(self.inputs)
+        if items[-1].get("type") != "function_call_output":
+            output: Any = ResponseFunctionToolCall(
+                type="function_call",
+                call_id=f"call_{turn}",
+                name="read_file",
+                arguments=json.dumps({"part": turn}),
+            )
+        else:
+            text = ResponseOutputText(type="output_text", text=f"Read {turn}.", annotations=[])
+            output = ResponseOutputMessage(
+                id=f"msg_{turn}",
+                type="message",
+                role="assistant",
+                status="completed",
+                content=[text],
+            )
+        return ModelResponse(output=[output], usage=Usage(requests=1), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError
+
+
+@function_tool
+def read_file(part: int) -> str:
+    """Read one part of the big file."""
+    return f"part {part}: " + " ".join(f"line{part}_{i} holds some text" for i in range(40))
+
+
+class Recording(CtxSession):
+    """A CtxSession that also keeps every item the SDK added, for comparison."""
+
+    added: list[Any]
+
+    async def add_items(self, items: list[Any]) -> None:
+        self.added = [*getattr(self, "added", []), *items]
+        await super().add_items(items)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory):
+    """Thirty runs of one session at a 2,000-token window, stored in SQLite."""
+    path = str(tmp_path_factory.mktemp("store") / "ctx.sqlite")
+    store = SqliteStore.open(path, synchronous="NORMAL").unwrap()
+    model = ReadThenAnswer()
+    agent = Agent(name="reader", instructions="You read files.", model=model, tools=[read_file])
+    session = Recording(
+        "s1", window=WINDOW, store=store, system=agent.instructions, tokenizer=HeuristicCounter()
+    )
+
+    async def go() -> None:
+        for run in range(RUNS):
+            await Runner.run(agent, f"Read part {run}.", session=session)
+
+    asyncio.run(go())
+    yield model, session, store
+    store.close()
+
+
+def test_every_run_used_the_session(runs) -> None:
+    """Each run made two model calls; the history reached the model through get_items."""
+    model, session, _ = runs
+    assert len(model.inputs) == 2 * RUNS
+    assert len(session.added) == 4 * RUNS  # input, call, output, answer
+    assert session.last_prep is not None
+
+
+def test_the_first_request_of_every_run_fits_the_window(runs) -> None:
+    """What get_items handed the SDK, plus the run's new input, stays within the window."""
+    model, session, _ = runs
+    counter = HeuristicCounter()
+    firsts = model.inputs[::2]
+    weights = [count_messages(neutral(items), counter) for items in firsts]
+    assert max(weights) <= WINDOW
+    assert count_messages(neutral(session.items()), counter) > 3 * WINDOW
+
+
+def test_tool_pairs_are_intact_in_every_request(runs) -> None:
+    """Every function call the model read is answered right after it, and every output has its call."""
+    model, *_ = runs
+    for items in model.inputs:
+        assert protocol_valid(neutral(items)) == []
+
+
+def test_the_store_holds_exactly_what_the_sdk_added(runs) -> None:
+    """A fresh session on the same store returns every added item, unchanged and in order."""
+    _, session, store = runs
+    reopened = CtxSession("s1", window=WINDOW, store=store, tokenizer=HeuristicCounter())
+    kept = [item for item in session.added if entries_of([item])]
+    assert reopened.items() == kept == session.items()
+    assert asyncio.run(reopened.get_items(limit=3)) == kept[-3:]
+
+
+def test_pop_and_clear(tmp_path) -> None:
+    """pop_item takes the last item off (a tool output too); clear_session empties, durably."""
+    store = SqliteStore.open(str(tmp_path / "s.sqlite"), synchronous="NORMAL").unwrap()
+    session = CtxSession("p", window=WINDOW, store=store, tokenizer=HeuristicCounter())
+    items = [
+        {"role": "user", "content": "ls"},
+        {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "a.py"},
+    ]
+
+    async def go() -> tuple[Any, ...]:
+        await session.add_items(items)
+        popped = await session.pop_item()
+        kept, after_pop = session.items(), await session.get_items()
+        await session.clear_session()
+        return popped, kept, after_pop, await session.get_items(), await session.pop_item()
+
+    popped, kept, after_pop, after_clear, pop_empty = asyncio.run(go())
+    assert popped == items[-1]
+    assert kept == items[:2]
+    # The call lost its output, so the context sends neither side as a tool call.
+    assert protocol_valid(neutral(after_pop)) == []
+    assert after_clear == []
+    assert pop_empty is None
+    assert CtxSession("p", window=WINDOW, store=store).items() == []
+    store.close()
