@@ -53,6 +53,13 @@ class Marks(Mapping[str, int]):
             return Marks(self.keys_, values)
         return Marks((*self.keys_, key), (*self.values_, position))
 
+    def update(self, other: Mapping[str, int]) -> Marks:
+        """The marks with every key of ``other`` set to its position (like `PMap.update`)."""
+        marks = self
+        for key, position in other.items():
+            marks = marks.set(key, position)
+        return marks
+
 
 EMPTY_MARKS = Marks()
 
