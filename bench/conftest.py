@@ -15,6 +15,7 @@ peer's view of the same messages, and the real sessions.
 import gc
 import os
 import random
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -298,6 +299,12 @@ def histories(default_pipeline: Pipeline) -> Callable[[int], History]:
 def history(histories: Callable[[int], History], size: int) -> History:
     """The history of this test's size."""
     return histories(size)
+
+
+@pytest.fixture(scope="session")
+def bench_module() -> Any:
+    """This module: the text generator, ruler and constants the histories are made of."""
+    return sys.modules[__name__]
 
 
 @pytest.fixture(scope="session")

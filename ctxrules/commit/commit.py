@@ -6,10 +6,13 @@ import hashlib
 from collections.abc import Iterable, Mapping
 
 import attrs
-from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
+from pyrsistent import PSet, PVector, pset, pvector
 
 from ctxrules.canonical import content_hash
 from ctxrules.commit.item import ContextItem
+from ctxrules.commit.layout import Spans, summarized_spans, with_position
+from ctxrules.commit.marks import EMPTY_MARKS, Marks, as_marks
+from ctxrules.commit.state import State
 
 _MODULUS = 2**256
 
@@ -22,6 +25,15 @@ def position_term(index: int, item: ContextItem) -> int:
 def items_digest(items: Iterable[ContextItem]) -> int:
     """The order-sensitive digest of a sequence of items, built from scratch (O(n))."""
     return sum(position_term(i, item) for i, item in enumerate(items)) % _MODULUS
+
+
+#: ``summary_at`` before it is derived from the items.
+_UNKNOWN = -2
+
+
+def _first_summary(items: Iterable[ContextItem]) -> int:
+    """The position of the first summary item, or -1; O(n)."""
+    return next((i for i, item in enumerate(items) if item.state is State.SUMMARY), -1)
 
 
 def _as_pvector(items: Iterable[ContextItem]) -> PVector[ContextItem]:
@@ -38,6 +50,12 @@ class ContextCommit:
     equal content gives an equal id on every machine. ``marks`` is rule bookkeeping: the
     position before which a rule has nothing left to do, so a turn visits only new items.
     ``attached`` holds the ids of the source commits expanded along this commit chain.
+
+    Kept beside the content, derived from it and updated in O(changed items) like the
+    digest: ``hidden``, the spans of summarized items (rendering steps over them);
+    ``summary_at``, the position of the first summary item (-1 when there is none); and
+    ``replaced``, the positions replaced since the commit began to be generated from its
+    parent (None when unknown, as after `with_items`).
     """
 
     session_id: str
@@ -48,13 +66,21 @@ class ContextCommit:
     items: PVector[ContextItem] = attrs.field(factory=pvector, converter=_as_pvector)
     total_tokens: int = 0
     summary: str = ""
-    marks: PMap[str, int] = attrs.field(factory=pmap)
+    marks: Marks = attrs.field(default=EMPTY_MARKS, converter=as_marks)
     attached: PSet[str] = attrs.field(factory=pset)
     digest: int = attrs.field(default=-1, eq=False, repr=False)
+    hidden: Spans | None = attrs.field(default=None, eq=False, repr=False)
+    summary_at: int = attrs.field(default=_UNKNOWN, eq=False, repr=False)
+    replaced: tuple[int, ...] | None = attrs.field(default=None, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        if self.digest < 0:
+        fresh = self.digest < 0
+        if fresh:
             object.__setattr__(self, "digest", items_digest(self.items))
+        if fresh or self.hidden is None:
+            object.__setattr__(self, "hidden", summarized_spans(self.items))
+        if fresh or self.summary_at == _UNKNOWN:
+            object.__setattr__(self, "summary_at", _first_summary(self.items))
 
     @property
     def id(self) -> str:
@@ -77,11 +103,24 @@ class ContextCommit:
     def append_items(self, new: Iterable[ContextItem]) -> ContextCommit:
         """The commit with ``new`` added at the end; total and digest updated in O(len(new))."""
         items, digest, total = self.items, self.digest, self.total_tokens
+        hidden, summary_at = self.hidden or (), self.summary_at
         for item in new:
-            digest = (digest + position_term(len(items), item)) % _MODULUS
+            position = len(items)
+            digest = (digest + position_term(position, item)) % _MODULUS
             total += item.tokens
             items = items.append(item)
-        return attrs.evolve(self, items=items, digest=digest, total_tokens=total)
+            if item.state is State.SUMMARIZED:
+                hidden = with_position(hidden, position, hidden=True)
+            elif item.state is State.SUMMARY and summary_at < 0:
+                summary_at = position
+        return attrs.evolve(
+            self,
+            items=items,
+            digest=digest,
+            total_tokens=total,
+            hidden=hidden,
+            summary_at=summary_at,
+        )
 
     def replace_items(self, changes: Mapping[int, ContextItem]) -> ContextCommit:
         """The commit with the items at these positions replaced; O(len(changes)).
@@ -94,12 +133,28 @@ class ContextCommit:
             return self
         items = self.items.evolver()
         digest, total = self.digest, self.total_tokens
+        hidden, summary_at = self.hidden or (), self.summary_at
         for index, item in changes.items():
             old = self.items[index]
             digest = (digest - position_term(index, old) + position_term(index, item)) % _MODULUS
             total += item.tokens - old.tokens
             items[index] = item
-        return attrs.evolve(self, items=items.persistent(), digest=digest, total_tokens=total)
+            if (old.state is State.SUMMARIZED) is not (item.state is State.SUMMARIZED):
+                hidden = with_position(hidden, index, hidden=item.state is State.SUMMARIZED)
+            if item.state is State.SUMMARY and not 0 <= summary_at < index:
+                summary_at = index
+            elif index == summary_at and item.state is not State.SUMMARY:
+                summary_at = _UNKNOWN  # the first summary left: find the next one
+        replaced = None if self.replaced is None else self.replaced + tuple(changes)
+        return attrs.evolve(
+            self,
+            items=items.persistent(),
+            digest=digest,
+            total_tokens=total,
+            hidden=hidden,
+            summary_at=summary_at,
+            replaced=replaced,
+        )
 
     def with_items(self, items: Iterable[ContextItem]) -> ContextCommit:
         """The commit with a whole new item list (an insertion, a reorder); O(n).
@@ -112,8 +167,18 @@ class ContextCommit:
             items=new,
             digest=items_digest(new),
             total_tokens=sum(i.tokens for i in new),
-            marks=pmap(),
+            marks=EMPTY_MARKS,
+            hidden=None,
+            summary_at=_UNKNOWN,
+            replaced=None,
         )
+
+    def begin_generation(self) -> ContextCommit:
+        """The commit as the base of a child, with ``replaced`` empty.
+
+        The child's changes can then be read in O(changed items), not by comparing items.
+        """
+        return self if self.replaced == () else attrs.evolve(self, replaced=())
 
     def with_mark(self, key: str, position: int) -> ContextCommit:
         """The commit recording that rule ``key`` has nothing left to do before ``position``."""

@@ -18,7 +18,8 @@ class ContextItem:
     ``rendered`` is the text (for a tool item, the result); ``arguments`` the tool call's
     JSON text. ``turn`` is the assistant-turn index the item belongs to, ``created_at``
     the node's time and ``changed_at`` when ``state`` last changed. ``digest`` is the
-    SHA-256 of every other field, computed once.
+    SHA-256 of every other field, computed once, when first asked for: an item that is
+    built and at once replaced (counted, tightened) is never hashed.
     """
 
     source_node_id: str
@@ -37,13 +38,31 @@ class ContextItem:
     turn: int = 0
     created_at: float = 0.0
     changed_at: float = 0.0
-    digest: str = attrs.field(init=False, eq=False, repr=False)
+    _digest: str | None = attrs.field(init=False, default=None, eq=False, repr=False)
+    #: What rendering derived from this item (its messages, their provider form), by key:
+    #: pure functions of the item's fields, computed once per item, never part of its value.
+    memo: dict[str, object] | None = attrs.field(init=False, default=None, eq=False, repr=False)
 
-    def __attrs_post_init__(self) -> None:
-        # Computed once per item so a commit's id costs O(changed items), not O(items).
-        object.__setattr__(
-            self, "digest", hashlib.sha256(canonical_json(self.to_json()).encode()).hexdigest()
-        )
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the canonical JSON of every field; computed once per item."""
+        # Cached so a commit's id costs O(changed items), not O(items).
+        if self._digest is None:
+            digest = hashlib.sha256(canonical_json(self.to_json()).encode()).hexdigest()
+            object.__setattr__(self, "_digest", digest)
+            return digest
+        return self._digest
+
+    def remember(self, key: str, value: object) -> None:
+        """Keep ``value``, a pure function of this item, in ``memo`` under ``key``.
+
+        Rendering and the adapters use it so an item is converted once, when new or
+        changed; it never changes the item's value, equality or id.
+        """
+        if self.memo is None:
+            object.__setattr__(self, "memo", {key: value})
+        else:
+            self.memo[key] = value
 
     @property
     def is_tool(self) -> bool:

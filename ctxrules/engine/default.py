@@ -117,6 +117,29 @@ class ContextEngine(abc.ABC):
         """Called when a session closes: flush what is kept in memory."""
 
 
+def changed_since(before: ContextCommit | None, commit: ContextCommit) -> Counter[str]:
+    """How many of ``before``'s items changed state in ``commit``, by their new reason.
+
+    O(changed items) when ``commit`` was generated from ``before`` (its ``replaced``
+    positions say which); after a compaction, which moves positions, every item is compared.
+    """
+    if before is None or commit is before:
+        return Counter()
+    if commit.replaced is None:
+        earlier = {i.source_node_id: i.state for i in before.items}
+        return Counter(
+            i.reason
+            for i in commit.items
+            if i.source_node_id in earlier and earlier[i.source_node_id] is not i.state
+        )
+    old, new = before.items, commit.items
+    return Counter(
+        new[p].reason
+        for p in sorted(set(commit.replaced))
+        if p < len(old) and old[p].state is not new[p].state
+    )
+
+
 def _default_summarizer(_: tuple[Message, ...]) -> str:
     # No model configured: compaction falls back to the deterministic structural summary.
     raise RuntimeError("no summarizer configured")
@@ -235,7 +258,7 @@ class DefaultContextEngine(ContextEngine):
                 self.states[session.session_id] = attrs.evolve(
                     self._state(session.session_id), hold=hold_after(budget, self.policy)
                 )
-        messages = render_commit(commit)
+        messages: tuple[Message, ...] = render_commit(commit)
         limit = serves - fixed
         request = commit.total_tokens
         if request > limit or prompt_too_long:
@@ -281,7 +304,8 @@ class DefaultContextEngine(ContextEngine):
         facts = Facts(
             now=now, context_window=window, tokenizer=self.tokenizer, cited=references.cited
         )
-        known = {**state.by_id, **(sources or {})}
+        # No per-turn copy of the session's commits: the few given sources go on top.
+        known = state.by_id.update(sources) if sources else state.by_id
         built = ensure_latest_commit(
             state.commits,
             session.graph,
@@ -391,13 +415,8 @@ class DefaultContextEngine(ContextEngine):
             if record.basis.value == "estimated"
             else record
         )
-        earlier = {i.source_node_id: i.state for i in before.items} if before is not None else {}
-        changed = Counter(
-            i.reason
-            for i in commit.items
-            if i.source_node_id in earlier and earlier[i.source_node_id] is not i.state
-        )
-        summary = next((i.source_node_id for i in commit.items if i.state.value == "summary"), None)
+        changed = changed_since(before, commit)
+        summary = commit.items[commit.summary_at].source_node_id if commit.summary_at >= 0 else None
         warnings = tuple(getattr(system, "warnings", ()))
         return TurnPrep(
             session.session_id,

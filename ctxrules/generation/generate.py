@@ -159,7 +159,8 @@ def generate_commit(
     expand the commits ``sources`` holds (by id). The result's ``parent_ids`` names the
     parent, and after a merge instruction also the merged peers' commits.
     """
-    base = parent or ContextCommit(session_id)
+    # ``replaced`` starts empty, so the engine reads this turn's changes without a scan.
+    base = (parent or ContextCommit(session_id)).begin_generation()
 
     def build(calls: tuple[Call, ...]) -> ContextCommit:
         grown, peers = _grow(base, graph, calls, sources or {}, facts, pipeline.version)

@@ -17,6 +17,8 @@ from ctxrules.render.messages import (
 from ctxrules.tokens import Tokenizer
 
 SUMMARY_PREFIX = "[Summary] "
+#: The key under which an item keeps its rendered messages (`ContextItem.remember`).
+MESSAGES_KEY = "messages"
 
 
 def render_item(item: ContextItem) -> tuple[Message, ...]:
@@ -57,4 +59,8 @@ def item_tokens(item: ContextItem, tokenizer: Tokenizer) -> int:
 
 def counted(item: ContextItem, tokenizer: Tokenizer) -> ContextItem:
     """The item with ``tokens`` set from its rendering; call once per new or changed item."""
-    return attrs.evolve(item, tokens=item_tokens(item, tokenizer))
+    messages = render_item(item)
+    result = attrs.evolve(item, tokens=count_messages(messages, tokenizer))
+    # The token count does not change the rendering: keep it, so the item renders once.
+    result.remember(MESSAGES_KEY, messages)
+    return result

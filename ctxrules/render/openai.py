@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ctxrules.commit.item import ContextItem
 from ctxrules.render.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from ctxrules.render.pairing import blocks_of, degrade_orphans, run_end
+from ctxrules.render.render import RenderedMessages, item_messages
+
+#: The key under which an item keeps its Chat Completions messages (`ContextItem.remember`).
+OPENAI_KEY = "openai"
+#: Merges an item keeps with the messages before it (usually one: its turn's text).
+_MERGES_KEPT = 4
+#: A Chat Completions message param.
+OpenAIMessage = dict[str, object]
 
 
 def to_openai(messages: Sequence[Message]) -> list[dict[str, object]]:
@@ -24,6 +33,90 @@ def to_openai(messages: Sequence[Message]) -> list[dict[str, object]]:
        'function': {'name': 'ls', 'arguments': '{"path": "."}'}}]},
      {'role': 'tool', 'tool_call_id': 'c1', 'content': 'a.py'}]
     """
+    if isinstance(messages, RenderedMessages):
+        converted = _from_items(messages.items)
+        if converted is not None:
+            return converted
+    return _convert(messages)
+
+
+def _from_items(items: Sequence[ContextItem]) -> list[OpenAIMessage] | None:
+    """The messages of rendered items, each item converted once; None if pairs need repair.
+
+    Each item renders as self-contained messages (a tool item as its own call and result),
+    so the only repair that crosses items is a call id used twice: then None, and the
+    caller converts message by message. Consecutive assistant messages of two items merge,
+    as `_convert` merges them. The top-level dicts are new on every call.
+    """
+    out: list[OpenAIMessage] = []
+    seen: set[str] = set()
+    # The converted message out[-1] was copied from, while it is not a merge of two.
+    source: OpenAIMessage | None = None
+    for item in items:
+        memo = item.memo
+        parts: _Parts | None = memo.get(OPENAI_KEY) if memo is not None else None  # type: ignore[assignment]
+        if parts is None:
+            parts = _parts(item)
+        converted, call_ids, merges = parts
+        if not converted:
+            continue
+        for call_id in call_ids:
+            if call_id in seen:
+                return None
+            seen.add(call_id)
+        first = converted[0]
+        if out and first["role"] == "assistant" and out[-1]["role"] == "assistant":
+            if source is not None:
+                # The same two items merge the same way every turn: merge them once.
+                merge = merges.get(id(source))
+                if merge is None or merge[0] is not source:
+                    merge = (source, _merged(source, first))
+                    if len(merges) >= _MERGES_KEPT:
+                        merges.clear()  # the item's neighbour changed often: keep it bounded
+                    merges[id(source)] = merge
+                out[-1] = dict(merge[1])
+            else:
+                out[-1] = _merged(out[-1], first)
+            rest = converted[1:]
+            source = None if not rest else rest[-1]
+            out.extend(map(dict, rest))
+        else:
+            out.extend(map(dict, converted))
+            source = converted[-1]
+    return out
+
+
+#: An item's converted messages, the tool call ids among them, and its merges with a
+#: preceding message (keyed by that message's id; the message itself is kept beside it).
+_Parts = tuple[
+    tuple[OpenAIMessage, ...], tuple[str, ...], dict[int, tuple[OpenAIMessage, OpenAIMessage]]
+]
+
+
+def _parts(item: ContextItem) -> _Parts:
+    """The item's messages converted alone, once per item (kept with the item)."""
+    converted = tuple(_convert(item_messages(item)))
+    call_ids = tuple(
+        str(call["id"])
+        for message in converted
+        for call in message.get("tool_calls", ())  # type: ignore[attr-defined]
+    )
+    parts: _Parts = (converted, call_ids, {})
+    item.remember(OPENAI_KEY, parts)
+    return parts
+
+
+def _merged(first: OpenAIMessage, second: OpenAIMessage) -> OpenAIMessage:
+    """Two consecutive assistant messages as one, as `_assistant` builds it from their run."""
+    texts = [text for text in (first["content"], second["content"]) if text]
+    calls = [*first.get("tool_calls", ()), *second.get("tool_calls", ())]  # type: ignore[misc]
+    if not calls:
+        return {"role": "assistant", "content": "\n\n".join(texts)}  # type: ignore[arg-type]
+    return {"role": "assistant", "content": "\n\n".join(texts) or None, "tool_calls": calls}  # type: ignore[arg-type]
+
+
+def _convert(messages: Sequence[Message]) -> list[OpenAIMessage]:
+    """`to_openai` message by message: pairs repaired, runs of a role merged."""
     repaired = degrade_orphans(messages)
     out: list[dict[str, object]] = []
     start = 0

@@ -2,15 +2,62 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Self
+
 from ctxrules.commit.commit import ContextCommit
-from ctxrules.render.item import render_item
+from ctxrules.commit.item import ContextItem
+from ctxrules.commit.layout import visible_ranges
+from ctxrules.render.item import MESSAGES_KEY, render_item
 from ctxrules.render.messages import Message
 
 
-def render_commit(commit: ContextCommit) -> tuple[Message, ...]:
+# A tuple subclass cannot have non-empty slots: ``items`` lives in the instance dict.
+class RenderedMessages(tuple[Message, ...]):  # noqa: SLOT001
+    """The messages of a commit, and the visible items they come from, in order.
+
+    It is a tuple of `Message` s like any other, and compares equal to one; the adapters
+    use ``items`` to convert each item once, when it is new or changed. A slice or any
+    other tuple is converted message by message.
+    """
+
+    items: tuple[ContextItem, ...]
+
+    def __new__(  # noqa: D102 - the class says it
+        cls, messages: Iterable[Message] = (), items: Iterable[ContextItem] = ()
+    ) -> Self:
+        self = super().__new__(cls, messages)
+        self.items = tuple(items)
+        return self
+
+    def __getnewargs__(self) -> tuple[tuple[Message, ...], tuple[ContextItem, ...]]:
+        return tuple(self), self.items
+
+
+def item_messages(item: ContextItem) -> tuple[Message, ...]:
+    """`render_item` of the item, computed once per item and kept with it."""
+    memo = item.memo
+    messages = memo.get(MESSAGES_KEY) if memo is not None else None
+    if messages is None:
+        messages = render_item(item)
+        item.remember(MESSAGES_KEY, messages)
+    return messages  # type: ignore[return-value]
+
+
+def render_commit(commit: ContextCommit) -> RenderedMessages:
     """The messages the model reads for this commit: each item's messages, in order.
 
-    Pure: no clock, no I/O, no globals; equal commits give equal messages. The one O(n)
-    step of a turn.
+    Pure: no clock, no I/O, no globals; equal commits give equal messages. It visits the
+    visible items only (summarized spans are stepped over), and renders an item once: a
+    turn costs what is new plus the copy of what is sent.
     """
-    return tuple(message for item in commit.items for message in render_item(item))
+    items = commit.items
+    visible: list[ContextItem] = []
+    for span in visible_ranges(commit.hidden or (), len(items)):
+        visible.extend(items[span.start : span.stop])
+    messages: list[Message] = []
+    for item in visible:
+        memo = item.memo
+        rendered = memo.get(MESSAGES_KEY) if memo is not None else None
+        messages.extend(item_messages(item) if rendered is None else rendered)  # type: ignore[arg-type]
+    return RenderedMessages(messages, visible)

@@ -1,0 +1,178 @@
+"""Counted work: a turn renders and converts only its new or changed items, at any size.
+
+Rendering keeps each item's messages and its Chat Completions form with the item, so a
+turn converts what the pipeline changed; everything else is copied. These tests count
+the conversions (calls of `render_item` and of the adapter's per-item conversion), and
+the items render visits, at 1k and 4k items: the counts must not grow with the history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ctxrules.render.openai as openai_module
+import ctxrules.render.render as render_module
+from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.engine.default import changed_since
+from ctxrules.render import counted, render_commit, to_openai
+from ctxrules.rules import Facts, Pipeline
+from ctxrules.spec import load_spec
+from ctxrules.testing.commits import commits
+from ctxrules.tokens import HeuristicCounter
+
+RULER = HeuristicCounter()
+DEFAULT_SPEC = Path(__file__).resolve().parents[2] / "specs" / "default.toml"
+
+
+def default_pipeline() -> Pipeline:
+    """The pipeline of specs/default.toml."""
+    return load_spec(DEFAULT_SPEC).unwrap()
+
+
+def turn_items(turn: int, now: float) -> list[ContextItem]:
+    """One turn: a user message, an assistant reply and a tool call with a long result."""
+    raw = [
+        ContextItem(f"u{turn}", "user", rendered=f"step {turn}", turn=turn, created_at=now),
+        ContextItem(f"a{turn}", "assistant", rendered=f"doing {turn}", turn=turn, created_at=now),
+        ContextItem(
+            f"t{turn}",
+            "tool",
+            rendered=f"row {turn} " * 300,
+            tool_name="grep",
+            tool_call_id=f"c{turn}",
+            arguments="{}",
+            turn=turn,
+            created_at=now,
+        ),
+    ]
+    return [counted(item, RULER) for item in raw]
+
+
+def grow(pipeline: Pipeline, size: int) -> tuple[ContextCommit, int, float]:
+    """Run the pipeline turn by turn (30 s apart) until the commit holds ``size`` items."""
+    commit, turn, now = ContextCommit("s"), 0, 0.0
+    while len(commit.items) < size:
+        commit = _next_turn(commit, pipeline, turn, now)
+        turn += 1
+        now += 30.0
+    return commit, turn, now
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int]:
+    """Count the calls of ``module.name`` from now on."""
+    calls = [0]
+    original: Callable[..., Any] = getattr(module, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def _next_turn(commit: ContextCommit, pipeline: Pipeline, turn: int, now: float) -> ContextCommit:
+    """One more turn on ``commit``, as generation runs it: appended, then the pipeline."""
+    grown = commit.begin_generation().append_items(turn_items(turn, now))
+    return pipeline.run(grown, Facts(now=now, head_turn=turn + 1, tokenizer=RULER))
+
+
+def _turn_work(size: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int, int]:
+    """Items changed, items rendered, items converted and messages sent in one turn."""
+    pipeline = default_pipeline()
+    parent, turn, now = grow(pipeline, size)
+    to_openai(render_commit(parent))  # the previous turn's request: every item converted once
+    child = _next_turn(parent, pipeline, turn, now)
+    rendered = _counting(monkeypatch, render_module, "render_item")
+    converted = _counting(monkeypatch, openai_module, "_convert")
+    sent = to_openai(render_commit(child))
+    assert child.replaced is not None
+    new = len(child.items) - len(parent.items)
+    return new + len(set(child.replaced)), rendered[0], converted[0], len(sent)
+
+
+def test_a_turn_converts_only_what_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One turn at 4k items converts as many items as at 1k: the new and tightened ones."""
+    small = _turn_work(1_000, monkeypatch)
+    monkeypatch.undo()
+    large = _turn_work(4_000, monkeypatch)
+    for changed, rendered, converted, _ in (small, large):
+        assert 3 <= changed <= 6  # the 3 new items and what the pipeline tightened
+        # New and tightened items were rendered when counted, so render reuses even those.
+        assert rendered == 0
+        assert converted <= changed
+    assert small[:3] == large[:3]
+    assert large[3] > 3 * small[3]  # and yet the whole history is sent
+
+
+def test_the_count_would_see_a_full_conversion(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The counter is able to fail: a plain tuple of messages is converted message by message."""
+    pipeline = default_pipeline()
+    commit, _, _ = grow(pipeline, 1_000)
+    messages = tuple(render_commit(commit))
+    converted = _counting(monkeypatch, openai_module, "_convert")
+    fresh = [attrs.evolve(item) for item in commit.items]  # equal items without their memo
+    rendered = _counting(monkeypatch, render_module, "render_item")
+    assert to_openai(messages) == to_openai(render_commit(commit.with_items(fresh)))
+    assert converted[0] == 1 + len(fresh)  # the plain tuple once, then each fresh item
+    assert rendered[0] == len(fresh)
+
+
+def test_render_visits_only_the_visible_items() -> None:
+    """After a summary folds 9,990 of 10,000 items, render visits the 11 that are sent."""
+    items = [
+        ContextItem(f"n{i}", "user" if i % 2 == 0 else "assistant", rendered=f"m{i}", tokens=3)
+        for i in range(10_000)
+    ]
+    folded = [
+        attrs.evolve(item, state=State.SUMMARIZED) if 5 <= i < 9_995 else item
+        for i, item in enumerate(items)
+    ]
+    summary = ContextItem("sm_1", "assistant", state=State.SUMMARY, rendered="so far", tokens=5)
+    commit = ContextCommit("s").with_items([*folded[:5], summary, *folded[5:]])
+    rendered = render_commit(commit)
+    assert commit.hidden == ((6, 9_996),)
+    assert len(rendered.items) == 11
+    assert commit.items[commit.summary_at].source_node_id == "sm_1"
+
+
+@given(commits())
+def test_invariant_8_converting_by_item_equals_by_message(commit: ContextCommit) -> None:
+    """Invariant 8: converting the rendered items once each gives what message-by-message does."""
+    rendered = render_commit(commit)
+    assert to_openai(rendered) == to_openai(tuple(rendered))
+    assert to_openai(rendered) == to_openai(rendered)  # and again, from what items keep
+
+
+@given(commits(), st.data())
+def test_spans_kept_in_step_with_the_items(commit: ContextCommit, data: st.DataObject) -> None:
+    """The summarized spans and summary position kept per change equal a rebuild from scratch."""
+    if not commit.items:
+        return
+    positions = data.draw(st.sets(st.integers(0, len(commit.items) - 1), max_size=5))
+    states = data.draw(st.lists(st.sampled_from(State), min_size=5, max_size=5))
+    changes = {
+        p: attrs.evolve(commit.items[p], state=state)
+        for p, state in zip(sorted(positions), states, strict=False)
+    }
+    changed = commit.append_items([commit.items[0]]).replace_items(changes)
+    rebuilt = ContextCommit("s").with_items(changed.items)
+    assert changed.hidden == rebuilt.hidden
+    assert changed.summary_at == rebuilt.summary_at
+
+
+def test_changes_read_from_the_commit_equal_a_full_comparison() -> None:
+    """The engine's change counts from ``replaced`` equal comparing every item with the parent."""
+    pipeline = default_pipeline()
+    parent, turn, now = grow(pipeline, 300)
+    child = _next_turn(parent, pipeline, turn, now)
+    unknown = attrs.evolve(child, replaced=None)
+    assert sum(changed_since(parent, child).values()) == 1
+    assert changed_since(parent, child) == changed_since(parent, unknown)
