@@ -120,7 +120,7 @@ def llm_calls(session: Session) -> Iterator[tuple[int, Call]]:
 
 def break_cause(prep: TurnPrep, snipped_before: bool) -> str:
     """What rewrote an earlier part of the request: compaction, snip, or the changed items' reasons."""
-    if any(step == "compact:finished" for step in prep.decision_path):
+    if any(step.startswith("compact:finished") for step in prep.decision_path):
         return "compaction"
     if snipped_before or any(step.startswith("snip:") for step in prep.decision_path):
         return "snip"
@@ -195,7 +195,10 @@ def replay(
         extends = shared == len(last.messages)
         batches, why = last_batch(prep.commit)
         compaction = next(
-            (s.split(":", 1)[1] for s in prep.decision_path if s.startswith("compact:")), None
+            # The outcome alone: a structural fallback (``compact:finished:fallback``) is a
+            # finished compaction too.
+            (s.split(":")[1] for s in prep.decision_path if s.startswith("compact:")),
+            None,
         )
         snipped = any(s.startswith("snip:") for s in prep.decision_path)
         request = Request(
