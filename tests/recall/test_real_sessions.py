@@ -14,7 +14,9 @@ from ctxrules.recall.audit import audit_commits
 from ctxrules.spec import load_spec
 from ctxrules.tokens import default_tokenizer
 
-SPEC = Path(__file__).resolve().parents[2] / "specs" / "default.toml"
+# The small-window spec: these short sessions stay under the default spec's 8k-token floor
+# for batched tightening, so under it nothing would be hidden to recover.
+SPEC = Path(__file__).resolve().parents[2] / "specs" / "small-window.toml"
 #: The three smallest sessions, one per source format family; bench/recall_audit.py runs all.
 SMALL = (
     "5d_755497c182_0.jsonl",
