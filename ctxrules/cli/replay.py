@@ -101,7 +101,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         f"cost ({args.provider}) {figures['cost']:,.0f} vs {figures['naive_cost']:,.0f}"
         f" ({figures['cost'] / max(figures['naive_cost'], 1):.0%} of naive)\n"
     )
-    commits = engine.states[session.session_id].by_id.values()
+    # A session with no LLM call was never prepared, so it has no commits to audit.
+    commits = engine.states.get(session.session_id, SessionState()).by_id.values()
     out.write(audit_line(audit_commits(session.graph, commits, tokenizer=engine.tokenizer)) + "\n")
     if args.store is not None:
         status = _save(args.store, session, engine, out, fmt)

@@ -14,6 +14,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.dag import Call, Graph, Role, Session, Status
+from ctxrules.dag.payload import freeze
 from ctxrules.importers.formats import Format
 from ctxrules.importers.result import BadRecord, ImportFailure, ImportResult, ImportStats
 
@@ -125,7 +126,14 @@ class Builder:
     head: str | None = None
 
     def add(self, draft: Draft) -> Draft:
-        """Append a draft (its id checked free by the caller)."""
+        """Append a draft (its id checked free by the caller); a payload no node can hold raises.
+
+        Checked here, while its record is read, so the fault is that record's (``guarded``
+        reports it with its line) and never surfaces when the graph is built at the end.
+        """
+        for field, value in (("input", draft.input), ("metadata", draft.metadata)):
+            if isinstance(frozen := freeze(value, field), Failure):
+                raise TypeError(frozen.failure().message)
         self.drafts[draft.id] = draft
         return draft
 

@@ -64,7 +64,11 @@ def conversations(draw: st.DrawFn) -> list[BaseMessage]:
     for turn in range(draw(st.integers(1, 4))):
         out.append(HumanMessage(_content(draw(contents))))
         calls = [
-            {"name": draw(names), "args": {"n": draw(st.integers())}, "id": f"call_{turn}_{i}"}
+            {
+                "name": draw(names),
+                "args": {"n": draw(st.integers(-(2**63) + 1, 2**63 - 1))},
+                "id": f"call_{turn}_{i}",
+            }
             for i in range(draw(st.integers(0, 3)))
         ]
         text = draw(st.one_of(st.just(""), contents))
@@ -160,3 +164,14 @@ def test_a_bad_message_is_a_failure_naming_it() -> None:
     failure = from_langchain([HumanMessage("hi"), {"type": "tool", "content": "x"}]).failure()
     assert "tool_call_id" in str(failure)
     assert "2" in str(failure)
+
+
+def test_a_tool_argument_no_node_can_hold_is_a_failure_not_an_exception() -> None:
+    """An integer past 64 bits in tool arguments: from_langchain returns a Failure naming it."""
+    messages = [
+        HumanMessage("0"),
+        AIMessage("", tool_calls=[{"name": "f", "args": {"n": 2**64}, "id": "c1"}]),
+        ToolMessage("0", tool_call_id="c1"),
+    ]
+    result = from_langchain(messages)
+    assert "does not fit 64 bits" in result.failure().reason
