@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
@@ -77,7 +77,9 @@ def _walk(session: Session, sources, pipeline: Pipeline, data: st.DataObject):
     reason="since merging main (bounded summaries, issue 13) a chained compaction can show a "
     "handle the index does not resolve; open, see the issue 17 report",
 )
-@WALKS
+# While the failure is known and open, it is found but not shrunk: shrinking it took five of
+# CI's minutes.
+@settings(WALKS, phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(data=st.data(), drawn=agent_sessions(max_turns=6), pipeline=handle_pipelines())
 def test_invariant_16_every_tightened_item_resolves_to_its_original(
     data: st.DataObject, drawn, pipeline: Pipeline
