@@ -17,12 +17,13 @@ from typing import Any
 Scripted = str | Sequence[tuple[str, dict[str, object]]]
 
 
-def _materialized(value: object) -> object:
+def materialized(value: object) -> object:
+    """``value`` with every iterator read into a list, so an SDK type's lazy checks all run."""
     # pydantic validates iterable fields lazily; reading them runs the validation.
     if isinstance(value, dict):
-        return {key: _materialized(item) for key, item in value.items()}
+        return {key: materialized(item) for key, item in value.items()}
     if isinstance(value, list | Iterator):
-        return [_materialized(item) for item in value]
+        return [materialized(item) for item in value]
     return value
 
 
@@ -49,7 +50,7 @@ class FakeOpenAI:
         """Validate the request, keep it, and return the next scripted ChatCompletion."""
         from openai.types.chat import ChatCompletion  # noqa: PLC0415 - optional
 
-        validated = _materialized(self._adapter.validate_python(request))
+        validated = materialized(self._adapter.validate_python(request))
         if validated != request:
             raise ValueError(f"the SDK's types changed the request: {validated!r}")
         self.requests.append(request)
@@ -107,7 +108,7 @@ class FakeAnthropic:
         """Validate the request, keep it, and return the next scripted Message."""
         from anthropic.types import Message  # noqa: PLC0415 - optional
 
-        validated = _materialized(self._adapter.validate_python(request))
+        validated = materialized(self._adapter.validate_python(request))
         if validated != request:
             raise ValueError(f"the SDK's types changed the request: {validated!r}")
         self.requests.append(request)

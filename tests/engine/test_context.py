@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,6 +17,7 @@ from pydantic import TypeAdapter
 
 from ctxrules.engine.context import ConfigError, Context, InputError
 from ctxrules.render import Message, TextBlock
+from ctxrules.testing.fake_sdk import materialized
 from ctxrules.tokens import HeuristicCounter
 from ctxrules.tokens.usage import ProviderUsage, UsageState
 
@@ -34,14 +34,6 @@ TOOLS = [
         },
     }
 ]
-
-
-def _materialize(value: object) -> object:
-    if isinstance(value, dict):
-        return {key: _materialize(item) for key, item in value.items()}
-    if isinstance(value, list | Iterator):
-        return [_materialize(item) for item in value]
-    return value
 
 
 def _chat(
@@ -176,7 +168,7 @@ def test_openai_loop_with_tools_validates_against_the_sdk() -> None:
             {"role": "tool", "tool_call_id": call.id, "content": f"contents of {call.arguments}"}
         )
     request = ctx.openai()
-    assert _materialize(OPENAI_REQUEST.validate_python(request)) == request
+    assert materialized(OPENAI_REQUEST.validate_python(request)) == request
     assert request["messages"][: len(first["messages"])] == first["messages"], "prefix kept"
     roles = [m["role"] for m in request["messages"]]
     assert roles == ["system", "user", "assistant", "tool", "assistant", "tool"]
@@ -216,7 +208,7 @@ def test_anthropic_loop_places_breakpoints_and_validates() -> None:
         }
     )
     request = ctx.anthropic(max_tokens=1024)
-    assert _materialize(ANTHROPIC_REQUEST.validate_python(request)) == request
+    assert materialized(ANTHROPIC_REQUEST.validate_python(request)) == request
     assert request["system"][-1]["cache_control"] == {"type": "ephemeral"}
     assert request["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert request["tools"][0]["input_schema"]["properties"] == {"path": {"type": "string"}}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,6 +17,7 @@ from ctxrules.render import render_commit
 from ctxrules.render.anthropic import AnthropicRequest, to_anthropic, tool_input
 from ctxrules.render.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from ctxrules.testing import commits
+from ctxrules.testing.fake_sdk import materialized
 from ctxrules.testing.messages import conversations
 
 # Kept alive for the whole module: pydantic validates ``Iterable`` fields lazily, and
@@ -31,20 +31,11 @@ TOOL_ID = re.compile(r"[a-zA-Z0-9_-]+")
 # --- checks
 
 
-def _materialize(value: object) -> object:
-    """The value with pydantic's lazy iterators consumed, which runs their validation."""
-    if isinstance(value, dict):
-        return {key: _materialize(item) for key, item in value.items()}
-    if isinstance(value, list | Iterator):
-        return [_materialize(item) for item in value]
-    return value
-
-
 def conforms(request: AnthropicRequest) -> bool:
     """Whether the request validates as SDK params with nothing dropped or coerced."""
     try:
-        system = _materialize(SYSTEM_BLOCKS.validate_python(request.system))
-        messages = _materialize(MESSAGES.validate_python(request.messages))
+        system = materialized(SYSTEM_BLOCKS.validate_python(request.system))
+        messages = materialized(MESSAGES.validate_python(request.messages))
     except ValidationError:
         return False
     return system == request.system and messages == request.messages

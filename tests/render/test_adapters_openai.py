@@ -17,6 +17,7 @@ from ctxrules.render.messages import Message, TextBlock, ToolResultBlock, ToolUs
 from ctxrules.render.openai import to_openai
 from ctxrules.render.pairing import degrade_orphans
 from ctxrules.testing import commits
+from ctxrules.testing.fake_sdk import materialized
 from ctxrules.testing.messages import conversations
 
 # Kept alive for the whole module: pydantic validates ``Iterable`` fields lazily, and
@@ -26,19 +27,10 @@ CHAT_MESSAGES = TypeAdapter(list[ChatCompletionMessageParam])
 # --- checks
 
 
-def _materialize(value: object) -> object:
-    """The value with pydantic's lazy iterators consumed, which runs their validation."""
-    if isinstance(value, dict):
-        return {key: _materialize(item) for key, item in value.items()}
-    if isinstance(value, list | Iterator):
-        return [_materialize(item) for item in value]
-    return value
-
-
 def conforms(out: list[dict[str, object]]) -> bool:
     """Whether ``out`` validates as SDK message params with nothing dropped or coerced."""
     try:
-        return _materialize(CHAT_MESSAGES.validate_python(out)) == out
+        return materialized(CHAT_MESSAGES.validate_python(out)) == out
     except ValidationError:
         return False
 
