@@ -7,14 +7,13 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from pyrsistent import pmap
 from returns.result import Failure, Success
 
 from ctxrules.check import Violation, content_addressed, recoverable
 from ctxrules.check.recorded import session_head, verify_commits, verify_graph
 from ctxrules.cli.options import spec_source
 from ctxrules.dag import Graph, graph_from_jsonl
-from ctxrules.generation import ensure_latest_commit
+from ctxrules.generation import NO_COMMITS, ensure_latest_commit
 from ctxrules.recall.lookup import node_index
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.spec import load_spec
@@ -83,7 +82,7 @@ def recoverability(
     found = [v for commit in commits for v in recoverable(commit, graph, blobs, nodes=nodes)]
     head = session_head(graph)
     if head is not None and pipeline.rules:
-        built = ensure_latest_commit(pmap(), graph, head, pipeline, facts)
+        built = ensure_latest_commit(NO_COMMITS, graph, head, pipeline, facts)
         if not isinstance(built, Failure):
             found += recoverable(built.unwrap()[0], graph, blobs, nodes=nodes)
     return found

@@ -9,7 +9,7 @@ would have sent.
 from __future__ import annotations
 
 import attrs
-from pyrsistent import PMap, pmap
+from immutables import Map
 from returns.result import Failure, Result, Success
 
 from ctxrules.commit import ContextCommit
@@ -98,11 +98,9 @@ def restored_state(session: Session, commits: list[ContextCommit], usage: object
     The reference map is read again from the branch up to the last prepared head, which
     is what the engine had observed turn by turn.
     """
-    by_id = pmap({c.id: c for c in commits})
-    by_head: PMap[str, ContextCommit] = pmap()
-    for commit in commits:  # stored parents first: a compacted commit replaces its head's
-        if commit.head_node_id is not None:
-            by_head = by_head.set(commit.head_node_id, commit)
+    by_id = Map({c.id: c for c in commits})
+    # Stored parents first: a compacted commit replaces its head's.
+    by_head = Map({c.head_node_id: c for c in commits if c.head_node_id is not None})
     last = commits[-1].head_node_id if commits else None
     observed = branch(session.graph, last) if last is not None else ()
     references = ReferenceTracker().observe(item_for(call, 0) for call in observed)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import attrs
-from pyrsistent import PMap, pmap
+from immutables import Map
+from pyrsistent import PMap
 
 from ctxrules.commit import ContextCommit
 from ctxrules.compaction import Hold
 from ctxrules.compaction.occupancy import Measurement, Occupancy
 from ctxrules.engine.rescue import RescueState
-from ctxrules.generation import CommitMap
 from ctxrules.render import Message
 from ctxrules.rules import ReferenceTracker
 from ctxrules.tokens import BudgetAllocation
@@ -48,10 +48,15 @@ class TurnPrep:
 
 @attrs.frozen
 class SessionState:
-    """What the engine remembers of a session: commits, usage, the generation and holds."""
+    """What the engine remembers of a session: commits, usage, the generation and holds.
 
-    commits: CommitMap = attrs.field(factory=pmap)
-    by_id: PMap[str, ContextCommit] = attrs.field(factory=pmap)
+    ``commits`` (by head node) and ``by_id`` grow by one commit a turn; they are HAMTs
+    (``immutables.Map``), so a turn's new version is a few small nodes and the cyclic GC
+    does not walk the whole session each time it meets the new version.
+    """
+
+    commits: Map[str, ContextCommit] = attrs.field(factory=Map)
+    by_id: Map[str, ContextCommit] = attrs.field(factory=Map)
     references: ReferenceTracker = attrs.field(factory=ReferenceTracker)
     observed_head: str | None = None
     usage: UsageState = attrs.field(factory=UsageState)

@@ -4,6 +4,8 @@ It sits above `commit/` and `rules/` because it runs the rules on commits.
 """
 
 from ctxrules.generation.generate import (
+    NO_COMMITS,
+    CommitIndex,
     CommitMap,
     branch_items,
     ensure_latest_commit,
@@ -14,6 +16,8 @@ from ctxrules.generation.generate import (
 )
 
 __all__ = [
+    "NO_COMMITS",
+    "CommitIndex",
     "CommitMap",
     "branch_items",
     "ensure_latest_commit",

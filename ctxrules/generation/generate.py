@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from typing import Protocol, Self, TypeVar
 
 import attrs
-from pyrsistent import PMap, PVector
+from pyrsistent import PMap, PVector, pmap
 from returns.result import Failure, Result, Success
 
 # Imported as a module: render imports commit, so a name import here would be circular.
@@ -29,6 +30,31 @@ from ctxrules.rules import Facts, Pipeline
 
 #: Commits of one session by the head node they were built for.
 CommitMap = PMap[str, ContextCommit]
+#: A session with no commits yet.
+NO_COMMITS: CommitMap = pmap()
+
+
+class CommitIndex(Protocol):
+    """Any persistent map of commits by head node: a `CommitMap`, an ``immutables.Map``.
+
+    The engine keeps an ``immutables.Map``: its new versions are a few small nodes, where a
+    new ``pmap`` is one large object the cyclic GC walks whole while it is young.
+    """
+
+    def __contains__(self, key: object, /) -> bool:
+        """Whether a commit was built for this head."""
+        ...
+
+    def __getitem__(self, key: str, /) -> ContextCommit:
+        """The commit built for this head."""
+        ...
+
+    def set(self, key: str, value: ContextCommit, /) -> Self:
+        """The map with this head's commit set."""
+        ...
+
+
+AnyCommitMap = TypeVar("AnyCommitMap", bound=CommitIndex)
 
 
 def node_text(value: Frozen) -> str:
@@ -178,7 +204,7 @@ def generate_commit(
 
 
 def ensure_latest_commit(
-    commits: CommitMap,
+    commits: AnyCommitMap,
     graph: Graph,
     head: str,
     pipeline: Pipeline,
@@ -186,7 +212,7 @@ def ensure_latest_commit(
     *,
     session_id: str = "",
     sources: Mapping[str, ContextCommit] | None = None,
-) -> Result[tuple[ContextCommit, CommitMap], CommitError]:
+) -> Result[tuple[ContextCommit, AnyCommitMap], CommitError]:
     """The commit for ``head``: reused if one exists, else generated from the nearest one.
 
     Walks back from the head only until it meets a node that has a commit, so a checkout

@@ -93,11 +93,13 @@ def hold_back(parent: ContextCommit, ruled: ContextCommit) -> ContextCommit:
     The rules' marks go back with the items, so the held-back tightening is found again
     at the next batch point.
     """
-    known = len(parent.items)
+    known = min(len(parent.items), len(ruled.items))
+    # The positions the rules replaced, when the commit kept them: O(changed), not O(items).
+    touched = range(known) if ruled.replaced is None else sorted(set(ruled.replaced))
     restore = {
         index: parent.items[index]
-        for index in range(min(known, len(ruled.items)))
-        if ruled.items[index] is not parent.items[index]
+        for index in touched
+        if index < known and ruled.items[index] is not parent.items[index]
     }
     return attrs.evolve(ruled.replace_items(restore), marks=parent.marks)
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import attrs
-from pyrsistent import PSet, pset
+from pyrsistent import pset
 
 from ctxrules.tokens import Tokenizer, default_tokenizer
 
@@ -31,6 +33,6 @@ class Facts:
     context_window: int = 200_000
     budget: int | None = None
     tokenizer: Tokenizer = attrs.field(factory=default_tokenizer)
-    cited: PSet[str] = attrs.field(factory=pset)
+    cited: Collection[str] = attrs.field(factory=pset)
     head_turn: int = 0
     meter: WorkMeter | None = attrs.field(default=None, eq=False)

@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterable
 
 import attrs
-from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
+from immutables import Map
+from pyrsistent import PVector, pvector
 
 from ctxrules.commit import ContextItem
 
@@ -78,10 +79,13 @@ class ReferenceTracker:
 
     Matching is by equal substrings (a later message's words and distinctive substrings
     against earlier items' distinctive substrings), so each new item costs its own length.
+    ``index`` and ``cited`` (a set: its keys) are HAMTs (``immutables.Map``): they grow
+    with the session, and each turn's new version is a few small nodes rather than one
+    large object for the cyclic GC to walk.
     """
 
-    index: PMap[str, PVector[str]] = attrs.field(factory=pmap)
-    cited: PSet[str] = attrs.field(factory=pset)
+    index: Map[str, PVector[str]] = attrs.field(factory=Map)
+    cited: Map[str, None] = attrs.field(factory=Map)
 
     def observe(self, items: Iterable[ContextItem]) -> ReferenceTracker:
         """The tracker after reading ``items`` (newest last).
@@ -95,12 +99,14 @@ class ReferenceTracker:
         for item in items:
             text = item_text(item)
             for word in _candidates(text):
-                for source in index.get(word, pvector()):
-                    if source != item.source_node_id:
-                        cited = cited.add(source)
+                sources = index.get(word)
+                if sources is None:
+                    continue
+                for source in sources:
+                    if source != item.source_node_id and source not in cited:
+                        cited = cited.set(source, None)
                 # Each substring marks its items once; later mentions find nothing to do.
-                if word in index:
-                    index = index.remove(word)
+                index = index.delete(word)
             for substring in distinctive_substrings(text):
                 if item.source_node_id not in cited:
                     index = index.set(

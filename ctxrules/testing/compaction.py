@@ -28,7 +28,7 @@ from ctxrules.compaction import (
 )
 from ctxrules.compaction.occupancy import Measurement, next_generation, occupancy
 from ctxrules.dag import Session
-from ctxrules.generation import CommitMap, ensure_latest_commit
+from ctxrules.generation import NO_COMMITS, CommitMap, ensure_latest_commit
 from ctxrules.render import Message, TextBlock, render_commit
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.testing.commits import texts
@@ -263,7 +263,7 @@ def _source_commit(texts_: list[str], tokenizer: Tokenizer) -> ContextCommit:
         session = session.send("user" if n % 2 == 0 else "assistant", text).unwrap()
     assert session.head is not None  # noqa: S101 - texts_ is never empty
     commit, _ = ensure_latest_commit(
-        pmap(), session.graph, session.head, Pipeline(), Facts(tokenizer=tokenizer)
+        NO_COMMITS, session.graph, session.head, Pipeline(), Facts(tokenizer=tokenizer)
     ).unwrap()
     return commit
 
