@@ -35,17 +35,60 @@ def tighten(
     """
     if item.locked or not item.state.may_become(state):
         return None
+    changed_at = facts.now if state is not item.state else item.changed_at
+    text = item.rendered if rendered is None else rendered
+    args = item.arguments if arguments is None else arguments
+    key = (state, text, args)
+    kept = _kept(item, key, facts)
+    if kept is not None:
+        if kept.reason == reason and kept.changed_at == changed_at:
+            return kept
+        return _same_text(attrs.evolve(kept, reason=reason, changed_at=changed_at), kept)
     candidate = attrs.evolve(
-        item,
-        state=state,
-        rendered=item.rendered if rendered is None else rendered,
-        arguments=item.arguments if arguments is None else arguments,
-        reason=reason,
-        changed_at=facts.now if state is not item.state else item.changed_at,
+        item, state=state, rendered=text, arguments=args, reason=reason, changed_at=changed_at
     )
     counted = item_rendering.counted(candidate, facts.tokenizer)
     if counted.tokens > item.tokens:
         counted = attrs.evolve(
             candidate, rendered=item.rendered, arguments=item.arguments, tokens=item.tokens
         )
+    _keep(item, key, facts, counted)
     return counted
+
+
+#: The key under which an item keeps its recent tightenings (`ContextItem.remember`).
+_TIGHTENED_KEY = "tightened"
+#: Tightenings kept per item: a rule tightens an item one way; batching repeats it each turn.
+_TIGHTENINGS_KEPT = 4
+_Tightenings = dict[tuple[State, str, str], tuple[object, ContextItem]]
+
+
+def _kept(item: ContextItem, key: tuple[State, str, str], facts: Facts) -> ContextItem | None:
+    """The item tightened this way before, counted by the same tokenizer, if it was kept.
+
+    Under batching, pending tightening is computed again every turn until a batch point
+    lands it: kept, an item is rendered and counted once per way it is tightened.
+    """
+    memo = item.memo
+    kept: _Tightenings | None = memo.get(_TIGHTENED_KEY) if memo is not None else None  # type: ignore[assignment]
+    found = kept.get(key) if kept is not None else None
+    return found[1] if found is not None and found[0] is facts.tokenizer else None
+
+
+def _keep(
+    item: ContextItem, key: tuple[State, str, str], facts: Facts, result: ContextItem
+) -> None:
+    memo = item.memo
+    kept: _Tightenings | None = memo.get(_TIGHTENED_KEY) if memo is not None else None  # type: ignore[assignment]
+    if kept is None or len(kept) >= _TIGHTENINGS_KEPT:
+        kept = {}
+        item.remember(_TIGHTENED_KEY, kept)
+    kept[key] = (facts.tokenizer, result)
+
+
+def _same_text(item: ContextItem, like: ContextItem) -> ContextItem:
+    """``item`` keeping the rendered messages of ``like``, which has the same text."""
+    messages = like.memo.get(item_rendering.MESSAGES_KEY) if like.memo is not None else None
+    if messages is not None:
+        item.remember(item_rendering.MESSAGES_KEY, messages)
+    return item
