@@ -22,6 +22,7 @@ BATCH_COUNT = "batch:count"
 BATCH_TURN = "batch:turn"
 BATCH_ITEMS = "batch:items"
 BATCH_WHY = "batch:why"
+_BATCH_PREFIX = "batch:"
 
 
 class BatchReason(enum.IntEnum):
@@ -85,6 +86,19 @@ def mark_batch(commit: ContextCommit, facts: Facts, why: BatchReason) -> Context
         BATCH_WHY: int(why),
     }
     return attrs.evolve(commit, marks=commit.marks.update(pmap(marks)))
+
+
+def from_new_items(grown: ContextCommit, known: int) -> ContextCommit:
+    """``grown`` with every rule mark at ``known`` or later: the rules visit only new items.
+
+    Between batch points the rules' changes to the first ``known`` items are held back
+    (`hold_back`), so visiting them again each turn would be work thrown away.
+    """
+    marks = grown.marks
+    for key, position in grown.marks.items():
+        if position < known and not key.startswith(_BATCH_PREFIX):
+            marks = marks.set(key, known)
+    return grown if marks is grown.marks else attrs.evolve(grown, marks=marks)
 
 
 def hold_back(parent: ContextCommit, ruled: ContextCommit) -> ContextCommit:

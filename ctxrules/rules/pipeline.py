@@ -9,7 +9,13 @@ import attrs
 
 from ctxrules.canonical import content_hash
 from ctxrules.commit.commit import ContextCommit
-from ctxrules.rules.batching import Batching, BatchReason, hold_back, mark_batch
+from ctxrules.rules.batching import (
+    Batching,
+    BatchReason,
+    from_new_items,
+    hold_back,
+    mark_batch,
+)
 from ctxrules.rules.facts import Facts
 
 Rule: TypeAlias = Callable[[ContextCommit, Facts], ContextCommit]
@@ -59,14 +65,15 @@ class Pipeline:
         At a batch point every change lands and the commit records it; otherwise only the
         new items may change, so the request extends the previous one (invariant 15).
         """
-        ruled = self.run(grown, facts)
         if self.batching is None:
-            return ruled
+            return self.run(grown, facts)
         why = self.batching.reason(parent, grown, facts)
         if why is not None:
-            return mark_batch(ruled, facts, why)
+            return mark_batch(self.run(grown, facts), facts, why)
         assert parent is not None  # noqa: S101 - reason() calls a missing parent a batch point
-        return hold_back(parent, ruled)
+        # What the rules would change in the sent items is held back anyway: start them at
+        # the new items, so a turn between batch points costs what is new, not what is pending.
+        return hold_back(parent, self.run(from_new_items(grown, len(parent.items)), facts))
 
     def settle(self, commit: ContextCommit, facts: Facts, why: BatchReason) -> ContextCommit:
         """Apply everything pending now (with a compaction: one prefix break instead of two)."""
