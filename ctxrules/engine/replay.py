@@ -6,20 +6,21 @@ timing, the same cache rules, so the figures compare policies, not assumptions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import attrs
-from pyrsistent import pmap
+from immutables import Map
 
 from ctxrules.cache import CacheProfile, CacheState, Priced, anthropic
 from ctxrules.check import protocol_valid
 from ctxrules.commit import ContextCommit, State
-from ctxrules.dag import Call, Role, Session, branch
+from ctxrules.commit.layout import visible_ranges
+from ctxrules.dag import Call, Graph, Role, Session, branch
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.turn import TurnPrep
-from ctxrules.generation import CommitMap, ensure_latest_commit, node_text
-from ctxrules.render import Message, count_messages
-from ctxrules.rules import Facts, Pipeline
+from ctxrules.generation import branch_items, node_text
+from ctxrules.render import Message, ToolUseBlock, count_messages
+from ctxrules.render.item import counted
 from ctxrules.rules.batching import last_batch
 from ctxrules.tokens import Tokenizer
 from ctxrules.tokens.usage import ProviderUsage
@@ -104,10 +105,80 @@ def shared_prefix(
     """
     shared = 0
     for old, new in zip(previous, current, strict=False):
-        if old != new:
+        # An item renders once, so a shared message is usually the very same object.
+        if old is not new and old != new:
             break
         shared += 1
     return shared, current_tokens - count_messages(current[shared:], tokenizer)
+
+
+def naive_growth(
+    graph: Graph, new: Sequence[Call], commit: ContextCommit, tokenizer: Tokenizer
+) -> tuple[int, int]:
+    """Items and tokens the naive resend gains from the ``new`` branch nodes.
+
+    The engine counted the same items when they arrived: their counts are read from the
+    end of ``commit`` where the engine left them untouched, and only items it tightened on
+    arrival (or that do not line up) are counted again.
+    """
+    fresh = list(branch_items(graph, new))
+    tail = commit.items[len(commit.items) - len(fresh) :] if fresh else ()
+    tokens = 0
+    for index, item in enumerate(fresh):
+        ours = tail[index] if len(tail) == len(fresh) else None
+        if ours is not None and ours.source_node_id == item.source_node_id and ours.reason == "new":
+            tokens += ours.tokens
+        else:
+            tokens += counted(item, tokenizer).tokens
+    return len(fresh), tokens
+
+
+def visible_summary_tokens(commit: ContextCommit) -> int:
+    """Tokens of the summary items the commit sends, visiting only the items it sends."""
+    items = commit.items
+    return sum(
+        items[position].tokens
+        for span in visible_ranges(commit.hidden or (), len(items), max(commit.summary_at, 0))
+        for position in span
+        if items[position].state is State.SUMMARY
+    )
+
+
+@attrs.frozen
+class ProtocolCheck:
+    """Invariant 11 checked request by request, on what is new in each.
+
+    When a request extends a valid previous one, only its tail is checked (with the
+    message before it, which a leading tool result pairs with), and the tail's call ids
+    against those the prefix used; otherwise the whole request is checked again.
+    """
+
+    #: Call ids of the previous request's messages but its last (a valid last has none).
+    earlier_ids: Map[str, None] = attrs.field(factory=Map)
+    last: tuple[Message, ...] = ()
+    valid: bool = False
+
+    def check(self, messages: tuple[Message, ...], shared: int) -> tuple[int, ProtocolCheck]:
+        """The violations in ``messages`` (sharing ``shared`` leading messages), and the next check."""
+        extends = self.valid and 0 < shared == len(self.last)
+        start = shared - 1 if extends else 0
+        window = messages[start:]
+        found = len(protocol_valid(window))
+        ids = self.earlier_ids if extends else Map()
+        if extends:
+            # The window's first message alone: its results pair with a message outside the
+            # window, so what it reports here is not a violation of the request.
+            found -= len(protocol_valid(window[:1]))
+            found += sum(1 for call in _call_ids(window) if call in ids)
+        with ids.mutate() as grown:
+            for call in _call_ids(messages[start : len(messages) - 1]):
+                grown.set(call, None)
+            ids = grown.finish()
+        return found, ProtocolCheck(ids, messages, found == 0)
+
+
+def _call_ids(messages: Iterable[Message]) -> Iterator[str]:
+    return (b.id for m in messages for b in m.blocks if isinstance(b, ToolUseBlock))
 
 
 def llm_calls(session: Session) -> Iterator[tuple[int, Call]]:
@@ -155,19 +226,20 @@ def replay(
     """
     profile = profile or anthropic()
     calls = branch(recorded.graph, recorded.head)
-    naive_commits: CommitMap = pmap()
-    plain = Pipeline()
     last = _Previous()
     done: list[Request] = []
+    # Running measurements: each request adds what is new (the naive resend's items and
+    # tokens, the protocol check of the new messages), never recounting the history.
+    naive_total = naive_count = seen = 0
+    protocol = ProtocolCheck()
     for before, call in llm_calls(recorded):
         head = calls[before].id
         live = Session(recorded.session_id, recorded.graph, head)
         prep: TurnPrep = engine.prepare(live, window=window, now=call.created_at).unwrap()
-        facts = Facts(now=call.created_at, tokenizer=engine.tokenizer)
-        naive_commit: ContextCommit
-        naive_commit, naive_commits = ensure_latest_commit(
-            naive_commits, recorded.graph, head, plain, facts
-        ).unwrap()
+        added, added_tokens = naive_growth(
+            recorded.graph, calls[seen : before + 1], prep.commit, engine.tokenizer
+        )
+        naive_count, naive_total, seen = naive_count + added, naive_total + added_tokens, before + 1
         fixed = prep.budget.system + prep.budget.tools_schema
         shared, shared_tokens = shared_prefix(
             last.messages, prep.messages, prep.request_tokens - fixed, engine.tokenizer
@@ -182,17 +254,17 @@ def replay(
             shared_tokens=shared_tokens + fixed,
             output=output,
         )
-        naive_count = len(naive_commit.items)
         naive_priced, naive_cache = last.naive_cache.price(
             profile,
             now=call.created_at,
-            tokens=naive_commit.total_tokens + fixed,
+            tokens=naive_total + fixed,
             messages=naive_count,
             shared_messages=last.naive_messages,
             shared_tokens=last.naive + fixed,
             output=output,
         )
         extends = shared == len(last.messages)
+        violations, protocol = protocol.check(prep.messages, shared)
         batches, why = last_batch(prep.commit)
         compaction = next(
             # The outcome alone: a structural fallback (``compact:finished:fallback``) is a
@@ -205,13 +277,13 @@ def replay(
             index=len(done),
             node_id=call.id,
             sent=prep.request_tokens,
-            naive=naive_commit.total_tokens + fixed,
+            naive=naive_total + fixed,
             window=window,
             input_budget=prep.budget.input_budget,
             compaction=compaction,
             changed=dict(prep.changed),
             snipped=snipped,
-            protocol_violations=len(protocol_valid(prep.messages)),
+            protocol_violations=violations,
             extends=extends,
             cause=None if extends else break_cause(prep, last.snipped),
             batch=why.name.lower() if why is not None and batches != last.batches else None,
@@ -219,12 +291,12 @@ def replay(
             naive_priced=naive_priced,
             history=prep.commit.total_tokens,
             fixed=fixed,
-            summary_tokens=sum(i.tokens for i in prep.commit.items if i.state is State.SUMMARY),
+            summary_tokens=visible_summary_tokens(prep.commit),
         )
         engine.after_turn(recorded.session_id, ProviderUsage(prep.request_tokens), prep)
         last = _Previous(
             prep.messages,
-            naive_commit.total_tokens,
+            naive_total,
             naive_count,
             snipped,
             cache,

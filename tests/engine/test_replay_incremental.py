@@ -1,0 +1,100 @@
+"""Replay's running measurements equal the same measurements recomputed from scratch.
+
+Replay adds to its naive resend, its protocol check and its summary count only what each
+request brings; these tests recompute each of them over the whole request and compare.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxrules.check import protocol_valid
+from ctxrules.commit import State
+from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.replay import ProtocolCheck, replay
+from ctxrules.engine.turn import TurnPrep
+from ctxrules.generation import NO_COMMITS, ensure_latest_commit
+from ctxrules.importers import import_session
+from ctxrules.render import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from ctxrules.rules import Facts, Pipeline
+from ctxrules.spec import load_spec
+from ctxrules.tokens import load_encoding
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = ROOT / "ctxrules" / "data" / "sessions" / "entire-cli-5d_755497c182_0.jsonl"
+DEFAULT = load_spec(ROOT / "specs" / "default.toml").unwrap()
+RULER = load_encoding().unwrap()
+
+
+def _replayed(path: Path, window: int) -> None:
+    session = import_session(path, skip_bad=True).unwrap().session
+    engine = DefaultContextEngine(
+        pipeline=DEFAULT, tokenizer=RULER, summarizer=lambda _: "Summary of the work so far."
+    )
+    preps: list[TurnPrep] = []
+    prepare = engine.prepare
+
+    def recording(*args: object, **kwargs: object) -> object:
+        result = prepare(*args, **kwargs)  # type: ignore[arg-type]
+        preps.append(result.unwrap())
+        return result
+
+    engine.prepare = recording  # type: ignore[method-assign]
+    requests = replay(session, engine, window=window)
+    assert len(requests) == len(preps) > 0
+    naive = NO_COMMITS
+    for request, prep in zip(requests, preps, strict=True):
+        commit, naive = ensure_latest_commit(
+            naive, session.graph, prep.head, Pipeline(), Facts(tokenizer=RULER)
+        ).unwrap()
+        fixed = prep.budget.system + prep.budget.tools_schema
+        assert request.naive == commit.total_tokens + fixed, request.index
+        assert request.protocol_violations == len(protocol_valid(prep.messages)), request.index
+        summary = sum(i.tokens for i in prep.commit.items if i.state is State.SUMMARY)
+        assert request.summary_tokens == summary, request.index
+
+
+@pytest.mark.parametrize("window", [8_000, 32_000])
+def test_bundled_session_running_measurements_equal_full_recounts(window: int) -> None:
+    """Naive resend, protocol violations and summary tokens, request by request."""
+    _replayed(BUNDLED, window)
+
+
+def test_shared_sessions_running_measurements_equal_full_recounts(shared_sessions: Path) -> None:
+    """The same on the shortest real sessions of each source (the longer ones are slow)."""
+    paths = sorted(shared_sessions.rglob("*.json*"), key=lambda p: p.stat().st_size)[:3]
+    for path in paths:
+        _replayed(path, 16_000)
+
+
+def _call(call_id: str) -> tuple[Message, Message]:
+    return (
+        Message("assistant", (ToolUseBlock(call_id, "ls", "{}"),)),
+        Message("tool", (ToolResultBlock(call_id, "a.py"),)),
+    )
+
+
+def test_protocol_check_counts_what_a_full_check_counts_on_a_growing_request() -> None:
+    """A repeated id across prefix and tail, an orphan in the tail, and a broken prefix."""
+    user = Message("user", (TextBlock("go"),))
+    orphan = Message("tool", (ToolResultBlock("zz", "late"),))
+    requests = [
+        (user, *_call("c1")),
+        (user, *_call("c1"), *_call("c2")),
+        (user, *_call("c1"), *_call("c2"), *_call("c1")),  # c1 again
+        (user, *_call("c1"), *_call("c2"), *_call("c1"), orphan),
+        (user, *_call("c3")),  # the prefix broke
+        (user, *_call("c3"), user),
+    ]
+    check, previous = ProtocolCheck(), ()
+    for messages in requests:
+        shared = 0
+        for old, new in zip(previous, messages, strict=False):
+            if old != new:
+                break
+            shared += 1
+        found, check = check.check(messages, shared)
+        assert found == len(protocol_valid(messages)), messages
+        previous = messages
