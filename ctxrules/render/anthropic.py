@@ -8,8 +8,10 @@ from collections.abc import Sequence
 
 import attrs
 
+from ctxrules.commit.item import ContextItem
 from ctxrules.render.messages import Block, Message, TextBlock, ToolUseBlock
 from ctxrules.render.pairing import degrade_orphans
+from ctxrules.render.render import RenderedMessages, item_messages
 
 #: The user message put first when a conversation starts with the assistant.
 CONTINUED = "(continued)"
@@ -70,7 +72,8 @@ def to_anthropic(
             f" of messages, 0 <= cache_prefix_end < {len(messages)}"
         )
         raise ValueError(msg)
-    system, turns = _gather(degrade_orphans(messages, valid_id=_valid_id))
+    gathered = _from_items(messages.items) if isinstance(messages, RenderedMessages) else None
+    system, turns = gathered or _gather(degrade_orphans(messages, valid_id=_valid_id))
     order = system + [sourced for _, blocks in turns for sourced in blocks]
     marks: set[int] = set()
     if cache_system and system:
@@ -112,17 +115,75 @@ def _gather(messages: Sequence[Message]) -> tuple[list[_Sourced], list[_Turn]]:
     system: list[_Sourced] = []
     turns: list[_Turn] = []
     for index, message in enumerate(messages):
-        blocks = [
-            (index, content) for content in map(_content, message.blocks) if content is not None
-        ]
-        if message.role == "system":
-            system.extend(blocks)
-            continue
-        role = "assistant" if message.role == "assistant" else "user"
-        if turns and turns[-1][0] == role:
-            turns[-1][1].extend(blocks)
-        elif blocks:
-            turns.append((role, blocks))
+        _add(system, turns, index, message.role, tuple(map(_content, message.blocks)))
+    return _finish(system, turns)
+
+
+#: The key under which an item keeps its Anthropic content blocks (`ContextItem.remember`).
+ANTHROPIC_KEY = "anthropic"
+#: An item's repaired messages as (role, content blocks), and the tool call ids among them.
+_Parts = tuple[tuple[tuple[str, tuple[dict[str, object] | None, ...]], ...], tuple[str, ...]]
+
+
+def _from_items(items: Sequence[ContextItem]) -> tuple[list[_Sourced], list[_Turn]] | None:
+    """`_gather` of rendered items, each item's blocks built once; None if pairs need repair.
+
+    An item renders as self-contained messages (a tool item as its own call and result), so
+    it is repaired alone; the only repair that crosses items is a call id used twice, and
+    then the caller repairs message by message.
+    """
+    system: list[_Sourced] = []
+    turns: list[_Turn] = []
+    seen: set[str] = set()
+    index = 0
+    for item in items:
+        memo = item.memo
+        parts: _Parts | None = memo.get(ANTHROPIC_KEY) if memo is not None else None  # type: ignore[assignment]
+        if parts is None:
+            parts = _parts(item)
+        messages, call_ids = parts
+        for call_id in call_ids:
+            if call_id in seen:
+                return None
+            seen.add(call_id)
+        for role, blocks in messages:
+            _add(system, turns, index, role, blocks)
+            index += 1
+    return _finish(system, turns)
+
+
+def _parts(item: ContextItem) -> _Parts:
+    """The item's messages repaired alone and their blocks converted, once per item."""
+    repaired = degrade_orphans(item_messages(item), valid_id=_valid_id)
+    messages = tuple((m.role, tuple(map(_content, m.blocks))) for m in repaired)
+    call_ids = tuple(b.id for m in repaired for b in m.blocks if isinstance(b, ToolUseBlock))
+    parts: _Parts = (messages, call_ids)
+    item.remember(ANTHROPIC_KEY, parts)
+    return parts
+
+
+def _add(
+    system: list[_Sourced],
+    turns: list[_Turn],
+    index: int,
+    role: str,
+    contents: Sequence[dict[str, object] | None],
+) -> None:
+    """Add one message's content blocks: to the system, or merged into the alternating turns."""
+    # Blocks are copied: the ones an item keeps are shared by every request it is in.
+    blocks = [(index, dict(content)) for content in contents if content is not None]
+    if role == "system":
+        system.extend(blocks)
+        return
+    side = "assistant" if role == "assistant" else "user"
+    if turns and turns[-1][0] == side:
+        turns[-1][1].extend(blocks)
+    elif blocks:
+        turns.append((side, blocks))
+
+
+def _finish(system: list[_Sourced], turns: list[_Turn]) -> tuple[list[_Sourced], list[_Turn]]:
+    """The gathered turns starting with a user turn, tool results before text in each."""
     if turns and turns[0][0] == "assistant":
         # It belongs to the assistant message it stands before, so a cache breakpoint
         # set earlier does not move onto it when that message is appended later.

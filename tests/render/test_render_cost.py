@@ -17,11 +17,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import ctxrules.render.anthropic as anthropic_module
 import ctxrules.render.openai as openai_module
 import ctxrules.render.render as render_module
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.engine.default import changed_since
-from ctxrules.render import counted, render_commit, to_openai
+from ctxrules.render import counted, render_commit, to_anthropic, to_openai
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.spec import load_spec
 from ctxrules.testing.commits import commits
@@ -149,6 +150,41 @@ def test_invariant_8_converting_by_item_equals_by_message(commit: ContextCommit)
     rendered = render_commit(commit)
     assert to_openai(rendered) == to_openai(tuple(rendered))
     assert to_openai(rendered) == to_openai(rendered)  # and again, from what items keep
+
+
+@given(commits(), st.booleans(), st.data())
+def test_invariant_8_anthropic_by_item_equals_by_message(
+    commit: ContextCommit, newest: bool, data: st.DataObject
+) -> None:
+    """Invariant 8 for `to_anthropic`, with cache breakpoints anywhere in the request."""
+    rendered = render_commit(commit)
+    end = data.draw(st.none() | st.integers(0, len(rendered) - 1)) if rendered else None
+    expected = to_anthropic(tuple(rendered), cache_prefix_end=end, cache_newest=newest)
+    assert to_anthropic(rendered, cache_prefix_end=end, cache_newest=newest) == expected
+    again = to_anthropic(rendered, cache_prefix_end=end, cache_newest=newest)
+    assert again == expected  # from what items keep; and the kept blocks were not marked
+    assert to_anthropic(rendered) == to_anthropic(tuple(rendered))
+
+
+def test_anthropic_turn_converts_only_what_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One turn at 1k and at 4k items converts the same few items for `to_anthropic`."""
+    pipeline = default_pipeline()
+    counts = []
+    for size in (1_000, 4_000):
+        parent, turn, now = grow(pipeline, size)
+        to_anthropic(render_commit(parent))
+        child = _next_turn(parent, pipeline, turn, now)
+        converted = _counting(monkeypatch, anthropic_module, "_parts")
+        whole = _counting(monkeypatch, anthropic_module, "_gather")
+        sent = to_anthropic(render_commit(child))
+        monkeypatch.undo()
+        assert child.replaced is not None
+        changed = len(child.items) - len(parent.items) + len(set(child.replaced))
+        assert whole[0] == 0  # never message by message
+        assert converted[0] <= changed <= 6
+        counts.append((converted[0], len(sent.messages)))
+    assert counts[0][0] == counts[1][0]
+    assert counts[1][1] > 3 * counts[0][1]  # and yet the whole history is sent
 
 
 @given(commits(), st.data())
