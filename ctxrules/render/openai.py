@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import islice
 
 from ctxrules.commit.item import ContextItem
 from ctxrules.render.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -11,8 +12,6 @@ from ctxrules.render.render import RenderedMessages, item_messages
 
 #: The key under which an item keeps its Chat Completions messages (`ContextItem.remember`).
 OPENAI_KEY = "openai"
-#: Merges an item keeps with the messages before it (usually one: its turn's text).
-_MERGES_KEPT = 4
 #: A Chat Completions message param.
 OpenAIMessage = dict[str, object]
 
@@ -46,51 +45,71 @@ def _from_items(items: Sequence[ContextItem]) -> list[OpenAIMessage] | None:
     Each item renders as self-contained messages (a tool item as its own call and result),
     so the only repair that crosses items is a call id used twice: then None, and the
     caller converts message by message. Consecutive assistant messages of two items merge,
-    as `_convert` merges them. The top-level dicts are new on every call.
+    as `_convert` merges them. The items are joined by runs of `_RUN` (kept with a run's
+    first item), so a turn joins the runs that changed, not every item; the top-level
+    dicts are new on every call.
     """
     out: list[OpenAIMessage] = []
     seen: set[str] = set()
-    # The converted message out[-1] was copied from, while it is not a merge of two.
-    source: OpenAIMessage | None = None
-    for item in items:
-        memo = item.memo
-        parts: _Parts | None = memo.get(OPENAI_KEY) if memo is not None else None  # type: ignore[assignment]
-        if parts is None:
-            parts = _parts(item)
-        converted, call_ids, merges = parts
+    for start in range(0, len(items), _RUN):
+        run = tuple(items[start : start + _RUN])
+        memo = run[0].memo
+        kept: _Run | None = memo.get(RUN_KEY) if memo is not None else None  # type: ignore[assignment]
+        # Equal when the items are the same objects (compared by identity first), as they
+        # are from turn to turn until a batch point or a compaction.
+        if kept is None or kept[0] != run:
+            kept = _joined(run)
+            if kept is None:
+                return None
+            run[0].remember(RUN_KEY, kept)
+        _, converted, call_ids = kept
+        if not seen.isdisjoint(call_ids):
+            return None
+        seen.update(call_ids)
         if not converted:
             continue
+        first = converted[0]
+        if out and first["role"] == "assistant" and out[-1]["role"] == "assistant":
+            out[-1] = _merged(out[-1], first)
+            out.extend(map(dict, islice(converted, 1, None)))
+        else:
+            out.extend(map(dict, converted))
+    return out
+
+
+#: Items per run joined once and kept: small enough that a changed run costs little.
+_RUN = 64
+#: The key under which a run's first item keeps the run joined (`ContextItem.remember`).
+RUN_KEY = "openai_run"
+#: A run of items, their messages joined (merges done), and the tool call ids among them.
+_Run = tuple[tuple[ContextItem, ...], tuple[OpenAIMessage, ...], frozenset[str]]
+
+
+def _joined(run: tuple[ContextItem, ...]) -> _Run | None:
+    """The run's items' kept forms joined, merging assistant neighbours; None on a repeated id."""
+    out: list[OpenAIMessage] = []
+    seen: set[str] = set()
+    for item in run:
+        memo = item.memo
+        parts: _Parts | None = memo.get(OPENAI_KEY) if memo is not None else None  # type: ignore[assignment]
+        converted, call_ids = parts if parts is not None else _parts(item)
         for call_id in call_ids:
             if call_id in seen:
                 return None
             seen.add(call_id)
+        if not converted:
+            continue
         first = converted[0]
         if out and first["role"] == "assistant" and out[-1]["role"] == "assistant":
-            if source is not None:
-                # The same two items merge the same way every turn: merge them once.
-                merge = merges.get(id(source))
-                if merge is None or merge[0] is not source:
-                    merge = (source, _merged(source, first))
-                    if len(merges) >= _MERGES_KEPT:
-                        merges.clear()  # the item's neighbour changed often: keep it bounded
-                    merges[id(source)] = merge
-                out[-1] = dict(merge[1])
-            else:
-                out[-1] = _merged(out[-1], first)
-            rest = converted[1:]
-            source = None if not rest else rest[-1]
-            out.extend(map(dict, rest))
+            out[-1] = _merged(out[-1], first)
+            out.extend(converted[1:])
         else:
-            out.extend(map(dict, converted))
-            source = converted[-1]
-    return out
+            out.extend(converted)
+    return run, tuple(out), frozenset(seen)
 
 
-#: An item's converted messages, the tool call ids among them, and its merges with a
-#: preceding message (keyed by that message's id; the message itself is kept beside it).
-_Parts = tuple[
-    tuple[OpenAIMessage, ...], tuple[str, ...], dict[int, tuple[OpenAIMessage, OpenAIMessage]]
-]
+#: An item's converted messages and the tool call ids among them.
+_Parts = tuple[tuple[OpenAIMessage, ...], tuple[str, ...]]
 
 
 def _parts(item: ContextItem) -> _Parts:
@@ -101,7 +120,7 @@ def _parts(item: ContextItem) -> _Parts:
         for message in converted
         for call in message.get("tool_calls", ())  # type: ignore[attr-defined]
     )
-    parts: _Parts = (converted, call_ids, {})
+    parts: _Parts = (converted, call_ids)
     item.remember(OPENAI_KEY, parts)
     return parts
 

@@ -94,9 +94,12 @@ def _turn_work(size: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, in
     rendered = _counting(monkeypatch, render_module, "render_item")
     converted = _counting(monkeypatch, openai_module, "_convert")
     sent = to_openai(render_commit(child))
+    counts = rendered[0], converted[0]
+    # Joined by runs of kept items, the request is what message-by-message conversion gives.
+    assert sent == to_openai(tuple(render_commit(child)))
     assert child.replaced is not None
     new = len(child.items) - len(parent.items)
-    return new + len(set(child.replaced)), rendered[0], converted[0], len(sent)
+    return new + len(set(child.replaced)), *counts, len(sent)
 
 
 def test_a_turn_converts_only_what_changed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -212,3 +215,28 @@ def test_changes_read_from_the_commit_equal_a_full_comparison() -> None:
     unknown = attrs.evolve(child, replaced=None)
     assert sum(changed_since(parent, child).values()) == 1
     assert changed_since(parent, child) == changed_since(parent, unknown)
+
+
+@given(
+    st.lists(
+        st.sampled_from(["user", "assistant", "tool", "empty", "repeat"]), min_size=60, max_size=200
+    )
+)
+def test_invariant_8_across_runs_of_kept_items(kinds: list[str]) -> None:
+    """Invariant 8 over more items than one run: merges across run ends and a repeated id."""
+    items = []
+    for n, kind in enumerate(kinds):
+        if kind in {"tool", "repeat"}:
+            call = "c0" if kind == "repeat" else f"c{n}"
+            items.append(
+                ContextItem(f"n{n}", "tool", rendered=f"r{n}", tool_name="ls", tool_call_id=call)
+            )
+        else:
+            role = "assistant" if kind == "empty" else kind
+            items.append(ContextItem(f"n{n}", role, rendered="" if kind == "empty" else f"t{n}"))
+    commit = ContextCommit("s").append_items(items)
+    rendered = render_commit(commit)
+    assert to_openai(rendered) == to_openai(tuple(rendered))
+    grown = commit.append_items([ContextItem("late", "assistant", rendered="more")])
+    again = render_commit(grown)  # the same items: every run but the last is kept
+    assert to_openai(again) == to_openai(tuple(again))
