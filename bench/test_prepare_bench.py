@@ -87,9 +87,10 @@ def build_engine_history(
 ) -> EngineHistory:
     """Grow the session through the engine until it holds ``size`` items, then add a turn.
 
-    With compaction the engine prepares every turn, as an agent does; without, every
-    ``size // 1000`` turns, since each such turn sends the whole history (a 100k build
-    would otherwise take an hour). The new turn is one that does not compact (if it would,
+    With compaction the engine prepares every turn, as an agent does, up to 10k items, and
+    every ``size // 10_000`` turns beyond (a 100k build preparing all 33k turns took 12
+    minutes; the commit each round starts from is the same kind); without compaction,
+    every ``size // 1000`` turns, since each such turn sends the whole history. The new turn is one that does not compact (if it would,
     it joins the history and the next turn is taken), so rounds time an ordinary turn.
     """
     engine = DefaultContextEngine(
@@ -100,7 +101,7 @@ def build_engine_history(
         auto_compact=compaction,
     )
     window = WINDOW if compaction else UNBOUNDED
-    every = 1 if compaction else max(size // 1000, 1)
+    every = max(size // 10_000, 1) if compaction else max(size // 1000, 1)
     graph, turn, previous = Graph(), 0, None
     while True:
         for call in turn_calls(bench, turn, previous):
