@@ -6,13 +6,14 @@ import hashlib
 from collections.abc import Iterable, Mapping
 
 import attrs
-from pyrsistent import PSet, PVector, pset, pvector
+from pyrsistent import PSet, pset
 
 from ctxrules.canonical import content_hash
 from ctxrules.commit.item import ContextItem
 from ctxrules.commit.layout import Spans, summarized_spans, with_position
 from ctxrules.commit.marks import EMPTY_MARKS, Marks, as_marks
 from ctxrules.commit.state import State
+from ctxrules.commit.vector import EMPTY_ITEMS, ItemVector, as_item_vector
 
 _MODULUS = 2**256
 
@@ -34,11 +35,6 @@ _UNKNOWN = -2
 def _first_summary(items: Iterable[ContextItem]) -> int:
     """The position of the first summary item, or -1; O(n)."""
     return next((i for i, item in enumerate(items) if item.state is State.SUMMARY), -1)
-
-
-def _as_pvector(items: Iterable[ContextItem]) -> PVector[ContextItem]:
-    # attrs.evolve re-runs converters; passing a PVector through untouched keeps evolve O(1).
-    return items if isinstance(items, PVector) else pvector(items)
 
 
 @attrs.frozen
@@ -63,7 +59,8 @@ class ContextCommit:
     created_at: float = 0.0
     head_node_id: str | None = None
     rules_version: str = ""
-    items: PVector[ContextItem] = attrs.field(factory=pvector, converter=_as_pvector)
+    # attrs.evolve re-runs converters; an ItemVector passes through, so evolve stays O(1).
+    items: ItemVector = attrs.field(default=EMPTY_ITEMS, converter=as_item_vector)
     total_tokens: int = 0
     summary: str = ""
     marks: Marks = attrs.field(default=EMPTY_MARKS, converter=as_marks)
@@ -131,14 +128,13 @@ class ContextCommit:
         """
         if not changes:
             return self
-        items = self.items.evolver()
+        items = self.items
         digest, total = self.digest, self.total_tokens
         hidden, summary_at = self.hidden or (), self.summary_at
         for index, item in changes.items():
             old = self.items[index]
             digest = (digest - position_term(index, old) + position_term(index, item)) % _MODULUS
             total += item.tokens - old.tokens
-            items[index] = item
             if (old.state is State.SUMMARIZED) is not (item.state is State.SUMMARIZED):
                 hidden = with_position(hidden, index, hidden=item.state is State.SUMMARIZED)
             if item.state is State.SUMMARY and not 0 <= summary_at < index:
@@ -148,7 +144,7 @@ class ContextCommit:
         replaced = None if self.replaced is None else self.replaced + tuple(changes)
         return attrs.evolve(
             self,
-            items=items.persistent(),
+            items=items.set_many(changes),
             digest=digest,
             total_tokens=total,
             hidden=hidden,
@@ -161,7 +157,7 @@ class ContextCommit:
 
         Rule marks are dropped, since positions may have moved: each rule rescans once.
         """
-        new = pvector(items)
+        new = ItemVector.of(items)
         return attrs.evolve(
             self,
             items=new,

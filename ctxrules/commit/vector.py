@@ -1,0 +1,155 @@
+"""`ItemVector`: a commit's items, persistent, in chunks the cyclic GC need not walk again."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import chain, islice
+from typing import TYPE_CHECKING, overload
+
+from immutables import Map
+
+if TYPE_CHECKING:
+    from ctxrules.commit.item import ContextItem
+
+#: Items per chunk: a change copies one chunk, a young chunk costs the GC this many visits.
+CHUNK = 64
+_SHIFT = 6
+_Chunk = tuple["ContextItem", ...]
+
+
+class ItemVector(Sequence["ContextItem"]):
+    """An immutable sequence of items: tuples of `CHUNK` items in a HAMT by chunk number.
+
+    A new version (an append, a replacement) makes one new chunk and a few small HAMT nodes;
+    every other chunk is shared with the old version. A flat persistent vector is one
+    object whose GC traversal visits every item, and a turn makes new ones: the cyclic GC
+    would walk the whole history each time it met one young. Here it meets small objects.
+
+    >>> v = ItemVector.of(range(3)).append(3)  # type: ignore[arg-type]
+    >>> list(v.set(0, 9)), len(v), v[-1]
+    ([9, 1, 2, 3], 4, 3)
+    """
+
+    __slots__ = ("_chunks", "_length")
+
+    def __init__(self, chunks: Map[int, _Chunk] | None = None, length: int = 0) -> None:
+        self._chunks: Map[int, _Chunk] = chunks if chunks is not None else Map()
+        self._length = length
+
+    @classmethod
+    def of(cls, items: Iterable[ContextItem]) -> ItemVector:
+        """The items as a vector (an `ItemVector` is returned as it is)."""
+        if isinstance(items, ItemVector):
+            return items
+        flat = tuple(items)
+        chunks = Map(
+            {n: flat[start : start + CHUNK] for n, start in enumerate(range(0, len(flat), CHUNK))}
+        )
+        return cls(chunks, len(flat))
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> ContextItem: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[ContextItem, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> ContextItem | tuple[ContextItem, ...]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self._length)
+            if step != 1:
+                return tuple(self)[index]
+            return tuple(self._between(start, stop))
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            msg = "ItemVector index out of range"
+            raise IndexError(msg)
+        return self._chunks[index >> _SHIFT][index & (CHUNK - 1)]
+
+    def _between(self, start: int, stop: int) -> Iterator[ContextItem]:
+        """The items from ``start`` to ``stop``, chunk by chunk."""
+        if start >= stop:
+            return iter(())
+        first, last = start >> _SHIFT, (stop - 1) >> _SHIFT
+        chunks = (self._chunks[n] for n in range(first, last + 1))
+        return islice(
+            chain.from_iterable(chunks), start - (first << _SHIFT), stop - (first << _SHIFT)
+        )
+
+    def __iter__(self) -> Iterator[ContextItem]:
+        return self._between(0, self._length)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ItemVector):
+            return self._length == other._length and all(
+                a is b or a == b
+                for a, b in zip(self._chunk_list(), other._chunk_list(), strict=True)
+            )
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(other) == self._length and all(
+                a is b or a == b for a, b in zip(self, other, strict=True)
+            )
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._chunk_list()))
+
+    def __repr__(self) -> str:
+        return f"ItemVector({list(self)!r})"
+
+    def __reduce__(self) -> tuple[object, tuple[tuple[ContextItem, ...]]]:
+        return _rebuilt, (tuple(self),)
+
+    def _chunk_list(self) -> list[_Chunk]:
+        return [self._chunks[n] for n in range(len(self._chunks))]
+
+    def append(self, item: ContextItem) -> ItemVector:
+        """The vector with ``item`` at the end: one chunk copied."""
+        number = self._length >> _SHIFT
+        chunk = self._chunks.get(number, ())
+        return ItemVector(self._chunks.set(number, (*chunk, item)), self._length + 1)
+
+    def extend(self, items: Iterable[ContextItem]) -> ItemVector:
+        """The vector with ``items`` at the end."""
+        vector = self
+        for item in items:
+            vector = vector.append(item)
+        return vector
+
+    def set(self, index: int, item: ContextItem) -> ItemVector:
+        """The vector with ``item`` at ``index``: one chunk copied."""
+        return self.set_many({index: item})
+
+    def set_many(self, changes: Mapping[int, ContextItem]) -> ItemVector:
+        """The vector with each position of ``changes`` replaced; each touched chunk copied once."""
+        if not changes:
+            return self
+        by_chunk: dict[int, list[tuple[int, ContextItem]]] = {}
+        for index, item in changes.items():
+            position = index + self._length if index < 0 else index
+            if not 0 <= position < self._length:
+                msg = "ItemVector index out of range"
+                raise IndexError(msg)
+            by_chunk.setdefault(position >> _SHIFT, []).append((position & (CHUNK - 1), item))
+        chunks = self._chunks.mutate()
+        for number, replaced in by_chunk.items():
+            chunk = list(self._chunks[number])
+            for offset, item in replaced:
+                chunk[offset] = item
+            chunks.set(number, tuple(chunk))
+        return ItemVector(chunks.finish(), self._length)
+
+
+def _rebuilt(items: tuple[ContextItem, ...]) -> ItemVector:
+    return ItemVector.of(items)
+
+
+EMPTY_ITEMS = ItemVector()
+
+
+def as_item_vector(items: Iterable[ContextItem] | Sequence[ContextItem]) -> ItemVector:
+    """Any iterable of items as an `ItemVector` (one passes through, so evolve stays O(1))."""
+    return items if isinstance(items, ItemVector) else ItemVector.of(items)
