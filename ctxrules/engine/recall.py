@@ -8,7 +8,8 @@ originals in a blob store, visiting only the items that changed since the last t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -32,6 +33,7 @@ from ctxrules.recall.tools import (
 )
 from ctxrules.spec.recall import RecallOptions
 from ctxrules.store.search import literal
+from ctxrules.store.sqlite import SqliteStore
 from ctxrules.tokens import Tokenizer
 
 
@@ -83,6 +85,23 @@ def store_search(store: object, session: Session) -> HistorySearch | None:
         return [hit for hit in found.unwrap() if not echoes(hit)][:limit]
 
     return run
+
+
+@contextmanager
+def memory_search(session: Session) -> Iterator[HistorySearch | None]:
+    """The session's full-text search in an in-memory store, for replays and audits without one."""
+    opened = SqliteStore.open(":memory:")
+    if isinstance(opened, Failure):
+        yield None
+        return
+    store = opened.unwrap()
+    try:
+        kept = store.create_session(session.session_id).bind(
+            lambda _: store.append_graph(session.session_id, session.graph)
+        )
+        yield None if isinstance(kept, Failure) else store_search(store, session)
+    finally:
+        store.close()
 
 
 @attrs.define

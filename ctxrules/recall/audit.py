@@ -2,10 +2,13 @@
 
 A simulated model recalls every handle any request showed it, page by page; the audit
 counts the tool results that takes and every answer that is an error (there must be none).
+Given the host's search, the model also searches for each hidden item with words drawn
+from its original and recalls every handle the search returns.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
 import attrs
@@ -15,8 +18,8 @@ from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit, State
 from ctxrules.dag import Graph
 from ctxrules.recall.lookup import RecallIndex, node_original, recall_index
-from ctxrules.recall.tools import PAGE_TOKENS, answer_recall
-from ctxrules.rules.handles import handle_for, handles_in
+from ctxrules.recall.tools import PAGE_TOKENS, HistorySearch, answer_recall, answer_search
+from ctxrules.rules.handles import handles_in, item_handle
 from ctxrules.tokens import Tokenizer
 
 
@@ -25,7 +28,10 @@ class RecallAudit:
     """Per session: hidden items and how many came back byte for byte; handles shown and resolved.
 
     ``recall_results`` is the number of tool results (pages) a model that recalls every
-    shown handle needs; ``errors`` the answers among them that were errors.
+    shown handle needs; ``errors`` the answers among them that were errors. ``searches``
+    counts the hidden items searched for, ``found_by_search`` those whose handle the search
+    returned, ``search_results`` the tool results the searches and their recalls took, and
+    ``search_errors`` the error answers among them.
     """
 
     hidden: int
@@ -35,14 +41,19 @@ class RecallAudit:
     recall_results: int
     errors: int
     violations: tuple[Violation, ...] = ()
+    searches: int = 0
+    found_by_search: int = 0
+    search_results: int = 0
+    search_errors: int = 0
 
     @property
     def ok(self) -> bool:
-        """Everything hidden came back and nothing shown failed."""
+        """Everything hidden came back and nothing shown or searched failed."""
         return (
             self.recovered == self.hidden
             and self.unresolved == 0
             and self.errors == 0
+            and self.search_errors == 0
             and not self.violations
         )
 
@@ -63,6 +74,66 @@ def _pages(
         pages = answer.pages
         page += 1
     return "".join(bodies), pages, errors
+
+
+#: A word a search for an item may use: letters first, four characters or more.
+_WORD = re.compile(r"[^\W\d_][\w]{3,}")
+#: Words in one simulated query.
+QUERY_WORDS = 3
+
+
+def search_query(text: str) -> str | None:
+    """The words a model would search with for a hidden original: a few from its middle, or None.
+
+    The middle is what a cap hides; short or wordless texts give no query.
+
+    >>> search_query("alpha beta gamma delta epsilon zeta eta")
+    'beta gamma delta'
+    >>> search_query("1 2 3") is None
+    True
+    """
+    words = _WORD.findall(text)
+    if not words:
+        return None
+    start = max((len(words) - QUERY_WORDS) // 2, 0)
+    return " ".join(words[start : start + QUERY_WORDS])
+
+
+@attrs.frozen
+class _Searched:
+    searches: int = 0
+    found: int = 0
+    results: int = 0
+    errors: int = 0
+
+
+def _search_every_hidden(
+    index: RecallIndex,
+    hidden: list[tuple[str, str]],
+    search: HistorySearch,
+    tokenizer: Tokenizer,
+    page_tokens: int,
+) -> _Searched:
+    """Search for each hidden item (handle, original) and recall every handle returned."""
+    recalled: dict[str, tuple[int, int]] = {}
+    searches = found = results = errors = 0
+    for handle, original in hidden:
+        query = search_query(original)
+        if query is None:
+            continue
+        searches += 1
+        answer = answer_search(search, {"query": query})
+        results += 1
+        errors += int(answer.is_error)
+        returned = handles_in(answer.text) if not answer.is_error else ()
+        found += int(handle in returned)
+        for hit in returned:
+            if hit not in recalled:
+                _, pages, failed = _pages(index, hit, tokenizer, page_tokens)
+                recalled[hit] = (pages, failed)
+            results += recalled[hit][0]
+            errors += recalled[hit][1]
+    return _Searched(searches, found, results, errors)
 
 
 def shown_handles(commits: Iterable[ContextCommit]) -> set[str]:
@@ -86,17 +157,22 @@ def audit_session(
     tokenizer: Tokenizer,
     page_tokens: int = PAGE_TOKENS,
     offloaded: Mapping[str, str] | None = None,
+    search: HistorySearch | None = None,
 ) -> RecallAudit:
-    """Check invariant 16 on ``final`` and recall, page by page, every handle ``commits`` showed."""
+    """Check invariant 16 on ``final`` and recall, page by page, every handle ``commits`` showed.
+
+    With ``search`` (the host's full-text search), also search for every hidden item.
+    """
     index = recall_index(graph, final, offloaded)
-    hidden = recovered = 0
+    hidden: list[tuple[str, str]] = []
+    recovered = 0
     for item in final.items:
         if item.state.tightness <= State.FULL.tightness:
             continue
-        hidden += 1
         node = node_original(graph, item.source_node_id)
         truth = item.rendered if node is None else node.text
-        text, _, errors = _pages(index, handle_for(item.source_node_id), tokenizer, page_tokens)
+        hidden.append((item_handle(item), truth))
+        text, _, errors = _pages(index, item_handle(item), tokenizer, page_tokens)
         recovered += int(errors == 0 and text == truth)
     shown = shown_handles(commits)
     results = errors = unresolved = 0
@@ -105,14 +181,23 @@ def audit_session(
         results += pages
         errors += failed
         unresolved += int(index.get(handle) is None)
+    searched = (
+        _search_every_hidden(index, hidden, search, tokenizer, page_tokens)
+        if search is not None
+        else _Searched()
+    )
     return RecallAudit(
-        hidden,
+        len(hidden),
         recovered,
         len(shown),
         unresolved,
         results,
         errors,
         tuple(recoverable(final, graph, offloaded)),
+        searched.searches,
+        searched.found,
+        searched.results,
+        searched.errors,
     )
 
 
@@ -127,11 +212,14 @@ def audit_commits(
     *,
     tokenizer: Tokenizer,
     offloaded: Mapping[str, str] | None = None,
+    search: HistorySearch | None = None,
 ) -> RecallAudit:
     """`audit_session` over every commit a replay made, its newest as the final one."""
     every = list(commits)
     final = latest_commit(every) or ContextCommit("")
-    return audit_session(graph, final, every, tokenizer=tokenizer, offloaded=offloaded)
+    return audit_session(
+        graph, final, every, tokenizer=tokenizer, offloaded=offloaded, search=search
+    )
 
 
 def audit_line(audit: RecallAudit) -> str:
@@ -139,10 +227,18 @@ def audit_line(audit: RecallAudit) -> str:
 
     >>> audit_line(RecallAudit(10, 10, 12, 0, 15, 0))
     'recall: 10/10 hidden items recoverable, 12 handles shown, 0 unresolved, 15 recall results needed, 0 errors, 0 invariant-16 violations'
+    >>> audit_line(RecallAudit(10, 10, 12, 0, 15, 0, (), 9, 8, 40, 0)).split("; ")[1]
+    'search: 8/9 hidden items found, 40 search and recall results, 0 errors'
     """
-    return (
+    line = (
         f"recall: {audit.recovered}/{audit.hidden} hidden items recoverable, "
         f"{audit.shown} handles shown, {audit.unresolved} unresolved, "
         f"{audit.recall_results} recall results needed, {audit.errors} errors, "
         f"{len(audit.violations)} invariant-16 violations"
+    )
+    if not audit.searches:
+        return line
+    return (
+        f"{line}; search: {audit.found_by_search}/{audit.searches} hidden items found, "
+        f"{audit.search_results} search and recall results, {audit.search_errors} errors"
     )
