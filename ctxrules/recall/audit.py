@@ -29,8 +29,8 @@ class RecallAudit:
 
     ``recall_results`` is the number of tool results (pages) a model that recalls every
     shown handle needs; ``errors`` the answers among them that were errors. ``searches``
-    counts the hidden items searched for, ``found_by_search`` those whose handle the search
-    returned, ``search_results`` the tool results the searches and their recalls took, and
+    counts the hidden items searched for, ``found_by_search`` those whose handle (or the
+    handle of a byte-identical original, such as the same file read twice) the search returned, ``search_results`` the tool results the searches and their recalls took, and
     ``search_errors`` the error answers among them.
     """
 
@@ -83,20 +83,24 @@ QUERY_WORDS = 3
 
 
 def search_query(text: str) -> str | None:
-    """The words a model would search with for a hidden original: a few from its middle, or None.
+    """The words a model would search with for a hidden original: the longest of its middle third.
 
-    The middle is what a cap hides; short or wordless texts give no query.
+    The middle is what a cap hides, and a long word (an identifier, a file name) says more
+    than a short one, as a model picking words to find a result would know; the chosen
+    words keep their order. Short or wordless texts give no query.
 
-    >>> search_query("alpha beta gamma delta epsilon zeta eta")
-    'beta gamma delta'
+    >>> search_query("one two three alpha remarkable_identifier beta configuration gamma four five")
+    'remarkable_identifier configuration gamma'
     >>> search_query("1 2 3") is None
     True
     """
     words = _WORD.findall(text)
     if not words:
         return None
-    start = max((len(words) - QUERY_WORDS) // 2, 0)
-    return " ".join(words[start : start + QUERY_WORDS])
+    third = len(words) // 3
+    middle = list(dict.fromkeys(words[third : len(words) - third] or words))
+    longest = set(sorted(middle, key=len, reverse=True)[:QUERY_WORDS])
+    return " ".join(w for w in middle if w in longest)
 
 
 @attrs.frozen
@@ -126,7 +130,11 @@ def _search_every_hidden(
         results += 1
         errors += int(answer.is_error)
         returned = handles_in(answer.text) if not answer.is_error else ()
-        found += int(handle in returned)
+        # A result read again is found by its copy as well: the model gets the same bytes.
+        found += int(
+            handle in returned
+            or any((hit := index.get(h)) is not None and hit.text == original for h in returned)
+        )
         for hit in returned:
             if hit not in recalled:
                 _, pages, failed = _pages(index, hit, tokenizer, page_tokens)
