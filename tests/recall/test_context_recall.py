@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -44,6 +45,14 @@ def test_the_spec_offers_both_tools_in_either_request() -> None:
     plain = ctxrules.Context("default", model="gpt-4o")
     plain.add({"role": "user", "content": "hi"})
     assert "tools" not in plain.openai()
+
+
+def test_the_async_twins_offer_them_too() -> None:
+    """``aopenai`` and ``aanthropic`` carry the recall tools like their blocking twins."""
+    ctx = ctxrules.Context(SPEC, model="gpt-4o")
+    ctx.add({"role": "user", "content": "hi"})
+    assert _names(asyncio.run(ctx.aopenai())["tools"]) == ["recall", "search_history"]
+    assert _names(asyncio.run(ctx.aanthropic())["tools"]) == ["recall", "search_history"]
 
 
 def test_a_pipeline_takes_its_recall_options_from_the_argument() -> None:
