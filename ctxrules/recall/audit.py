@@ -133,7 +133,7 @@ def _search_every_hidden(
         # A result read again is found by its copy as well: the model gets the same bytes.
         found += int(
             handle in returned
-            or any((hit := index.get(h)) is not None and hit.text == original for h in returned)
+            or any((known := index.get(h)) is not None and known.text == original for h in returned)
         )
         for hit in returned:
             if hit not in recalled:
