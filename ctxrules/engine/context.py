@@ -30,7 +30,8 @@ from ctxrules.rules import Pipeline
 from ctxrules.spec import load_spec
 from ctxrules.spec.builtin import resolve_spec
 from ctxrules.spec.recall import RecallOptions, recall_options
-from ctxrules.store import SqliteStore
+from ctxrules.store.protocol import Store
+from ctxrules.store.url import open_store, parse_store_url
 from ctxrules.tokens import Tokenizer, default_tokenizer, real_context_window
 from ctxrules.tokens.usage import ProviderUsage
 
@@ -91,8 +92,8 @@ class Context:
     """One session of an agent loop: ``add`` messages, ``openai()``/``anthropic()``, ``record``.
 
     ``spec`` is a built-in spec name, a TOML path or text, or a `Pipeline`; ``store`` a
-    SQLite path or an open `SqliteStore` (the session is saved as it happens and reopened
-    by ``session`` id); ``clock`` gives the time in seconds. ``recall`` overrides the spec's
+    path or URL for `open_store` (SQLite or ``postgresql://``) or an open store (the session
+    is saved as it happens and reopened by ``session`` id); ``clock`` gives the time in seconds. ``recall`` overrides the spec's
     ``[recall]`` table (the only way to set it with a `Pipeline`).
     """
 
@@ -104,7 +105,7 @@ class Context:
         window: int | None = None,
         system: str = "",
         tools: Sequence[Mapping[str, object]] = (),
-        store: str | os.PathLike[str] | SqliteStore | None = None,
+        store: str | os.PathLike[str] | Store | None = None,
         session: str = "main",
         summarizer: AnySummarizer | None = None,
         tokenizer: Tokenizer | None = None,
@@ -126,7 +127,7 @@ class Context:
         self.session = Session(session)
         self._keeper: Keeper | None = None
         self._prep: TurnPrep | None = None
-        self._owns_store = store is not None and not isinstance(store, SqliteStore)
+        self._owns_store = isinstance(store, str | os.PathLike)
         if store is not None:
             opened = self._open(store)
             self._keeper, self.session = _unwrap(
@@ -134,12 +135,13 @@ class Context:
             )
 
     @staticmethod
-    def _open(store: str | os.PathLike[str] | SqliteStore) -> SqliteStore:
-        if isinstance(store, SqliteStore):
+    def _open(store: str | os.PathLike[str] | Store) -> Store:
+        if not isinstance(store, str | os.PathLike):
             return store
-        if os.fspath(store) != ":memory:":
-            Path(store).parent.mkdir(parents=True, exist_ok=True)
-        return _unwrap(SqliteStore.open(store), ConfigError)
+        where = _unwrap(parse_store_url(store), ConfigError)
+        if where.backend == "sqlite" and where.target != ":memory:":
+            Path(where.target).parent.mkdir(parents=True, exist_ok=True)
+        return _unwrap(open_store(store), ConfigError)
 
     # -- adding to the session ---------------------------------------------------------------
 
