@@ -21,6 +21,7 @@ from ctxrules.engine.turn import TurnPrep
 from ctxrules.generation import branch_items, node_text
 from ctxrules.render import Message, ToolUseBlock, count_messages
 from ctxrules.render.item import counted
+from ctxrules.render.render import RenderedMessages, item_messages
 from ctxrules.rules.batching import last_batch
 from ctxrules.tokens import Tokenizer
 from ctxrules.tokens.usage import ProviderUsage
@@ -109,7 +110,23 @@ def shared_prefix(
         if old is not new and old != new:
             break
         shared += 1
-    return shared, current_tokens - count_messages(current[shared:], tokenizer)
+    return shared, current_tokens - _tail_tokens(current, shared, tokenizer)
+
+
+def _tail_tokens(current: tuple[Message, ...], shared: int, tokenizer: Tokenizer) -> int:
+    """Tokens of ``current[shared:]``: the counts its items carry, when the tail is whole items."""
+    remaining = len(current) - shared
+    if isinstance(current, RenderedMessages):
+        tokens = 0
+        for item in reversed(current.items):
+            messages = len(item_messages(item))
+            if remaining <= 0 or messages > remaining:
+                break
+            remaining -= messages
+            tokens += item.tokens
+        if remaining == 0:
+            return tokens
+    return count_messages(current[shared:], tokenizer)
 
 
 def naive_growth(

@@ -1,7 +1,8 @@
 """Replay's running measurements equal the same measurements recomputed from scratch.
 
-Replay adds to its naive resend, its protocol check and its summary count only what each
-request brings; these tests recompute each of them over the whole request and compare.
+Replay adds to its naive resend, its protocol check, its summary count and its shared
+prefix only what each request brings; these tests recompute each of them over the whole
+request and compare.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ import pytest
 from ctxrules.check import protocol_valid
 from ctxrules.commit import State
 from ctxrules.engine import DefaultContextEngine
-from ctxrules.engine.replay import ProtocolCheck, replay
+from ctxrules.engine.replay import ProtocolCheck, replay, shared_prefix
 from ctxrules.engine.turn import TurnPrep
 from ctxrules.generation import NO_COMMITS, ensure_latest_commit
 from ctxrules.importers import import_session
-from ctxrules.render import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from ctxrules.render import Message, TextBlock, ToolResultBlock, ToolUseBlock, count_messages
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.spec import load_spec
 from ctxrules.tokens import load_encoding
@@ -45,7 +46,12 @@ def _replayed(path: Path, window: int) -> None:
     requests = replay(session, engine, window=window)
     assert len(requests) == len(preps) > 0
     naive = NO_COMMITS
+    previous: tuple[Message, ...] = ()
     for request, prep in zip(requests, preps, strict=True):
+        tokens = prep.commit.total_tokens
+        shared, shared_tokens = shared_prefix(previous, prep.messages, tokens, RULER)
+        assert shared_tokens == tokens - count_messages(prep.messages[shared:], RULER)
+        previous = prep.messages
         commit, naive = ensure_latest_commit(
             naive, session.graph, prep.head, Pipeline(), Facts(tokenizer=RULER)
         ).unwrap()
