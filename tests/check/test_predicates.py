@@ -102,6 +102,7 @@ def test_folded_items_must_reach_the_active_summary() -> None:
     assert summaries_cover(_commit(folded, summary)) == []
     (lost,) = summaries_cover(_commit(folded))
     assert (lost.invariant, lost.ids, lost.found) == (13, ("u0",), "merged_into='sm_1'")
+    assert lost.expected == "a folded item covered by the active summary"
     replaced = attrs.evolve(summary, state=State.SUMMARIZED, merged_into="sm_2")
     newer = ContextItem("sm_2", "assistant", state=State.SUMMARY, rendered="[Summary] 2")
     assert summaries_cover(_commit(folded, replaced, newer)) == []
@@ -116,9 +117,9 @@ def test_a_stale_content_id_is_reported() -> None:
     stale = attrs.evolve(BASE, items=BASE.items.set(0, ContextItem("u0", "user", rendered="x")))
     (found,) = content_id_matches(stale)
     assert (found.invariant, found.ids) == (2, (stale.id,))
-    assert found.expected.startswith(
-        f"the id recomputed from the content ({attrs.evolve(stale, digest=-1).id[:14]}"
-    )
+    fresh = attrs.evolve(stale, digest=-1).id
+    assert found.expected == f"the id recomputed from the content ({fresh[:14]}…)"
+    assert found.found == "a stale id (the items changed behind the commit's methods)"
 
 
 def test_a_state_law_reports_only_what_the_rule_added() -> None:
@@ -164,3 +165,29 @@ def test_rule_step_is_the_three_item_laws() -> None:
     before = BASE.replace_items({2: aged})
     after = BASE.replace_items({2: attrs.evolve(aged, state=State.FULL)})
     assert sorted(v.invariant for v in rule_step(before, after)) == [3, 4]
+
+
+def test_every_broken_law_is_reported_in_order() -> None:
+    """Every law is evaluated on every output: two broken laws give two violations, in order."""
+    from ctxrules.check import Violation  # noqa: PLC0415 - only these tests need it
+
+    first = Law(3, "first", step=lambda _b, _a, _f: [Violation(3, ("a",), "x", "y")])
+    second = Law(4, "second", step=lambda _b, _a, _f: [Violation(4, ("b",), "x", "y")])
+    found = rule_laws_broken(BASE, BASE, FACTS, (first, second))
+    assert [v.invariant for v in found] == [3, 4]
+
+
+def test_a_state_law_is_given_the_facts() -> None:
+    """A law about one commit sees the facts the rule saw, for the output and for the input."""
+    from ctxrules.check import Violation  # noqa: PLC0415
+
+    seen: list[tuple[str, Facts]] = []
+
+    def state(commit: ContextCommit, facts: Facts) -> list[Violation]:
+        seen.append((commit.id, facts))
+        return [Violation(10, (), "counted by " + type(facts.tokenizer).__name__, commit.id)]
+
+    other = BASE.append_items([counted(ContextItem("u9", "user", rendered="more"), RULER)])
+    (found,) = Law(10, "reads facts", state=state).broken(BASE, other, FACTS)
+    assert found.expected == "counted by HeuristicCounter"
+    assert seen == [(other.id, FACTS), (BASE.id, FACTS)]
