@@ -85,6 +85,7 @@ def test_identity_fields_stay(field: str, value: object) -> None:
     (found,) = identity_kept(BASE, after)
     assert (found.invariant, found.ids) == (13, ("t1",))
     assert found.found == f"[{field!r}] changed"
+    assert found.expected == "the item's node unchanged"
 
 
 def test_unlocking_breaks_invariant_4() -> None:
@@ -92,6 +93,7 @@ def test_unlocking_breaks_invariant_4() -> None:
     locked = BASE.replace_items({0: attrs.evolve(BASE.items[0], locked=True)})
     (found,) = identity_kept(locked, BASE)
     assert (found.invariant, found.ids, found.found) == (4, ("u0",), "unlocked")
+    assert found.expected == "the item still locked"
     assert identity_kept(BASE, locked) == []
 
 
