@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 from ctxrules.check import Violation
-from ctxrules.check.recorded import graph_shape
+from ctxrules.check.recorded import _turn_heads, graph_shape
 from ctxrules.cli.demo import build_demo_session
 from ctxrules.cli.main import main
 from ctxrules.dag import Call, Graph, graph_to_jsonl
@@ -74,3 +74,13 @@ def test_a_seq_out_of_append_order_is_reported() -> None:
     object.__setattr__(moved, "seq", 7)  # a corrupted record: seq is set only by append
     (found,) = graph_shape(attrs.evolve(graph, nodes=graph.nodes.set("a1", moved)))
     assert found == Violation(1, ("a1",), "seq 1 (append order)", "7")
+
+
+def test_commits_are_checked_at_each_turn_end() -> None:
+    """One commit per turn: the node before each user message, and the head."""
+    graph = Graph()
+    previous = None
+    for node, role in (("u1", "user"), ("a1", "assistant"), ("u2", "user"), ("a2", "assistant")):
+        graph = graph.append(Call(node, role, output=node, predecessor=previous)).unwrap()
+        previous = node
+    assert [call.id for call in _turn_heads(graph, "a2")] == ["a1", "a2"]
