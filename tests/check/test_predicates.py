@@ -193,3 +193,14 @@ def test_a_state_law_is_given_the_facts() -> None:
     (found,) = Law(10, "reads facts", state=state).broken(BASE, other, FACTS)
     assert found.expected == "counted by HeuristicCounter"
     assert seen == [(other.id, FACTS), (BASE.id, FACTS)]
+
+
+def test_a_request_extends_itself_and_not_a_shorter_one() -> None:
+    """Invariant 15's measure: an equal request extends; a cut one does not, even as a prefix."""
+    from ctxrules.check import extends  # noqa: PLC0415
+    from ctxrules.render import Message, TextBlock  # noqa: PLC0415
+
+    a, b = Message("user", (TextBlock("a"),)), Message("assistant", (TextBlock("b"),))
+    assert extends((a, b), (a, b))
+    assert not extends((a, b), (a,))
+    assert extends((), ())
