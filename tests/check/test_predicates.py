@@ -204,3 +204,41 @@ def test_a_request_extends_itself_and_not_a_shorter_one() -> None:
     assert extends((a, b), (a, b))
     assert not extends((a, b), (a,))
     assert extends((), ())
+
+
+def test_prefix_stability_names_a_cut_and_the_first_five_rewritten() -> None:
+    """Invariant 15 between batch points: a shorter child, or items already sent rewritten."""
+    from ctxrules.check import Violation, prefix_stable  # noqa: PLC0415
+
+    long = _commit(*(ContextItem(f"u{n}", "user", rendered=f"text {n}") for n in range(7)))
+    assert prefix_stable(long, long, batched=False) == []
+    cut = long.with_items(long.items[:2])
+    assert prefix_stable(long, cut, batched=False) == [
+        Violation(15, (cut.id,), "at least the parent's 7 items between batch points", "2 items")
+    ]
+    rewritten = long.with_items(
+        [counted(attrs.evolve(i, rendered="new"), RULER) for i in long.items[:6]] + [long.items[6]]
+    )
+    assert prefix_stable(long, rewritten, batched=False) == [
+        Violation(
+            15,
+            ("u0", "u1", "u2", "u3", "u4"),
+            "items already sent left unchanged between batch points",
+            "6 rewritten",
+        )
+    ]
+
+
+def test_append_only_reports_a_reordered_history() -> None:
+    """Invariant 1: earlier nodes must come first in the same order; an unchanged graph passes."""
+    from ctxrules.check import Violation, append_only  # noqa: PLC0415
+    from ctxrules.dag import Call, Graph  # noqa: PLC0415
+
+    before = Graph().append(Call("u1", "user", output="hi")).unwrap()
+    assert append_only(before, before) == []
+    other = Graph().append(Call("x1", "user", output="first")).unwrap()
+    after = other.append(Call("u1", "user", output="hi")).unwrap()
+    found = append_only(before, after)
+    assert found[0] == Violation(
+        1, (), "the earlier nodes first, in the same order", "a different order"
+    )
