@@ -242,3 +242,29 @@ def test_append_only_reports_a_reordered_history() -> None:
     assert found[0] == Violation(
         1, (), "the earlier nodes first, in the same order", "a different order"
     )
+
+
+def test_stored_commits_are_each_checked_against_every_predicate() -> None:
+    """Invariants 5, 6, 10 and 12 on stored commits: each commit's findings are all kept."""
+    from ctxrules.check.recorded import verify_commits  # noqa: PLC0415
+    from ctxrules.dag import Call, Graph  # noqa: PLC0415
+
+    clean = Graph().append(Call("u0", "user", output="hi")).unwrap()
+    graph = clean.append(Call("sm_1", "assistant", output="s", predecessor="u0")).unwrap()
+    good = _commit(ContextItem("u0", "user", rendered="hi"))
+    assert verify_commits([good, good], clean, RULER) == []
+    miscounted = attrs.evolve(good, total_tokens=good.total_tokens + 5)
+    summaries = _commit(
+        ContextItem("sm_1", "assistant", state=State.SUMMARY, rendered="a"),
+        ContextItem("sm_2", "assistant", state=State.SUMMARY, rendered="b"),
+        ContextItem("x1", "user", rendered="copied", attached_from="c_src"),
+    )
+    found = verify_commits([miscounted, summaries], graph, RULER)
+    assert [(v.invariant, v.ids, v.expected) for v in found] == [
+        (10, (miscounted.id,), f"total_tokens == {good.total_tokens} (the rendered count)"),
+        (5, ("sm_1",), "no DAG node with a summary id"),
+        (12, ("sm_1", "sm_2"), "at most one active summary"),
+        (6, ("c_src",), "every attached source recorded in commit.attached"),
+        (5, ("sm_1",), "a summary only in commits"),
+        (5, ("sm_1",), "no DAG node with a summary id"),
+    ]
