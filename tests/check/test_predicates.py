@@ -244,6 +244,32 @@ def test_append_only_reports_a_reordered_history() -> None:
     )
 
 
+def test_append_only_allows_one_completion_and_nothing_else() -> None:
+    """Invariant 1: a running node may be completed once; a node gone or changed is reported."""
+    from ctxrules.check import Violation, append_only  # noqa: PLC0415
+    from ctxrules.dag import Call, Graph  # noqa: PLC0415
+
+    before = Graph().append(Call("u1", "user", output="hi")).unwrap()
+    before = before.append(Call("t1", "tool", caller=None, status="running")).unwrap()
+    completed = before.complete("t1", "out").unwrap()
+    assert append_only(before, completed) == []
+    assert append_only(completed, completed.complete("t1", "again").value_or(completed)) == []
+    changed = attrs.evolve(
+        completed, nodes=completed.nodes.set("u1", attrs.evolve(completed.nodes["u1"], input="x"))
+    )
+    assert append_only(completed, changed) == [
+        Violation(1, ("u1",), "the node unchanged (or completed once)", "changed content")
+    ]
+    rewritten = attrs.evolve(
+        completed, nodes=completed.nodes.set("t1", attrs.evolve(completed.nodes["t1"], output="x"))
+    )
+    assert append_only(completed, rewritten) == [
+        Violation(1, ("t1",), "the node unchanged (or completed once)", "changed content")
+    ]
+    gone = attrs.evolve(completed, nodes=completed.nodes.remove("t1"))
+    assert append_only(completed, gone) == [Violation(1, ("t1",), "the node kept", "the node gone")]
+
+
 def test_stored_commits_are_each_checked_against_every_predicate() -> None:
     """Invariants 5, 6, 10 and 12 on stored commits: each commit's findings are all kept."""
     from ctxrules.check.recorded import verify_commits  # noqa: PLC0415
