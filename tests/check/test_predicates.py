@@ -122,6 +122,18 @@ def test_a_stale_content_id_is_reported() -> None:
     fresh = attrs.evolve(stale, digest=-1).id
     assert found.expected == f"the id recomputed from the content ({fresh[:14]}…)"
     assert found.found == "a stale id (the items changed behind the commit's methods)"
+    # Rebuilt from its JSON, the stale commit is equal item for item but gets another id.
+    from ctxrules.check import Violation, content_addressed  # noqa: PLC0415
+
+    assert content_addressed(BASE) == []
+    assert content_addressed(stale) == [
+        Violation(
+            2,
+            (stale.id,),
+            "the same commit and id when rebuilt from its content",
+            "a different one",
+        )
+    ]
 
 
 def test_a_state_law_reports_only_what_the_rule_added() -> None:
