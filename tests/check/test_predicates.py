@@ -306,3 +306,41 @@ def test_stored_commits_are_each_checked_against_every_predicate() -> None:
         (5, ("sm_1",), "a summary only in commits"),
         (5, ("sm_1",), "no DAG node with a summary id"),
     ]
+
+
+def test_checkout_purity_needs_the_same_graph_and_running_set() -> None:
+    """Invariant 9: a checkout that appends to the graph or changes the running set is reported."""
+    from pyrsistent import pset  # noqa: PLC0415
+
+    from ctxrules.check import Violation, checkout_pure  # noqa: PLC0415
+    from ctxrules.dag import Call, Graph, Session  # noqa: PLC0415
+
+    graph = Graph().append(Call("u1", "user", output="hi")).unwrap()
+    before = Session("s", graph=graph, head="u1")
+    assert checkout_pure(before, attrs.evolve(before, head=None)) == []
+    rerun = attrs.evolve(before, running=pset(["u1"]))
+    appended = attrs.evolve(before, graph=graph.append(Call("u2", "user", output="x")).unwrap())
+    expected = Violation(9, ("u1",), "the same graph, nothing appended or rerun", "a changed graph")
+    assert checkout_pure(before, rerun) == [expected]
+    assert checkout_pure(before, appended) == [expected]
+    assert checkout_pure(before, attrs.evolve(appended, head=None))[0].ids == ("",)
+
+
+def test_impure_rendering_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Invariant 8 for rendering: different messages twice, or no round trip, are reported."""
+    from returns.result import Failure  # noqa: PLC0415
+
+    from ctxrules.check import (  # noqa: PLC0415
+        Violation,
+        history,
+        render_pure,
+    )
+
+    assert render_pure(BASE) == []
+    expected = [Violation(8, (BASE.id,), "equal messages for equal commits", "different messages")]
+    with monkeypatch.context() as patch:
+        patch.setattr(history, "commit_from_json", lambda _json: Failure("unreadable"))
+        assert render_pure(BASE) == expected
+    calls = iter(range(100))
+    monkeypatch.setattr(history, "render_commit", lambda _commit: (next(calls),))
+    assert render_pure(BASE) == expected
