@@ -3,6 +3,7 @@
     python bench/cache_replay.py                        # default spec, anthropic, 32k and 200k
     python bench/cache_replay.py --provider openai --windows 200000
     python bench/cache_replay.py --spec specs/small-window.toml --sessions DIR ...
+    python bench/cache_replay.py --against other.toml   # also the total cost against that spec
 
 Each session is replayed as ``ctxrules replay PATH --window W --provider P`` would; the
 table shows per session and in total the cost against the naive resend, the share of
@@ -150,6 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--provider", choices=sorted(PROFILES), default="anthropic")
     parser.add_argument("--windows", type=int, nargs="+", default=[32_000, 200_000])
     parser.add_argument("--sessions", type=Path, nargs="+", default=list(SESSIONS))
+    parser.add_argument("--against", type=Path, default=None, help="a spec to compare costs with")
     args = parser.parse_args(argv)
     files = session_files([f for f in args.sessions if f.exists()])
     if not files:
@@ -161,6 +163,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(measure(path, args.spec, window, args.provider))
             sys.stderr.write(f"{path.name} at {window:,}: {rows[-1].ratio:.2f}\n")
     sys.stdout.write(table(rows) + "\n")
+    if args.against is not None:
+        for window in args.windows:
+            mine = sum(r.cost for r in rows if r.window == window)
+            other = sum(measure(p, args.against, window, args.provider).cost for p in files)
+            change = (mine - other) / other if other else 0.0
+            sys.stdout.write(
+                f"cost at {window:,}: {mine:,.0f} with {args.spec.name}, {other:,.0f} with "
+                f"{args.against.name} ({change:+.2%})\n"
+            )
     problems = missed(rows)
     for problem in problems:
         sys.stdout.write(f"missed: {problem}\n")

@@ -6,7 +6,9 @@
 
 Each session is replayed through the spec at each window. The recall audit counts the
 hidden items recovered byte for byte, the handles shown and unresolved, and the recall
-results a model that recalls every shown handle needs. The cost is compared with a
+results a model that recalls every shown handle needs. It also searches (the session's
+full-text index, as `search_history` does) for each hidden item with words from the middle
+of its original, recalls every handle returned, and counts the items found and the errors. The cost is compared with a
 baseline: with ``--baseline REV``, the same replay run by the code of that git revision
 (extracted to a temporary folder; the honest "before handles" figure); without it, this
 code with ``handles`` false on every built-in rule (summaries still list what they fold).
@@ -73,11 +75,13 @@ def replayed(
 
 
 def audit(session: Any, engine: Any) -> Any:
-    """The recall audit of a replayed session, from the engine's commits."""
-    from ctxrules.recall.audit import audit_commits  # noqa: PLC0415 - absent in old code
+    """The recall audit of a replayed session, from the engine's commits, searches included."""
+    from ctxrules.engine.recall import memory_search  # noqa: PLC0415 - absent in old code
+    from ctxrules.recall.audit import audit_commits  # noqa: PLC0415
 
     commits = engine.states[session.session_id].by_id.values()
-    return audit_commits(session.graph, commits, tokenizer=engine.tokenizer)
+    with memory_search(session) as search:
+        return audit_commits(session.graph, commits, tokenizer=engine.tokenizer, search=search)
 
 
 def baseline_costs(rev: str, paths: list[Path], spec: Path) -> dict[str, float]:
@@ -129,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     grand = {"on": 0.0, "off": 0.0}
     say(
         "session | window | hidden recovered | shown | unresolved | recall results | errors "
-        "| inv16 | cost on | cost baseline | change"
+        "| inv16 | found by search | search results | search errors "
+        "| cost on | cost baseline | change"
     )
     for path in paths:
         for window in WINDOWS:
@@ -147,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
             say(
                 f"{path.name} | {window} | {found.recovered}/{found.hidden} | {found.shown} | "
                 f"{found.unresolved} | {found.recall_results} | {found.errors} | "
-                f"{len(found.violations)} | {cost_on:,.0f} | {cost_off:,.0f} | {change:+.2%}"
+                f"{len(found.violations)} | {found.found_by_search}/{found.searches} | "
+                f"{found.search_results} | {found.search_errors} | "
+                f"{cost_on:,.0f} | {cost_off:,.0f} | {change:+.2%}"
             )
             for violation in found.violations[:5]:
                 say(f"    {violation}")

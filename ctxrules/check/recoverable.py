@@ -6,15 +6,31 @@ from collections.abc import Mapping
 
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.commit.attach import stands_for_pointer
 from ctxrules.dag import Graph
-from ctxrules.recall.lookup import Original, RecallIndex, node_original, recall_index
-from ctxrules.rules.handles import fold_handle, handle_for, handles_in
+from ctxrules.recall.lookup import (
+    Original,
+    RecallIndex,
+    attached_texts,
+    node_original,
+    recall_index,
+)
+from ctxrules.rules.handles import fold_handle, handle_source, handles_in, item_handle
 
 
-def _truth(item: ContextItem, graph: Graph) -> str | None:
-    """The original text an item's handle must give back: the DAG's, or a summary's own."""
+def _truth(item: ContextItem, graph: Graph, attached: Mapping[str, str]) -> str | None:
+    """The original an item's handle must give back: the DAG's, what its attachment showed, or a summary's own.
+
+    None for an attach's marker or failure notice: made from the pointer, they hold no history.
+    """
     node = node_original(graph, item.source_node_id)
-    return item.rendered if node is None else node.text
+    if node is not None:
+        return node.text
+    if item.attached_from is None:
+        return item.rendered
+    if stands_for_pointer(item):
+        return None
+    return attached.get(handle_source(item))
 
 
 def _hides_nothing(item: ContextItem, original: Original) -> bool:
@@ -31,20 +47,26 @@ def _named_by_cover(item: ContextItem, commit: ContextCommit, handle: str) -> bo
         return False
     cover = commit.items[position]
     members = [i.source_node_id for i in commit.items if i.merged_into == cover.source_node_id]
+    # The fold's handle is made of the source ids, its listing names each item's own handle.
     shown = handles_in(cover.rendered)
     return handle in shown or fold_handle(members) in shown
 
 
 def _item_violations(
-    item: ContextItem, commit: ContextCommit, graph: Graph, index: RecallIndex
+    item: ContextItem,
+    commit: ContextCommit,
+    graph: Graph,
+    index: RecallIndex,
+    attached: Mapping[str, str],
 ) -> list[Violation]:
-    handle = handle_for(item.source_node_id)
+    handle = item_handle(item)
     ids = (item.source_node_id, handle)
     original = index.get(handle)
     if original is None:
         return [Violation(16, ids, "a handle that resolves to the original", "no original")]
     found: list[Violation] = []
-    if original.text != _truth(item, graph):
+    truth = _truth(item, graph, attached)
+    if truth is not None and original.text != truth:
         where = "the blob store" if original.offloaded else "the index"
         found.append(Violation(16, ids, "the original byte for byte", f"other text in {where}"))
     if item.visible:
@@ -66,6 +88,7 @@ def recoverable(
     offloaded: Mapping[str, str] | None = None,
     *,
     nodes: RecallIndex | None = None,
+    sources: Mapping[str, ContextCommit] | None = None,
 ) -> list[Violation]:
     """Invariant 16 on one commit: handles resolve, to exactly the original, and are shown.
 
@@ -73,9 +96,11 @@ def recoverable(
     text, a summarized one through the summary that folded it), the handle must resolve
     without ambiguity, and to the DAG's original byte for byte (``offloaded`` texts, from a
     blob store, included). Every handle a tightened item or summary shows must resolve too.
-    ``nodes`` (a `ctxrules.recall.lookup.node_index` of ``graph``) saves rebuilding it per commit.
+    ``nodes`` (a `ctxrules.recall.lookup.node_index` of ``graph``) saves rebuilding it per commit;
+    ``sources`` are the attached commits, which hold the originals of attached copies.
 
     >>> from ctxrules.dag import Call
+    >>> from ctxrules.rules.handles import handle_for
     >>> g = Graph().append(Call("t", "tool", name="cat", output="long text")).unwrap()
     >>> hidden = ContextCommit("s").with_items([ContextItem("t", "tool", state="cleared", rendered="[cleared]")])
     >>> [v.expected for v in recoverable(hidden, g)]
@@ -84,14 +109,15 @@ def recoverable(
     >>> recoverable(shown, g)
     []
     """
-    index = recall_index(graph, commit, offloaded, nodes=nodes)
+    index = recall_index(graph, commit, offloaded, nodes=nodes, sources=sources)
+    attached = attached_texts(sources or {}) if commit.attached else {}
     found = [
         Violation(16, (handle, *owners), "one source per handle", f"{len(owners)} sources")
         for handle, owners in index.collisions.items()
     ]
     for item in commit.items:
         if item.state.tightness > State.FULL.tightness:
-            found.extend(_item_violations(item, commit, graph, index))
+            found.extend(_item_violations(item, commit, graph, index, attached))
         if item.state is not State.FULL:
             found.extend(
                 Violation(

@@ -22,6 +22,7 @@ from ctxrules.cli.replay_report import print_summary, totals, write_report
 from ctxrules.compaction import Summarizer
 from ctxrules.dag import Session
 from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.recall import memory_search
 from ctxrules.engine.replay import replay
 from ctxrules.engine.turn import SessionState
 from ctxrules.importers import import_session
@@ -103,7 +104,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     )
     # A session with no LLM call was never prepared, so it has no commits to audit.
     commits = engine.states.get(session.session_id, SessionState()).by_id.values()
-    out.write(audit_line(audit_commits(session.graph, commits, tokenizer=engine.tokenizer)) + "\n")
+    with memory_search(session) as search:
+        audit = audit_commits(session.graph, commits, tokenizer=engine.tokenizer, search=search)
+    out.write(audit_line(audit) + "\n")
     if args.store is not None:
         status = _save(args.store, session, engine, out, fmt)
         if status:

@@ -19,8 +19,9 @@ from ctxrules.recall.lookup import node_index
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.spec import load_spec
 
-#: One loaded session: its id, graph, stored commits and offloaded originals by handle.
-Loaded = tuple[str, Graph, list[Any], dict[str, str]]
+#: One loaded session: its id, graph, stored commits, offloaded originals by handle, and the
+#: commits its commits attached (by id), which hold the originals of attached items.
+Loaded = tuple[str, Graph, list[Any], dict[str, str], dict[str, Any]]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: Arguments that name a store by URL rather than a file to sniff.
@@ -43,14 +44,20 @@ def _from_store(path: str, session: str | None) -> list[Loaded] | str:
         found = []
         for session_id in ids:
             graph, commits = store.load_graph(session_id), store.commits_for(session_id)
-            # Only the SQLite store keeps offloaded blobs so far; another store has none.
             blobs = (
                 store.session_blobs(session_id) if hasattr(store, "session_blobs") else Success({})
             )
             for result in (graph, commits, blobs):
                 if isinstance(result, Failure):
                     return str(result.failure())
-            found.append((session_id, graph.unwrap(), commits.unwrap(), blobs.unwrap()))
+            # A source that cannot be loaded stays out: its items are reported unrecoverable.
+            attached = {a for commit in commits.unwrap() for a in commit.attached}
+            sources = {
+                a: loaded.unwrap()
+                for a in sorted(attached)
+                if not isinstance(loaded := store.get_commit(a), Failure)
+            }
+            found.append((session_id, graph.unwrap(), commits.unwrap(), blobs.unwrap(), sources))
         return found
     finally:
         store.close()
@@ -72,15 +79,24 @@ def _load(path: str, session: str | None) -> list[Loaded] | str:
     graph = graph_from_jsonl(text)
     if isinstance(graph, Failure):
         return f"{path}: {graph.failure()}"
-    return [(Path(path).stem, graph.unwrap(), [], {})]
+    return [(Path(path).stem, graph.unwrap(), [], {}, {})]
 
 
-def recoverability(
-    graph: Graph, commits: list[Any], blobs: dict[str, str], pipeline: Pipeline, facts: Facts
+def recoverability(  # noqa: PLR0917 - one call site, each argument a loaded part
+    graph: Graph,
+    commits: list[Any],
+    blobs: dict[str, str],
+    pipeline: Pipeline,
+    facts: Facts,
+    sources: dict[str, Any] | None = None,
 ) -> list[Violation]:
     """Invariant 16 on every stored commit, and on the commit the pipeline builds at the head."""
     nodes = node_index(graph, blobs)
-    found = [v for commit in commits for v in recoverable(commit, graph, blobs, nodes=nodes)]
+    found = [
+        v
+        for commit in commits
+        for v in recoverable(commit, graph, blobs, nodes=nodes, sources=sources)
+    ]
     head = session_head(graph)
     if head is not None and pipeline.rules:
         built = ensure_latest_commit(pmap(), graph, head, pipeline, facts)
@@ -108,12 +124,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         pipeline = spec.unwrap()
     total_nodes, violations = 0, []
     facts = Facts()
-    for _, graph, commits, blobs in loaded:
+    for _, graph, commits, blobs, sources in loaded:
         total_nodes += len(graph)
         found: list[Violation] = verify_graph(graph, pipeline, facts)
         found += verify_commits(commits, graph, facts.tokenizer)
         found += [v for c in commits for v in content_addressed(c)]
-        found += recoverability(graph, commits, blobs, pipeline, facts)
+        found += recoverability(graph, commits, blobs, pipeline, facts, sources)
         violations.extend(found)
     out.writelines(f"{args.path}: {violation.message}\n" for violation in violations)
     out.write(

@@ -16,16 +16,23 @@ from ctxrules.tokens import Tokenizer
 OPEN = "attach_open"
 CLOSE = "attach_close"
 FAILED = "attach_failed"
+#: The id prefix of the one item that stands for an attach that could not be loaded.
+FAILED_PREFIX = "attach-failed:"
 
 
 def failed_id(session_id: str, commit_id: str) -> str:
     """The id of the one item standing for an attach that could not be loaded."""
-    return f"attach-failed:{session_id}:{commit_id}"
+    return f"{FAILED_PREFIX}{session_id}:{commit_id}"
 
 
 def is_marker(item: ContextItem) -> bool:
     """Whether the item opens or closes an attached block (by its id, which rules never change)."""
     return item.source_node_id.startswith(MARKER_PREFIX)
+
+
+def stands_for_pointer(item: ContextItem) -> bool:
+    """Whether the item is an attach's marker or failure notice: made from the pointer, not history."""
+    return is_marker(item) or item.source_node_id.startswith(FAILED_PREFIX)
 
 
 def attach_blocks(items: Sequence[ContextItem]) -> list[tuple[int, int]]:

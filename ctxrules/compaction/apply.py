@@ -18,7 +18,7 @@ from ctxrules.compaction.summarizer import SummaryText, fallback
 from ctxrules.dag import Role
 from ctxrules.render import counted
 from ctxrules.rules import Facts, tighten
-from ctxrules.rules.handles import folds_line, without_folds_lines
+from ctxrules.rules.handles import folds_line, handle_source, without_folds_lines
 
 #: The prefix of every summary item's id; no DAG node ever carries it (invariant 5).
 SUMMARY_ID_PREFIX = "sm_"
@@ -45,7 +45,7 @@ def with_folds(plan: CompactionPlan, base: ContextCommit, text: str) -> str:
     dropped: this line names that summary, whose text still holds it.
     """
     folded = [base.items[p] for p in plan.positions]
-    groups = [(label(item), item.source_node_id) for item in folded]
+    groups = [(label(item), handle_source(item)) for item in folded]
     body = without_folds_lines(text).rstrip("\n")
     return f"{body}\n{folds_line(groups, [item.source_node_id for item in folded])}"
 

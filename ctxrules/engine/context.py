@@ -20,14 +20,18 @@ from returns.result import Failure, Result
 from ctxrules.dag import Session, Status
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.persist import Keeper, open_session
+from ctxrules.engine.recall import SessionRecall, read_tool_call
 from ctxrules.engine.sdk import AnySummarizer, LoopBridge, anthropic_request, openai_request
 from ctxrules.engine.shapes import Said, ToolCall, ToolOutput, read_message, read_response
 from ctxrules.engine.turn import TurnPrep
 from ctxrules.importers.records import Unreadable
+from ctxrules.recall.offload import BlobStore
 from ctxrules.rules import Pipeline
 from ctxrules.spec import load_spec
 from ctxrules.spec.builtin import resolve_spec
-from ctxrules.store import SqliteStore
+from ctxrules.spec.recall import RecallOptions, recall_options
+from ctxrules.store.protocol import Store
+from ctxrules.store.url import open_store, parse_store_url
 from ctxrules.tokens import Tokenizer, default_tokenizer, real_context_window
 from ctxrules.tokens.usage import ProviderUsage
 
@@ -78,12 +82,19 @@ def _pipeline(spec: str | os.PathLike[str] | Pipeline, allow_imports: bool) -> P
     return _unwrap(load_spec(resolve_spec(spec), allow_imports=allow_imports), ConfigError)
 
 
+def _recall(spec: str | os.PathLike[str] | Pipeline, given: RecallOptions | None) -> RecallOptions:
+    if given is not None or isinstance(spec, Pipeline):
+        return given or RecallOptions()
+    return _unwrap(recall_options(resolve_spec(spec)), ConfigError)
+
+
 class Context:
     """One session of an agent loop: ``add`` messages, ``openai()``/``anthropic()``, ``record``.
 
     ``spec`` is a built-in spec name, a TOML path or text, or a `Pipeline`; ``store`` a
-    SQLite path or an open `SqliteStore` (the session is saved as it happens and reopened
-    by ``session`` id); ``clock`` gives the time in seconds.
+    path or URL for `open_store` (SQLite or ``postgresql://``) or an open store (the session
+    is saved as it happens and reopened by ``session`` id); ``clock`` gives the time in seconds. ``recall`` overrides the spec's
+    ``[recall]`` table (the only way to set it with a `Pipeline`).
     """
 
     def __init__(
@@ -94,12 +105,13 @@ class Context:
         window: int | None = None,
         system: str = "",
         tools: Sequence[Mapping[str, object]] = (),
-        store: str | os.PathLike[str] | SqliteStore | None = None,
+        store: str | os.PathLike[str] | Store | None = None,
         session: str = "main",
         summarizer: AnySummarizer | None = None,
         tokenizer: Tokenizer | None = None,
         clock: Callable[[], float] = time.time,
         allow_imports: bool = False,
+        recall: RecallOptions | None = None,
     ) -> None:
         self.model, self.system, self.tools, self.clock = model, system, tuple(tools), clock
         self.window = _unwrap(real_context_window(model, override=window), ConfigError)
@@ -109,10 +121,13 @@ class Context:
         )
         if self._bridge is not None:
             self.engine.summarizer = self._bridge
+        self.recall = SessionRecall(_recall(spec, recall), self.engine.tokenizer)
+        # The recall tools are part of every request, so they are counted with the host's.
+        self._tools = (*self.tools, *self.recall.tools())
         self.session = Session(session)
         self._keeper: Keeper | None = None
         self._prep: TurnPrep | None = None
-        self._owns_store = store is not None and not isinstance(store, SqliteStore)
+        self._owns_store = isinstance(store, str | os.PathLike)
         if store is not None:
             opened = self._open(store)
             self._keeper, self.session = _unwrap(
@@ -120,12 +135,13 @@ class Context:
             )
 
     @staticmethod
-    def _open(store: str | os.PathLike[str] | SqliteStore) -> SqliteStore:
-        if isinstance(store, SqliteStore):
+    def _open(store: str | os.PathLike[str] | Store) -> Store:
+        if not isinstance(store, str | os.PathLike):
             return store
-        if os.fspath(store) != ":memory:":
-            Path(store).parent.mkdir(parents=True, exist_ok=True)
-        return _unwrap(SqliteStore.open(store), ConfigError)
+        where = _unwrap(parse_store_url(store), ConfigError)
+        if where.backend == "sqlite" and where.target != ":memory:":
+            Path(where.target).parent.mkdir(parents=True, exist_ok=True)
+        return _unwrap(open_store(store), ConfigError)
 
     # -- adding to the session ---------------------------------------------------------------
 
@@ -194,7 +210,7 @@ class Context:
             self.session,
             window=self.window,
             now=self.clock(),
-            tools=self.tools,
+            tools=self._tools,
             system_prompt=self.system,
         )
         self._prep = _unwrap(prep, InputError)
@@ -206,12 +222,12 @@ class Context:
     def openai(self, **extra: object) -> dict[str, object]:
         """The keyword arguments of ``client.chat.completions.create`` for the next call."""
         prep = self.prepare()
-        return {**openai_request(self.model, prep.system, prep.messages, self.tools), **extra}
+        return {**openai_request(self.model, prep.system, prep.messages, self._tools), **extra}
 
     def anthropic(self, *, max_tokens: int = 4096, **extra: object) -> dict[str, object]:
         """The keyword arguments of ``client.messages.create``, cache breakpoints placed."""
         prep = self.prepare()
-        request = anthropic_request(self.model, prep.system, prep.messages, self.tools, max_tokens)
+        request = anthropic_request(self.model, prep.system, prep.messages, self._tools, max_tokens)
         return {**request, **extra}
 
     def record(self, response: object) -> Reply:
@@ -230,7 +246,34 @@ class Context:
             if self._keeper is not None:
                 state = self.engine.states[self.session.session_id]
                 _unwrap(self._keeper.prepared(state, self._prep.head), StoreFailed)
+        self._offload()
         return Reply(said.text, said.tool_calls, usage)
+
+    # -- the recall tools --------------------------------------------------------------------
+
+    def answer_recall(self, call: object) -> str | None:
+        """Answer a ``recall`` or ``search_history`` call and add the answer as its tool result.
+
+        ``call`` is a `Reply` tool call, or an OpenAI or Anthropic one (dict or SDK object).
+        Returns the tool result's text, or None when the call is for another tool (run it
+        yourself). A bad call gets an error result for the model, not an exception.
+        """
+        read = read_tool_call(call)
+        if isinstance(read, Unreadable):
+            raise InputError(f"cannot read tool call {call!r:.80}: {read.reason}")
+        store = self._keeper.store if self._keeper is not None else None
+        commit = self._prep.commit if self._prep is not None else None
+        answer = self.recall.answer(read, self.session, commit, store)
+        if answer is None:
+            return None
+        self.add_tool_result(read.id, answer.text, is_error=answer.is_error)
+        return answer.text
+
+    def _offload(self) -> None:
+        # Large originals go whole into the store after each turn, when it keeps blobs.
+        store = self._keeper.store if self._keeper is not None else None
+        if self._prep is not None and isinstance(store, BlobStore):
+            _unwrap(self.recall.offload(store, self.session, self._prep.commit), StoreFailed)
 
     # -- async twins -------------------------------------------------------------------------
 

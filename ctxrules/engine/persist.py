@@ -20,16 +20,16 @@ from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.turn import SessionState
 from ctxrules.generation.generate import item_for
 from ctxrules.rules import ReferenceTracker
-from ctxrules.store import SqliteStore
 from ctxrules.store.commits import parents_first
 from ctxrules.store.errors import StoreError
+from ctxrules.store.protocol import Store
 
 
 @attrs.define
 class Keeper:
     """Writes one session's changes to the store as they happen."""
 
-    store: SqliteStore
+    store: Store
     session_id: str
     saved_commits: set[str] = attrs.Factory(set)
     head: str | None = None
@@ -70,7 +70,7 @@ class Keeper:
 
 
 def open_session(
-    store: SqliteStore, session_id: str, engine: DefaultContextEngine, *, created_at: float
+    store: Store, session_id: str, engine: DefaultContextEngine, *, created_at: float
 ) -> Result[tuple[Keeper, Session], StoreError]:
     """The stored session (its engine state restored) or a new one, and its keeper."""
     listed = store.list_sessions()

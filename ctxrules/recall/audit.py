@@ -2,10 +2,13 @@
 
 A simulated model recalls every handle any request showed it, page by page; the audit
 counts the tool results that takes and every answer that is an error (there must be none).
+Given the host's search, the model also searches for each hidden item with words drawn
+from its original and recalls every handle the search returns.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
 import attrs
@@ -15,8 +18,8 @@ from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit, State
 from ctxrules.dag import Graph
 from ctxrules.recall.lookup import RecallIndex, node_original, recall_index
-from ctxrules.recall.tools import PAGE_TOKENS, answer_recall
-from ctxrules.rules.handles import handle_for, handles_in
+from ctxrules.recall.tools import PAGE_TOKENS, HistorySearch, answer_recall, answer_search
+from ctxrules.rules.handles import handles_in, item_handle
 from ctxrules.tokens import Tokenizer
 
 
@@ -25,7 +28,10 @@ class RecallAudit:
     """Per session: hidden items and how many came back byte for byte; handles shown and resolved.
 
     ``recall_results`` is the number of tool results (pages) a model that recalls every
-    shown handle needs; ``errors`` the answers among them that were errors.
+    shown handle needs; ``errors`` the answers among them that were errors. ``searches``
+    counts the hidden items searched for, ``found_by_search`` those whose handle (or the
+    handle of a byte-identical original, such as the same file read twice) the search returned, ``search_results`` the tool results the searches and their recalls took, and
+    ``search_errors`` the error answers among them.
     """
 
     hidden: int
@@ -35,14 +41,19 @@ class RecallAudit:
     recall_results: int
     errors: int
     violations: tuple[Violation, ...] = ()
+    searches: int = 0
+    found_by_search: int = 0
+    search_results: int = 0
+    search_errors: int = 0
 
     @property
     def ok(self) -> bool:
-        """Everything hidden came back and nothing shown failed."""
+        """Everything hidden came back and nothing shown or searched failed."""
         return (
             self.recovered == self.hidden
             and self.unresolved == 0
             and self.errors == 0
+            and self.search_errors == 0
             and not self.violations
         )
 
@@ -63,6 +74,74 @@ def _pages(
         pages = answer.pages
         page += 1
     return "".join(bodies), pages, errors
+
+
+#: A word a search for an item may use: letters first, four characters or more.
+_WORD = re.compile(r"[^\W\d_][\w]{3,}")
+#: Words in one simulated query.
+QUERY_WORDS = 3
+
+
+def search_query(text: str) -> str | None:
+    """The words a model would search with for a hidden original: the longest of its middle third.
+
+    The middle is what a cap hides, and a long word (an identifier, a file name) says more
+    than a short one, as a model picking words to find a result would know; the chosen
+    words keep their order. Short or wordless texts give no query.
+
+    >>> search_query("one two three alpha remarkable_identifier beta configuration gamma four five")
+    'remarkable_identifier configuration gamma'
+    >>> search_query("1 2 3") is None
+    True
+    """
+    words = _WORD.findall(text)
+    if not words:
+        return None
+    third = len(words) // 3
+    middle = list(dict.fromkeys(words[third : len(words) - third] or words))
+    longest = set(sorted(middle, key=len, reverse=True)[:QUERY_WORDS])
+    return " ".join(w for w in middle if w in longest)
+
+
+@attrs.frozen
+class _Searched:
+    searches: int = 0
+    found: int = 0
+    results: int = 0
+    errors: int = 0
+
+
+def _search_every_hidden(
+    index: RecallIndex,
+    hidden: list[tuple[str, str]],
+    search: HistorySearch,
+    tokenizer: Tokenizer,
+    page_tokens: int,
+) -> _Searched:
+    """Search for each hidden item (handle, original) and recall every handle returned."""
+    recalled: dict[str, tuple[int, int]] = {}
+    searches = found = results = errors = 0
+    for handle, original in hidden:
+        query = search_query(original)
+        if query is None:
+            continue
+        searches += 1
+        answer = answer_search(search, {"query": query})
+        results += 1
+        errors += int(answer.is_error)
+        returned = handles_in(answer.text) if not answer.is_error else ()
+        # A result read again is found by its copy as well: the model gets the same bytes.
+        found += int(
+            handle in returned
+            or any((known := index.get(h)) is not None and known.text == original for h in returned)
+        )
+        for hit in returned:
+            if hit not in recalled:
+                _, pages, failed = _pages(index, hit, tokenizer, page_tokens)
+                recalled[hit] = (pages, failed)
+            results += recalled[hit][0]
+            errors += recalled[hit][1]
+    return _Searched(searches, found, results, errors)
 
 
 def shown_handles(commits: Iterable[ContextCommit]) -> set[str]:
@@ -86,17 +165,22 @@ def audit_session(
     tokenizer: Tokenizer,
     page_tokens: int = PAGE_TOKENS,
     offloaded: Mapping[str, str] | None = None,
+    search: HistorySearch | None = None,
 ) -> RecallAudit:
-    """Check invariant 16 on ``final`` and recall, page by page, every handle ``commits`` showed."""
+    """Check invariant 16 on ``final`` and recall, page by page, every handle ``commits`` showed.
+
+    With ``search`` (the host's full-text search), also search for every hidden item.
+    """
     index = recall_index(graph, final, offloaded)
-    hidden = recovered = 0
+    hidden: list[tuple[str, str]] = []
+    recovered = 0
     for item in final.items:
         if item.state.tightness <= State.FULL.tightness:
             continue
-        hidden += 1
         node = node_original(graph, item.source_node_id)
         truth = item.rendered if node is None else node.text
-        text, _, errors = _pages(index, handle_for(item.source_node_id), tokenizer, page_tokens)
+        hidden.append((item_handle(item), truth))
+        text, _, errors = _pages(index, item_handle(item), tokenizer, page_tokens)
         recovered += int(errors == 0 and text == truth)
     shown = shown_handles(commits)
     results = errors = unresolved = 0
@@ -105,14 +189,23 @@ def audit_session(
         results += pages
         errors += failed
         unresolved += int(index.get(handle) is None)
+    searched = (
+        _search_every_hidden(index, hidden, search, tokenizer, page_tokens)
+        if search is not None
+        else _Searched()
+    )
     return RecallAudit(
-        hidden,
+        len(hidden),
         recovered,
         len(shown),
         unresolved,
         results,
         errors,
         tuple(recoverable(final, graph, offloaded)),
+        searched.searches,
+        searched.found,
+        searched.results,
+        searched.errors,
     )
 
 
@@ -127,11 +220,14 @@ def audit_commits(
     *,
     tokenizer: Tokenizer,
     offloaded: Mapping[str, str] | None = None,
+    search: HistorySearch | None = None,
 ) -> RecallAudit:
     """`audit_session` over every commit a replay made, its newest as the final one."""
     every = list(commits)
     final = latest_commit(every) or ContextCommit("")
-    return audit_session(graph, final, every, tokenizer=tokenizer, offloaded=offloaded)
+    return audit_session(
+        graph, final, every, tokenizer=tokenizer, offloaded=offloaded, search=search
+    )
 
 
 def audit_line(audit: RecallAudit) -> str:
@@ -139,10 +235,18 @@ def audit_line(audit: RecallAudit) -> str:
 
     >>> audit_line(RecallAudit(10, 10, 12, 0, 15, 0))
     'recall: 10/10 hidden items recoverable, 12 handles shown, 0 unresolved, 15 recall results needed, 0 errors, 0 invariant-16 violations'
+    >>> audit_line(RecallAudit(10, 10, 12, 0, 15, 0, (), 9, 8, 40, 0)).split("; ")[1]
+    'search: 8/9 hidden items found, 40 search and recall results, 0 errors'
     """
-    return (
+    line = (
         f"recall: {audit.recovered}/{audit.hidden} hidden items recoverable, "
         f"{audit.shown} handles shown, {audit.unresolved} unresolved, "
         f"{audit.recall_results} recall results needed, {audit.errors} errors, "
         f"{len(audit.violations)} invariant-16 violations"
+    )
+    if not audit.searches:
+        return line
+    return (
+        f"{line}; search: {audit.found_by_search}/{audit.searches} hidden items found, "
+        f"{audit.search_results} search and recall results, {audit.search_errors} errors"
     )

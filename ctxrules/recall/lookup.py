@@ -1,8 +1,9 @@
 """Resolving a handle to the original it names: a pure lookup over the DAG and the commit.
 
-Three kinds of handle resolve: a node's (its original output, and a tool's arguments), a
-summary item's (its text, which lives only in commits) and a fold's (the list of every
-item a summary replaced, each with its own handle). No LLM and no I/O: the host builds
+Four kinds of handle resolve: a node's (its original output, and a tool's arguments), an
+attached copy's (the text its source commit showed), a summary item's (its text, which
+lives only in commits) and a fold's (the list of every item a summary replaced, each with
+its own handle). No LLM and no I/O: the host builds
 the index from what it already holds and answers the model's tool call from it.
 """
 
@@ -14,10 +15,12 @@ import attrs
 from pyrsistent import PMap, pmap
 
 from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.commit.attach import stands_for_pointer
 from ctxrules.compaction.plan import label
-from ctxrules.dag import Graph, Role
+from ctxrules.dag import Graph, Role, is_attach_pointer, pointer_commit
 from ctxrules.generation import node_text
-from ctxrules.rules.handles import fold_handle, handle_for
+from ctxrules.render.item import SUMMARY_PREFIX
+from ctxrules.rules.handles import fold_handle, handle_for, handle_source, item_handle
 from ctxrules.rules.text import head, one_line
 
 #: Characters of each folded item's text shown in a fold's listing.
@@ -26,7 +29,7 @@ LISTING_HEAD_CHARS = 80
 
 @attrs.frozen
 class Original:
-    """What a handle names: its kind (``node``, ``summary``, ``fold``), source id and text.
+    """What a handle names: its kind (``node``, ``attached``, ``summary``, ``fold``), source id and text.
 
     ``arguments`` is a tool call's original arguments (empty otherwise); ``tool_name`` its
     name. ``offloaded`` is true when the text came from the blob store.
@@ -83,10 +86,68 @@ def node_original(graph: Graph, node_id: str) -> Original | None:
 def listing(folded: list[ContextItem]) -> str:
     """A fold's text: one line per folded item, its handle, label and the head of its text."""
     return "\n".join(
-        f"{handle_for(item.source_node_id)} [{label(item)}] "
+        f"{item_handle(item)} [{label(item)}] "
         f"{head(one_line(item.rendered), LISTING_HEAD_CHARS)}".rstrip()
         for item in folded
     )
+
+
+def attached_texts(sources: Mapping[str, ContextCommit]) -> dict[str, str]:
+    """The text each attached copy had when it was attached, by `handle_source`.
+
+    A source commit's own items come first: a commit that nests another may since have
+    tightened its copies.
+    """
+    own: dict[str, str] = {}
+    nested: dict[str, str] = {}
+    for source_id, source in sources.items():
+        for item in source.items:
+            if item.state is State.SUMMARIZED:
+                continue
+            text = SUMMARY_PREFIX + item.rendered if item.state is State.SUMMARY else item.rendered
+            found = own if item.attached_from is None else nested
+            key = f"{item.attached_from or source_id}\n{item.source_node_id}"
+            found.setdefault(key, text)
+    return {**nested, **own}
+
+
+def _pointer_texts(graph: Graph, commit: ContextCommit) -> dict[str, str]:
+    """The text of each attach pointer of the graph that the commit expanded, by commit id."""
+    if not commit.attached:
+        return {}
+    return {
+        pointer_commit(call): node_text(call.output)
+        for call in graph.nodes.values()
+        if is_attach_pointer(call) and pointer_commit(call) in commit.attached
+    }
+
+
+def _attached_entries(
+    commit: ContextCommit, graph: Graph, sources: Mapping[str, ContextCommit]
+) -> list[Original]:
+    """The handles of the commit's attached copies: each names what its attachment showed.
+
+    A copy of one of this graph's nodes names the node's original; a marker or failure
+    notice names its attach pointer; any other copy the text its source commit held.
+    """
+    copies = [item for item in commit.items if item.attached_from is not None]
+    if not copies:
+        return []
+    pointers = _pointer_texts(graph, commit)
+    texts = attached_texts(sources)
+    found: list[Original] = []
+    for item in copies:
+        key, sid = handle_source(item), item.source_node_id
+        node = node_original(graph, sid)
+        if node is not None:
+            found.append(attrs.evolve(node, handle=handle_for(key)))
+            continue
+        text = texts.get(key)
+        if text is None and stands_for_pointer(item):
+            text = pointers.get(item.attached_from or "", item.rendered)
+        if text is not None:
+            found.append(Original(handle_for(key), "attached", key, text))
+    return found
 
 
 def _summary_entries(commit: ContextCommit) -> list[Original]:
@@ -141,12 +202,15 @@ def recall_index(
     offloaded: Mapping[str, str] | None = None,
     *,
     nodes: RecallIndex | None = None,
+    sources: Mapping[str, ContextCommit] | None = None,
 ) -> RecallIndex:
-    """Every handle of the session: its DAG nodes, and the commit's summaries and folds.
+    """Every handle of the session: its DAG nodes, the commit's attached copies, summaries and folds.
 
-    ``nodes`` is a `node_index` of the same graph built earlier, to reuse over many commits.
+    ``nodes`` is a `node_index` of the same graph built earlier, to reuse over many commits;
+    ``sources`` the attached commits (by id), where attached copies' originals live.
     """
     base = nodes if nodes is not None else node_index(graph, offloaded)
     if commit is None:
         return base
-    return _indexed((o for o in _summary_entries(commit) if o.source_id not in graph), base)
+    summaries = (o for o in _summary_entries(commit) if o.source_id not in graph)
+    return _indexed([*_attached_entries(commit, graph, sources or {}), *summaries], base)

@@ -8,6 +8,7 @@ answer ``recall`` for it from the store alone. Which items to offload is decided
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from returns.result import Failure, Result, Success
@@ -37,10 +38,31 @@ class BlobStore(Protocol):
         ...
 
 
+def changed_positions(before: ContextCommit | None, commit: ContextCommit) -> Sequence[int] | None:
+    """The positions of ``commit`` that may have tightened since ``before``; None when unknown.
+
+    Known when ``commit`` was generated from ``before``: the positions its rules replaced
+    and the items it added. A compaction (which moves positions) or another parent gives None.
+
+    >>> from ctxrules.commit import ContextItem
+    >>> changed_positions(None, ContextCommit("s")) is None
+    True
+    """
+    if before is None or commit.replaced is None or commit.parent_ids != (before.id,):
+        return None
+    return sorted({*commit.replaced, *range(len(before.items), len(commit.items))})
+
+
 def offload_plan(
-    commit: ContextCommit, graph: Graph, min_chars: int = OFFLOAD_CHARS
+    commit: ContextCommit,
+    graph: Graph,
+    min_chars: int = OFFLOAD_CHARS,
+    *,
+    positions: Sequence[int] | None = None,
 ) -> tuple[tuple[str, str], ...]:
     """(handle, whole original) of every tool item tighter than full whose original is large.
+
+    ``positions`` limits the look to those items (see `changed_positions`); None means all.
 
     >>> from ctxrules.commit import ContextItem
     >>> from ctxrules.dag import Call
@@ -50,7 +72,8 @@ def offload_plan(
     [('h:4o4yutnd', 5000)]
     """
     planned: list[tuple[str, str]] = []
-    for item in commit.items:
+    items = commit.items
+    for item in items if positions is None else (items[p] for p in positions if p < len(items)):
         if not item.is_tool or item.state.tightness <= State.FULL.tightness:
             continue
         original = node_original(graph, item.source_node_id)

@@ -125,7 +125,8 @@ def _page_arg(arguments: Mapping[str, object]) -> int | None:
 
 
 def _header(original: Original, page: int, pages: int) -> str:
-    what = {"node": "original", "summary": "summary", "fold": "folded items"}[original.kind]
+    kinds = {"node": "original", "attached": "attached original", "fold": "folded items"}
+    what = kinds.get(original.kind, original.kind)
     tool = f" of tool {original.tool_name}" if original.tool_name else ""
     args = f"; arguments {original.arguments}" if original.arguments and page == 1 else ""
     more = f"; recall page {page + 1} for more" if page < pages else ""

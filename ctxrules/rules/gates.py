@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules.facts import Facts
-from ctxrules.rules.handles import with_note
+from ctxrules.rules.handles import handle_source, with_note
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
 from ctxrules.rules.protected import is_protected, protected_keys
@@ -74,7 +74,7 @@ def gate_tool_results(
                     State.CLEARED,
                     facts,
                     rendered=with_note(
-                        gate_placeholder(item.tokens), item.source_node_id, on=handles
+                        gate_placeholder(item.tokens), handle_source(item), on=handles
                     ),
                     reason="gated",
                 )

@@ -11,6 +11,8 @@ import hashlib
 import re
 from collections.abc import Iterable
 
+from ctxrules.commit import ContextItem
+
 #: Every handle starts with this; the rest is lowercase base32 of a hash of the source id.
 HANDLE_PREFIX = "h:"
 #: Base32 characters after the prefix: 40 bits, unique within any one session in practice
@@ -34,6 +36,29 @@ def handle_for(source_id: str) -> str:
     """
     digest = hashlib.sha256(source_id.encode()).digest()
     return HANDLE_PREFIX + base64.b32encode(digest).decode()[:HANDLE_CHARS].lower()
+
+
+def handle_source(item: ContextItem) -> str:
+    r"""The id an item's handle is derived from: its source id, with the commit it was attached from.
+
+    One node can arrive through several attached commits, tightened differently in each, so
+    an attached copy is named per attachment and every handle names one original.
+
+    >>> handle_source(ContextItem("n1", "user")), handle_source(ContextItem("n1", "user", attached_from="c_9"))
+    ('n1', 'c_9\nn1')
+    """
+    if item.attached_from is None:
+        return item.source_node_id
+    return f"{item.attached_from}\n{item.source_node_id}"
+
+
+def item_handle(item: ContextItem) -> str:
+    """The handle an item shows when tightened (see `handle_source`).
+
+    >>> item_handle(ContextItem("n1", "user")) == handle_for("n1")
+    True
+    """
+    return handle_for(handle_source(item))
 
 
 def fold_handle(folded_ids: Iterable[str]) -> str:

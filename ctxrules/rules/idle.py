@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules.facts import Facts
-from ctxrules.rules.handles import with_note
+from ctxrules.rules.handles import handle_source, with_note
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
 from ctxrules.rules.protected import is_protected, protected_keys
@@ -56,7 +56,7 @@ def clear_idle(
             if settled:
                 continue
             if item.state is State.AGED and facts.now - item.changed_at >= idle_seconds:
-                text = with_note(placeholder, item.source_node_id, on=handles)
+                text = with_note(placeholder, handle_source(item), on=handles)
                 cleared = tighten(item, State.CLEARED, facts, rendered=text, reason="idle")
                 if cleared is not None:
                     changes[index] = cleared

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules.facts import Facts
-from ctxrules.rules.handles import handle_for, with_note
+from ctxrules.rules.handles import handle_for, handle_source, with_note
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
 from ctxrules.rules.protected import PROTECTED_TOOLS, is_protected, protected_keys
@@ -29,7 +29,7 @@ def tool_stub(item: ContextItem, head_chars: int, tail_chars: int, *, handles: b
         else f"{text[:head_chars]}… {text[len(text) - tail_chars :]}"
     )
     return with_note(
-        f"[tool {item.tool_name or 'unknown'}] output: {body}", item.source_node_id, on=handles
+        f"[tool {item.tool_name or 'unknown'}] output: {body}", handle_source(item), on=handles
     )
 
 
@@ -136,10 +136,10 @@ def cap_tool_result(
                     item,
                     State.AGED,
                     facts,
-                    rendered=cut(item.rendered, max_chars, item.source_node_id)
+                    rendered=cut(item.rendered, max_chars, handle_source(item))
                     if long_result
                     else item.rendered,
-                    arguments=cut(item.arguments, max_args_chars, item.source_node_id)
+                    arguments=cut(item.arguments, max_args_chars, handle_source(item))
                     if long_args
                     else item.arguments,
                     reason=CAPPED,

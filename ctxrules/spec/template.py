@@ -10,7 +10,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.commit import ContextItem
-from ctxrules.rules.handles import handle_for
+from ctxrules.rules.handles import item_handle
 from ctxrules.rules.text import head, tail
 from ctxrules.spec.errors import suggest
 
@@ -72,7 +72,7 @@ def _field(part: FieldPart, item: ContextItem) -> str:
     if part.name == "tokens":
         return str(item.tokens)
     if part.name == "handle":
-        return handle_for(item.source_node_id)
+        return item_handle(item)
     if part.name == "head":
         return head(item.rendered, chars)
     if part.name == "tail":

@@ -2,19 +2,40 @@
 
 Each checks every request against the SDK's own parameter types (so a request that the
 real API would reject fails here too) and answers from a script with a response built
-from the SDK's response types. A script entry is the reply text, or a list of
-``(tool_name, arguments)`` tool calls. Needs the ``openai`` / ``anthropic`` packages.
+from the SDK's response types. A script entry is the reply text, a list of
+``(tool_name, arguments)`` tool calls, or a function of the request that returns one of
+those (a model that reads what it is sent, like `recall_first_handle`). Needs the
+``openai`` / ``anthropic`` packages.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import SimpleNamespace
 from typing import Any
 
-#: One scripted reply: its text, or the tool calls it makes.
-Scripted = str | Sequence[tuple[str, dict[str, object]]]
+from ctxrules.rules.handles import handles_in
+
+#: One reply: its text, or the tool calls it makes.
+Reply = str | Sequence[tuple[str, dict[str, object]]]
+#: One scripted reply, or a function of the request that makes it.
+Scripted = Reply | Callable[[dict[str, Any]], Reply]
+
+
+def recall_first_handle(request: dict[str, Any]) -> Reply:
+    """A scripted turn: call ``recall`` with the first handle the request shows, as a model would.
+
+    >>> recall_first_handle({"messages": [{"role": "tool", "content": "head… [recall h:abcdefgh]"}]})
+    [('recall', {'handle': 'h:abcdefgh'})]
+    """
+    shown = handles_in(json.dumps(request.get("messages", []), ensure_ascii=False))
+    return [("recall", {"handle": shown[0]})] if shown else "I see no handle to recall."
+
+
+def _next(script: list[Scripted], request: dict[str, Any]) -> Reply:
+    entry = script.pop(0)
+    return entry(request) if callable(entry) else entry
 
 
 def materialized(value: object) -> object:
@@ -54,7 +75,7 @@ class FakeOpenAI:
         if validated != request:
             raise ValueError(f"the SDK's types changed the request: {validated!r}")
         self.requests.append(request)
-        turn, entry = len(self.requests), self.script.pop(0)
+        turn, entry = len(self.requests), _next(self.script, request)
         message: dict[str, object] = {"role": "assistant", "content": None}
         if isinstance(entry, str):
             message["content"] = entry
@@ -112,7 +133,7 @@ class FakeAnthropic:
         if validated != request:
             raise ValueError(f"the SDK's types changed the request: {validated!r}")
         self.requests.append(request)
-        turn, entry = len(self.requests), self.script.pop(0)
+        turn, entry = len(self.requests), _next(self.script, request)
         content: list[dict[str, object]] = (
             [{"type": "text", "text": entry}]
             if isinstance(entry, str)

@@ -8,6 +8,7 @@ import pytest
 
 from ctxrules.compaction import Summarizer
 from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.recall import memory_search
 from ctxrules.engine.replay import replay
 from ctxrules.importers import import_session
 from ctxrules.recall.audit import audit_commits
@@ -44,7 +45,10 @@ def test_every_hidden_item_is_recoverable_and_every_shown_handle_resolves(
     )
     replay(session, engine, window=window)
     commits = engine.states[session.session_id].by_id.values()
-    audit = audit_commits(session.graph, commits, tokenizer=engine.tokenizer)
+    with memory_search(session) as search:
+        audit = audit_commits(session.graph, commits, tokenizer=engine.tokenizer, search=search)
     assert audit.hidden > 0
     assert (audit.recovered, audit.unresolved, audit.errors) == (audit.hidden, 0, 0)
+    assert audit.searches > 0
+    assert audit.search_errors == 0
     assert [v.message for v in audit.violations] == []

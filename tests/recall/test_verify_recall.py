@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 from pyrsistent import pmap
 
+from ctxrules.check import recoverable
 from ctxrules.cli.main import main
 from ctxrules.dag import Session, graph_to_jsonl
 from ctxrules.generation import ensure_latest_commit
 from ctxrules.recall import handle_for, offload
-from ctxrules.rules import Facts
+from ctxrules.rules import Facts, Pipeline
 from ctxrules.spec import load_spec
 from ctxrules.store import SqliteStore
 
@@ -78,3 +79,37 @@ def test_an_export_is_checked_with_the_spec(
     capsys.readouterr()
     assert main(["verify", str(path), "--spec", str(off)]) == 1
     assert "the handle named in the item's text" in capsys.readouterr().out
+
+
+def test_a_store_whose_session_attached_another_verifies_clean(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An attached copy capped in the attaching session resolves to the source commit's text, loaded from the store."""
+    other = Session("other").send("user", "dump it").unwrap().send("assistant", "ok").unwrap()
+    other = other.record_call(
+        other.head or "", "sql", {"q": "*"}, HUGE, metadata={"tool_call_id": "c9"}
+    ).unwrap()
+    source, _ = ensure_latest_commit(
+        pmap(), other.graph, other.head or "", Pipeline(), Facts(), session_id="other"
+    ).unwrap()
+    session = Session("s").send("user", "use the other dump").unwrap().attach(source).unwrap()
+    session = session.send("assistant", "read it").unwrap()
+    pipeline = load_spec(Path("specs/default.toml")).unwrap()
+    commit, _ = ensure_latest_commit(
+        pmap(),
+        session.graph,
+        session.head or "",
+        pipeline,
+        Facts(),
+        session_id="s",
+        sources={source.id: source},
+    ).unwrap()
+    assert any(i.attached_from and i.state.value != "full" for i in commit.items)
+    # Without the source commit the capped copy cannot be checked: verify must load it.
+    assert recoverable(commit, session.graph) != []
+    path = str(tmp_path / "store.sqlite")
+    with SqliteStore.open(path).unwrap() as store:
+        store.save_session(other, commits=[source]).unwrap()
+        store.save_session(session, commits=[commit]).unwrap()
+    assert main(["verify", path, "--session", "s"]) == 0
+    assert capsys.readouterr().out.startswith("ok:")

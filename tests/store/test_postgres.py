@@ -100,7 +100,21 @@ def test_the_schema_is_versioned_and_migrated_once(url: str) -> None:
         open_store(url).unwrap().close()
     with psycopg.connect(url) as conn:
         rows = conn.execute("SELECT version FROM schema_version ORDER BY version").fetchall()
-    assert [row[0] for row in rows] == [m.version for m in MIGRATIONS] == [SCHEMA_VERSION]
+    assert [row[0] for row in rows] == [m.version for m in MIGRATIONS] == [1, SCHEMA_VERSION]
+
+
+def test_a_version_1_database_gains_the_blob_tables(url: str) -> None:
+    """A database made before offload keeps its sessions, migrates to step 2 on open and keeps blobs."""
+    with psycopg.connect(url) as conn, conn.transaction():
+        assert migrate(conn, MIGRATIONS[:1]) is None
+        conn.execute("INSERT INTO sessions (id, created_at) VALUES ('s', 0)")
+    with open_store(url).unwrap() as store:
+        assert store.put_blob("s", "h:aaaaaaaa", "kept").unwrap()
+        assert store.get_blob("s", "h:aaaaaaaa").unwrap() == "kept"
+    assert _raw(url, "UPDATE blobs SET chars = 0").endswith(
+        "names one content-addressed blob forever"
+    )
+    assert _raw(url, "DELETE FROM offloads").endswith("names one content-addressed blob forever")
 
 
 def test_a_later_step_is_applied_in_order_on_open(url: str) -> None:

@@ -55,6 +55,15 @@ END
 $$
 """
 
+_BLOBS_GUARD = """
+CREATE FUNCTION ctxrules_blobs_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION '% is append-only: a handle names one content-addressed blob forever',
+        TG_TABLE_NAME;
+END
+$$
+"""
+
 _NO_TRUNCATE = """
 CREATE FUNCTION ctxrules_no_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -138,6 +147,37 @@ MIGRATIONS: tuple[Migration, ...] = (
             """
             CREATE TRIGGER commits_no_truncate BEFORE TRUNCATE ON commits
             FOR EACH STATEMENT EXECUTE FUNCTION ctxrules_no_truncate()
+            """,
+        ),
+    ),
+    Migration(
+        2,
+        "offloaded originals: content-addressed blobs, and the handle of a session naming each",
+        (
+            # bytea, not text: an original may hold a NUL, which PostgreSQL text refuses.
+            """
+            CREATE TABLE blobs (
+                digest text PRIMARY KEY,
+                chars integer NOT NULL CHECK (chars >= 0),
+                data bytea NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE offloads (
+                session_id text NOT NULL REFERENCES sessions (id),
+                handle text NOT NULL,
+                digest text NOT NULL REFERENCES blobs (digest),
+                PRIMARY KEY (session_id, handle)
+            )
+            """,
+            _BLOBS_GUARD,
+            """
+            CREATE TRIGGER blobs_immutable BEFORE UPDATE OR DELETE ON blobs
+            FOR EACH ROW EXECUTE FUNCTION ctxrules_blobs_immutable()
+            """,
+            """
+            CREATE TRIGGER offloads_immutable BEFORE UPDATE OR DELETE ON offloads
+            FOR EACH ROW EXECUTE FUNCTION ctxrules_blobs_immutable()
             """,
         ),
     ),

@@ -18,7 +18,7 @@ from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Session, Status, graph_to_jsonl
 from ctxrules.store.commits import parents_first
 from ctxrules.store.errors import InvalidArgument, StoreError
-from ctxrules.store.postgres import advance, nodes, records
+from ctxrules.store.postgres import advance, blobs, nodes, records
 from ctxrules.store.postgres import search as fts
 from ctxrules.store.postgres.connection import Conn, T, Work, lock_session, open_pool, run
 from ctxrules.store.search import SearchHit
@@ -261,6 +261,23 @@ class PostgresStore:
     ) -> Result[list[SearchHit], StoreError]:
         """Nodes matching a query in FTS5 syntax, best first, in one session or all."""
         return run(self._pool, "search", lambda c: fts.search(c, query, session_id, limit))
+
+    # -- offloaded originals (the `BlobStore` protocol of ctxrules.recall) --------------------
+
+    def put_blob(self, session_id: str, handle: str, text: str) -> Result[str, StoreError]:
+        """Keep ``text`` whole under ``handle``, content-addressed; returns its digest."""
+        work = _writing(session_id, lambda c: blobs.put_blob(c, session_id, handle, text))
+        return run(self._pool, "put_blob", work)
+
+    def get_blob(self, session_id: str, handle: str) -> Result[str | None, StoreError]:
+        """The text kept under ``handle``, or None."""
+        work = _reading(session_id, lambda c: blobs.get_blob(c, session_id, handle))
+        return run(self._pool, "get_blob", work)
+
+    def session_blobs(self, session_id: str) -> Result[dict[str, str], StoreError]:
+        """Every offloaded text of a session by handle."""
+        work = _reading(session_id, lambda c: blobs.session_blobs(c, session_id))
+        return run(self._pool, "session_blobs", work)
 
     def put_usage(self, session_id: str, usage: UsageState) -> Result[None, StoreError]:
         """Save a session's usage, replacing the last saved state."""

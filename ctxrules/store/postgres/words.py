@@ -8,6 +8,7 @@ both backends find the same nodes for the same words.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 
 from ctxrules.canonical import canonical_json
@@ -46,26 +47,49 @@ def words(text: str) -> str:
 
 
 def snippet(text: str, terms: frozenset[str], prefixes: frozenset[str], width: int = 16) -> str:
-    """``text`` with each matching word in brackets, cut to ``width`` words around the first.
+    """``text`` with each matching word in brackets, cut to ``width`` words around the best match.
+
+    The window shown holds the most distinct query words (as FTS5's ``snippet`` prefers),
+    then starts at the rarest, so a common word early in the text does not hide a rare one.
 
     >>> snippet("Use tomllib, not toml.", frozenset({"toml"}), frozenset())
     'Use tomllib, not [toml].'
+    >>> snippet(" ".join(f"line {i}" for i in range(60)), frozenset({"line", "50"}), frozenset())
+    '…49 [line] [50] [line] 51 [line] 52 [line] 53 [line] 54 [line] 55 [line] 56 [line]…'
     """
     found = list(WORD.finditer(text))
 
-    def hit(word: str) -> bool:
+    def key(word: str) -> str | None:
         folded = word.casefold()
-        return folded in terms or any(folded.startswith(p) for p in prefixes)
+        if folded in terms:
+            return folded
+        return next((p for p in sorted(prefixes) if folded.startswith(p)), None)
 
-    first = next((i for i, m in enumerate(found) if hit(m.group())), 0)
+    keys = [key(m.group()) for m in found]
+    first = _best_window_hit(keys, width)
     start = max(0, min(first - 2, len(found) - width))
     end = min(len(found), start + width)
     begin = found[start].start() if start > 0 else 0
     stop = found[end - 1].end() if end < len(found) else len(text)
     out, at = [], begin
-    for match in found[start:end]:
-        if hit(match.group()):
+    for match, hit in zip(found[start:end], keys[start:end], strict=True):
+        if hit is not None:
             out += [text[at : match.start()], "[", match.group(), "]"]
             at = match.end()
     out.append(text[at:stop])
     return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(found) else "")
+
+
+def _best_window_hit(keys: list[str | None], width: int) -> int:
+    """The hit to show the window from: most distinct query words, then the rarest word, then first."""
+    hits = [i for i, k in enumerate(keys) if k is not None]
+    if not hits:
+        return 0
+    seen = Counter(k for k in keys if k is not None)
+
+    def rank(i: int) -> tuple[int, int, int]:
+        start = max(0, min(i - 2, len(keys) - width))
+        distinct = {k for k in keys[start : start + width] if k is not None}
+        return len(distinct), -seen[keys[i] or ""], -i
+
+    return max(hits, key=rank)

@@ -1,0 +1,163 @@
+"""The recall tools as `Context` offers them: schemas in the request, answers, offload after a turn.
+
+The shell around `ctxrules.recall`: it reads a tool call in whichever shape the host has
+(OpenAI, Anthropic, an SDK object or a `Reply`'s `ToolCall`), answers it from the session
+(searching with the store's full-text index when there is a store), and keeps large
+originals in a blob store, visiting only the items that changed since the last turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+
+import attrs
+from returns.result import Failure, Result, Success
+
+from ctxrules.commit import ContextCommit
+from ctxrules.dag import Session
+from ctxrules.engine.shapes import ToolCall, plain
+from ctxrules.importers.claude_blocks import assistant_blocks
+from ctxrules.importers.messages import openai_tool_calls
+from ctxrules.importers.records import Unreadable
+from ctxrules.recall.lookup import recall_index
+from ctxrules.recall.offload import BlobStore, changed_positions, offload_plan
+from ctxrules.recall.tools import (
+    RECALL,
+    SEARCH_HISTORY,
+    HistoryHit,
+    HistorySearch,
+    ToolAnswer,
+    answer_tool_call,
+    recall_tools,
+)
+from ctxrules.spec.recall import RecallOptions
+from ctxrules.store.search import literal
+from ctxrules.store.sqlite import SqliteStore
+from ctxrules.tokens import Tokenizer
+
+
+def read_tool_call(raw: object) -> ToolCall | Unreadable:
+    """A tool call in any shape the host holds: a `ToolCall`, OpenAI's or Anthropic's (dict or SDK object).
+
+    >>> read_tool_call({"id": "c1", "type": "function", "function": {"name": "recall", "arguments": '{"handle": "h:abcdefgh"}'}})
+    ToolCall(id='c1', name='recall', arguments={'handle': 'h:abcdefgh'})
+    >>> read_tool_call({"type": "tool_use", "id": "t1", "name": "recall", "input": {"handle": "h:abcdefgh"}})
+    ToolCall(id='t1', name='recall', arguments={'handle': 'h:abcdefgh'})
+    """
+    if isinstance(raw, ToolCall):
+        return raw
+    call = plain(raw)
+    if isinstance(call, Mapping) and "function" in call:
+        found = openai_tool_calls([dict(call)])
+        if isinstance(found, Unreadable):
+            return found
+        return ToolCall(found[0].call_id or "", found[0].name, found[0].arguments)
+    if isinstance(call, Mapping) and call.get("type") == "tool_use":
+        blocks = assistant_blocks([dict(call)])
+        if isinstance(blocks, Unreadable):
+            return blocks
+        use = blocks.tool_uses[0]
+        return ToolCall(use.id, use.name, use.input)
+    return Unreadable("expected an OpenAI tool call (with function) or an Anthropic tool_use block")
+
+
+def store_search(store: object, session: Session) -> HistorySearch | None:
+    """The store's full-text search over one session as `search_history` needs it, if it has one.
+
+    The recall tools' own calls and results are left out: they only repeat the history.
+    """
+    search = getattr(store, "search", None)
+    if not callable(search):
+        return None
+    nodes = session.graph.nodes
+
+    def echoes(hit: HistoryHit) -> bool:
+        node = nodes.get(hit.node_id)
+        return node is not None and node.name in {RECALL, SEARCH_HISTORY}
+
+    def run(query: str, limit: int) -> Sequence[HistoryHit] | str:
+        found: Result[list[HistoryHit], object] = search(
+            literal(query), session_id=session.session_id, limit=limit * 2
+        )
+        if isinstance(found, Failure):
+            return "the store's search failed"
+        return [hit for hit in found.unwrap() if not echoes(hit)][:limit]
+
+    return run
+
+
+@contextmanager
+def memory_search(session: Session) -> Iterator[HistorySearch | None]:
+    """The session's full-text search in an in-memory store, for replays and audits without one."""
+    opened = SqliteStore.open(":memory:")
+    if isinstance(opened, Failure):
+        yield None
+        return
+    store = opened.unwrap()
+    try:
+        kept = store.create_session(session.session_id).bind(
+            lambda _: store.append_graph(session.session_id, session.graph)
+        )
+        yield None if isinstance(kept, Failure) else store_search(store, session)
+    finally:
+        store.close()
+
+
+@attrs.define
+class SessionRecall:
+    """One session's recall: the options from the spec, and what offload has kept so far.
+
+    ``offloaded`` holds the handles already in the blob store; ``last`` the commit the
+    previous offload saw, so the next visits only the items changed since.
+    """
+
+    options: RecallOptions
+    tokenizer: Tokenizer
+    offloaded: set[str] = attrs.field(factory=set)
+    last: ContextCommit | None = None
+    #: Items examined by the offloads so far (work counted, for the tests that guard it).
+    visited: int = 0
+
+    def tools(self) -> tuple[dict[str, object], ...]:
+        """The two tool schemas when the spec offers them (either request shape reads them)."""
+        return recall_tools("anthropic") if self.options.tools else ()
+
+    def answer(
+        self, call: ToolCall, session: Session, commit: ContextCommit | None, store: object
+    ) -> ToolAnswer | None:
+        """The answer to a ``recall`` or ``search_history`` call; None for any other tool."""
+        if call.name not in {RECALL, SEARCH_HISTORY}:
+            return None
+        arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
+        return answer_tool_call(
+            call.name,
+            {str(k): v for k, v in arguments.items()},
+            index=recall_index(session.graph, commit),
+            tokenizer=self.tokenizer,
+            search=store_search(store, session) if store is not None else None,
+            page_tokens=self.options.page_tokens,
+        )
+
+    def offload(
+        self, store: BlobStore, session: Session, commit: ContextCommit
+    ) -> Result[int, object]:
+        """Keep the large originals tightened since the last offload; how many were written.
+
+        Visits the items replaced or added since the previous commit (every item after a
+        compaction, which moves positions), not the whole history.
+        """
+        positions = changed_positions(self.last, commit)
+        self.visited += len(commit.items) if positions is None else len(positions)
+        plan = offload_plan(commit, session.graph, self.options.offload_chars, positions=positions)
+        written = 0
+        for handle, text in plan:
+            if handle in self.offloaded:
+                continue
+            put = store.put_blob(session.session_id, handle, text)
+            if isinstance(put, Failure):
+                return Failure(put.failure())
+            self.offloaded.add(handle)
+            written += 1
+        self.last = commit
+        return Success(written)
