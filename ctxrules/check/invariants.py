@@ -10,11 +10,6 @@ from ctxrules.render import Message, ToolResultBlock, ToolUseBlock, count_messag
 from ctxrules.tokens import Tokenizer
 
 
-def _key(commit: ContextCommit, index: int) -> tuple[str, str | None]:
-    item = commit.items[index]
-    return item.source_node_id, item.attached_from
-
-
 def items_kept(before: ContextCommit, after: ContextCommit) -> list[Violation]:
     """Invariant 13 for a rule: the same items, in the same order, none dropped or duplicated."""
     old = [(i.source_node_id, i.attached_from) for i in before.items]

@@ -2,39 +2,61 @@
 
 from __future__ import annotations
 
+import functools
+import random
+
 import attrs
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 from pyrsistent import pset
 
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.render import counted
 from ctxrules.tokens import HeuristicCounter, Tokenizer
 
-#: Text with the shapes that matter for counting: ASCII, CJK, paths and empty strings.
-_WORDS = st.sampled_from(
-    [
-        "the",
-        "fix",
-        "src/main.py",
-        "`make test`",
-        "0x1f3a9c",
-        "ValueError",
-        "数据",
-        "上下文",
-        "\n",
-        " ",
-        "<|endoftext|>",
-    ]
-)
+#: Words with the shapes that matter for counting: ASCII, CJK, paths, whitespace, special tokens.
+_WORDS = ("the", "fix", "src/main.py", "`make test`", "0x1f3a9c", "ValueError", "数据", "上下文",
+          "\n", " ", "<|endoftext|>")  # fmt: skip
+_PARAGRAPH_WORDS = 4_000
 
 
+def _paragraph(words: tuple[str, ...]) -> tuple[str, ...]:
+    """A fixed sequence of the words in random order: texts are windows cut from it."""
+    rng = random.Random(0)  # noqa: S311 - test data, not security
+    return tuple(rng.choice(words) for _ in range(_PARAGRAPH_WORDS))
+
+
+_PARAGRAPHS = {True: _paragraph(_WORDS), False: _paragraph(tuple(w for w in _WORDS if w.isascii()))}
+
+
+@st.composite
+def _window_texts(draw: st.DrawFn, max_words: int, cjk: bool) -> str:
+    """Up to ``max_words`` consecutive words of the paragraph, sometimes with arbitrary text among them.
+
+    Two or three choices per text instead of one per word: generating and shrinking stay
+    cheap, and the length and the position each shrink on their own (toward "").
+    """
+    paragraph = _PARAGRAPHS[cjk]
+    size = draw(st.integers(0, max_words))
+    start = draw(st.integers(0, len(paragraph) - size))
+    words = list(paragraph[start : start + size])
+    if draw(st.integers(0, 3)) == 3:  # one text in four carries arbitrary Unicode
+        words.insert(draw(st.integers(0, size)), draw(st.text(max_size=12)))
+    return " ".join(words)
+
+
+@functools.cache
 def texts(max_words: int = 30, *, cjk: bool = True) -> st.SearchStrategy[str]:
     """Short texts built from code-ish English words and, unless ``cjk=False``, Chinese ones."""
-    words = _WORDS if cjk else _WORDS.filter(lambda w: w.isascii())
-    # Mostly known words, one draw in four arbitrary Unicode: cheap to generate and shrink.
-    return st.lists(st.one_of(words, words, words, st.text(max_size=12)), max_size=max_words).map(
-        " ".join
-    )
+    if max_words > _PARAGRAPH_WORDS:
+        raise InvalidArgument(f"texts(max_words={max_words}): at most {_PARAGRAPH_WORDS}")
+    return _window_texts(max_words, cjk)
+
+
+_ROLES = st.sampled_from(("user", "assistant", "tool", "system"))
+_TOOL_NAMES = st.sampled_from((None, "grep", "read_file", "todo_list"))
+#: Node ids of 4 to 8 hex digits, drawn as one number (one choice, not one per digit).
+_NODE_IDS = st.integers(0, 0xFFFF_FFFF).map(lambda n: f"{n:04x}")
 
 
 @st.composite
@@ -50,23 +72,23 @@ def context_items(
     Tool items sometimes lack a call id, to exercise degraded rendering. ``huge`` adds
     results of up to 20,000 characters.
     """
-    role = draw(st.sampled_from(["user", "assistant", "tool", "system"]))
+    role = draw(_ROLES)
     state = draw(st.sampled_from(states))
     rendered = draw(texts(16))
     if huge and draw(st.booleans()):
         rendered = rendered + "x" * draw(st.integers(4_000, 20_000))
-    node = draw(st.text("abcdef0123456789", min_size=4, max_size=8))
+    node = draw(_NODE_IDS)
+    locked = draw(st.booleans())
+    attached = draw(st.booleans())
     item = ContextItem(
         ("sm_" if state is State.SUMMARY else "n_") + node,
         "assistant" if state is State.SUMMARY else role,
         state=state,
         rendered=rendered,
-        locked=draw(st.booleans()),
-        attached_from=draw(st.none() | st.just("c_attached")),
-        tool_name=draw(st.sampled_from([None, "grep", "read_file", "todo_list"]))
-        if role == "tool"
-        else None,
-        tool_call_id=draw(st.none() | st.just("call_" + node)) if role == "tool" else None,
+        locked=locked,
+        attached_from="c_attached" if attached else None,
+        tool_name=draw(_TOOL_NAMES) if role == "tool" else None,
+        tool_call_id=("call_" + node if draw(st.booleans()) else None) if role == "tool" else None,
         arguments=draw(texts(5)) if role == "tool" else "",
         turn=draw(st.integers(0, 50)),
         created_at=draw(st.floats(0, 1e6)),

@@ -18,11 +18,11 @@ def facts_for(draw: st.DrawFn, commit: ContextCommit, tokenizer: Tokenizer | Non
     history can be old enough for a rule's turn gates.
     """
     last = max((item.turn for item in commit.items), default=0)
-    cited = (
-        draw(st.sets(st.sampled_from([item.source_node_id for item in commit.items]), max_size=4))
-        if commit.items
-        else set()
+    # Positions, not a sampled_from of this commit's ids: one strategy for every commit.
+    positions = (
+        draw(st.sets(st.integers(0, len(commit.items) - 1), max_size=4)) if commit.items else set()
     )
+    cited = {commit.items[p].source_node_id for p in positions}
     return Facts(
         now=draw(st.floats(0, 2e6)),
         head_turn=draw(st.integers(0, max(80, last + 6))),

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import attrs
-from hypothesis import HealthCheck, Verbosity, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
@@ -145,6 +145,9 @@ def _search(
         print_blob=False,
         report_multiple_bugs=False,
         verbosity=Verbosity.quiet,
+        # No explain phase: it re-runs the shrunk example many times to annotate a report
+        # this command never prints (half the time of a short search that finds something).
+        phases=tuple(p for p in Phase if p is not Phase.explain),
     )
     test = config(given(st.data())(body))
     if seed is not None:

@@ -38,9 +38,13 @@ def test_fixture_fails_a_broken_spec_with_the_counterexample(pytester: pytest.Py
 
 def test_command_line_option_adds_a_check_per_spec(pytester: pytest.Pytester) -> None:
     """Pytest --ctxrules-spec PATH runs one check item per spec."""
+    # The spec paths lead the child pytest to this repository's pyproject.toml: without
+    # `-o addopts=` it would take its options too and start two xdist workers of its own.
     result = pytester.runpytest(
         "-p",
         "no:cacheprovider",
+        "-o",
+        "addopts=",
         "--ctxrules-spec",
         str(SPECS / "default.toml"),
         "--ctxrules-spec",

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
+import attrs
 import pytest
 
+from ctxrules.check import Violation
+from ctxrules.check.recorded import _turn_heads, graph_shape
 from ctxrules.cli.demo import build_demo_session
 from ctxrules.cli.main import main
 from ctxrules.dag import Call, Graph, graph_to_jsonl
@@ -59,3 +63,24 @@ def test_unreadable_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[
     path.write_text('{"id": "a", "role": "user"}\n{oops\n', encoding="utf-8")
     assert main(["verify", str(path)]) == 2
     assert "line 2: invalid JSON" in capsys.readouterr().err
+
+
+def test_a_seq_out_of_append_order_is_reported() -> None:
+    """Invariant 1 (shape): a node whose seq is not its place in the append order, with both."""
+    graph = Graph().append(Call("u1", "user", output="hi")).unwrap()
+    graph = graph.append(Call("a1", "assistant", output="ok", predecessor="u1")).unwrap()
+    assert graph_shape(graph) == []
+    moved = copy.copy(graph.nodes["a1"])
+    object.__setattr__(moved, "seq", 7)  # a corrupted record: seq is set only by append
+    (found,) = graph_shape(attrs.evolve(graph, nodes=graph.nodes.set("a1", moved)))
+    assert found == Violation(1, ("a1",), "seq 1 (append order)", "7")
+
+
+def test_commits_are_checked_at_each_turn_end() -> None:
+    """One commit per turn: the node before each user message, and the head."""
+    graph = Graph()
+    previous = None
+    for node, role in (("u1", "user"), ("a1", "assistant"), ("u2", "user"), ("a2", "assistant")):
+        graph = graph.append(Call(node, role, output=node, predecessor=previous)).unwrap()
+        previous = node
+    assert [call.id for call in _turn_heads(graph, "a2")] == ["a1", "a2"]

@@ -98,6 +98,9 @@ def test_replay_reports_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "nope.jsonl" in capsys.readouterr().err
 
 
+# Slow (a minute: every real session, twice per window): CI runs it; the bundled session's
+# replay above is the quick check.
+@pytest.mark.slow
 @pytest.mark.parametrize("window", [32_000, 200_000])
 def test_every_real_session_replays_within_the_window(
     shared_sessions: Path, window: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
