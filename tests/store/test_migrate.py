@@ -80,7 +80,8 @@ def test_replay_into_postgresql_and_migrate_round_trip_byte_identically(
     middle = str(tmp_path / "middle.db")
     status, _ = _cli("replay", str(log), "--store", first)
     assert status == 0
-    session_id = open_store(first).unwrap().list_sessions().unwrap()[0].id
+    with open_store(first).unwrap() as stored:
+        session_id = stored.list_sessions().unwrap()[0].id
     assert _cli("migrate", first, middle)[0] == 0
     status, printed = _cli("migrate", middle, second)
     assert status == 0
