@@ -59,6 +59,10 @@ def run_pytest(json_path: Path, pytest_args: Sequence[str]) -> int:
         "--benchmark-columns=min,median,mean,max,rounds",
         "--benchmark-sort=name",
         "-q",
+        # Timed in one process: the suite's addopts spread tests over xdist workers, and
+        # pytest-benchmark (rightly) disables timing when they are on.
+        "--numprocesses=0",
+        "--dist=no",
         *pytest_args,
     ]
     return subprocess.run(command, cwd=ROOT, check=False).returncode  # noqa: S603 - our own interpreter
