@@ -14,7 +14,27 @@ if TYPE_CHECKING:
 #: Items per chunk: a change copies one chunk, a young chunk costs the GC this many visits.
 CHUNK = 64
 _SHIFT = 6
-_Chunk = tuple["ContextItem", ...]
+
+
+# A tuple subclass cannot have non-empty slots: ``memo`` lives in the instance dict.
+class Chunk(tuple["ContextItem", ...]):  # noqa: SLOT001
+    """Up to `CHUNK` items, immutable, with a memo of what is derived from exactly them.
+
+    A chunk is never changed, only replaced, so what a renderer derives from its items (their
+    messages, one run) can stay with it and be reused by every later version that shares it.
+    """
+
+    @property
+    def memo(self) -> dict[str, object]:
+        """The derived values kept with this chunk (a cache: equal chunks derive equal values)."""
+        return self.__dict__
+
+    def __reduce__(self) -> tuple[type[Chunk], tuple[tuple[ContextItem, ...]]]:
+        # The memo is a cache: pickles carry the items only.
+        return Chunk, (tuple(self),)
+
+
+_Chunk = Chunk
 
 
 class ItemVector(Sequence["ContextItem"]):
@@ -43,7 +63,10 @@ class ItemVector(Sequence["ContextItem"]):
             return items
         flat = tuple(items)
         chunks = Map(
-            {n: flat[start : start + CHUNK] for n, start in enumerate(range(0, len(flat), CHUNK))}
+            {
+                n: Chunk(flat[start : start + CHUNK])
+                for n, start in enumerate(range(0, len(flat), CHUNK))
+            }
         )
         return cls(chunks, len(flat))
 
@@ -103,6 +126,18 @@ class ItemVector(Sequence["ContextItem"]):
     def __reduce__(self) -> tuple[object, tuple[tuple[ContextItem, ...]]]:
         return _rebuilt, (tuple(self),)
 
+    def runs(self, start: int, stop: int) -> Iterator[tuple[Chunk, int, int]]:
+        """The chunks holding positions ``start`` to ``stop``, each with the offsets used in it.
+
+        >>> [(len(c), lo, hi) for c, lo, hi in ItemVector.of(range(150)).runs(10, 140)]  # type: ignore[arg-type]
+        [(64, 10, 64), (64, 0, 64), (22, 0, 12)]
+        """
+        if start >= stop:
+            return
+        for number in range(start >> _SHIFT, ((stop - 1) >> _SHIFT) + 1):
+            base = number << _SHIFT
+            yield self._chunks[number], max(start - base, 0), min(stop - base, CHUNK)
+
     def _chunk_list(self) -> list[_Chunk]:
         return [self._chunks[n] for n in range(len(self._chunks))]
 
@@ -110,7 +145,7 @@ class ItemVector(Sequence["ContextItem"]):
         """The vector with ``item`` at the end: one chunk copied."""
         number = self._length >> _SHIFT
         chunk = self._chunks.get(number, ())
-        return ItemVector(self._chunks.set(number, (*chunk, item)), self._length + 1)
+        return ItemVector(self._chunks.set(number, Chunk((*chunk, item))), self._length + 1)
 
     def extend(self, items: Iterable[ContextItem]) -> ItemVector:
         """The vector with ``items`` at the end."""
@@ -139,7 +174,7 @@ class ItemVector(Sequence["ContextItem"]):
             chunk = list(self._chunks[number])
             for offset, item in replaced:
                 chunk[offset] = item
-            chunks.set(number, tuple(chunk))
+            chunks.set(number, Chunk(chunk))
         return ItemVector(chunks.finish(), self._length)
 
 

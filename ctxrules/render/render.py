@@ -8,6 +8,7 @@ from typing import Self
 from ctxrules.commit.commit import ContextCommit
 from ctxrules.commit.item import ContextItem
 from ctxrules.commit.layout import visible_ranges
+from ctxrules.commit.vector import Chunk, ItemVector
 from ctxrules.render.item import MESSAGES_KEY, render_item
 from ctxrules.render.messages import Message
 
@@ -53,11 +54,36 @@ def render_commit(commit: ContextCommit) -> RenderedMessages:
     """
     items = commit.items
     visible: list[ContextItem] = []
-    for span in visible_ranges(commit.hidden or (), len(items)):
-        visible.extend(items[span.start : span.stop])
     messages: list[Message] = []
-    for item in visible:
+    for span in visible_ranges(commit.hidden or (), len(items)):
+        if not isinstance(items, ItemVector):
+            _extend(messages, visible, items[span.start : span.stop])
+            continue
+        for chunk, low, high in items.runs(span.start, span.stop):
+            if low == 0 and high == len(chunk):
+                # A whole chunk: its messages were joined once, when it was first sent.
+                messages.extend(_chunk_messages(chunk))
+                visible.extend(chunk)
+            else:
+                _extend(messages, visible, chunk[low:high])
+    return RenderedMessages(messages, visible)
+
+
+def _extend(
+    messages: list[Message], visible: list[ContextItem], items: Iterable[ContextItem]
+) -> None:
+    for item in items:
+        visible.append(item)
         memo = item.memo
         rendered = memo.get(MESSAGES_KEY) if memo is not None else None
         messages.extend(item_messages(item) if rendered is None else rendered)  # type: ignore[arg-type]
-    return RenderedMessages(messages, visible)
+
+
+def _chunk_messages(chunk: Chunk) -> tuple[Message, ...]:
+    """The messages of every item of a chunk, joined once and kept with the chunk."""
+    memo = chunk.memo
+    joined = memo.get(MESSAGES_KEY)
+    if joined is None:
+        joined = tuple(message for item in chunk for message in item_messages(item))
+        memo[MESSAGES_KEY] = joined
+    return joined  # type: ignore[return-value]

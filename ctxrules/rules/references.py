@@ -61,11 +61,11 @@ def distinctive_substrings(text: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _candidates(text: str) -> set[str]:
+def _candidates(text: str, distinct: tuple[str, ...]) -> set[str]:
     # What a later message may mention: its own distinctive substrings and its plain words,
     # so `name` in one message matches a bare name in another.
     words = {w.strip("`.,;:()[]{}") for w in _WORD.findall(text)}
-    return words | set(distinctive_substrings(text))
+    return words | set(distinct)
 
 
 def item_text(item: ContextItem) -> str:
@@ -98,7 +98,10 @@ class ReferenceTracker:
         index, cited = self.index, self.cited
         for item in items:
             text = item_text(item)
-            for word in _candidates(text):
+            # The regular expressions run once per item: its substrings are both what it
+            # may mention and what later items may mention of it.
+            distinct = distinctive_substrings(text)
+            for word in _candidates(text, distinct):
                 sources = index.get(word)
                 if sources is None:
                     continue
@@ -107,9 +110,10 @@ class ReferenceTracker:
                         cited = cited.set(source, None)
                 # Each substring marks its items once; later mentions find nothing to do.
                 index = index.delete(word)
-            for substring in distinctive_substrings(text):
-                if item.source_node_id not in cited:
-                    index = index.set(
-                        substring, index.get(substring, pvector()).append(item.source_node_id)
-                    )
+            if item.source_node_id in cited:
+                continue
+            for substring in distinct:
+                index = index.set(
+                    substring, index.get(substring, pvector()).append(item.source_node_id)
+                )
         return ReferenceTracker(index, cited)

@@ -23,6 +23,7 @@ import ctxrules.render.render as render_module
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.engine.default import changed_since
 from ctxrules.render import counted, render_commit, to_anthropic, to_openai
+from ctxrules.render.item import render_item
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.spec import load_spec
 from ctxrules.testing.commits import commits
@@ -240,3 +241,34 @@ def test_invariant_8_across_runs_of_kept_items(kinds: list[str]) -> None:
     grown = commit.append_items([ContextItem("late", "assistant", rendered="more")])
     again = render_commit(grown)  # the same items: every run but the last is kept
     assert to_openai(again) == to_openai(tuple(again))
+
+
+@given(
+    size=st.integers(0, 300),
+    folds=st.lists(st.tuples(st.integers(0, 300), st.integers(1, 150)), max_size=3),
+    changed=st.lists(st.integers(0, 299), max_size=4),
+)
+def test_invariant_8_whole_chunks_render_as_their_items(
+    size: int, folds: list[tuple[int, int]], changed: list[int]
+) -> None:
+    """Invariant 8: rendering whole 64-item chunks from their kept runs equals rendering item by item, before and after a change."""
+    summarized = {p for start, length in folds for p in range(start, min(start + length, size))}
+    items = [
+        ContextItem(
+            f"n{i}",
+            "user" if i % 2 == 0 else "assistant",
+            rendered=f"m{i}",
+            state=State.SUMMARIZED if i in summarized else State.FULL,
+        )
+        for i in range(size)
+    ]
+    commit = ContextCommit("s").with_items(items)
+
+    def by_item(c: ContextCommit) -> list[object]:
+        return [m for i in c.items if i.state is not State.SUMMARIZED for m in render_item(i)]
+
+    assert list(render_commit(commit)) == by_item(commit)
+    assert list(render_commit(commit)) == by_item(commit)  # again, from the kept runs
+    edits = {p: attrs.evolve(items[p], rendered=f"edited {p}") for p in changed if p < size}
+    edited = commit.replace_items(edits) if edits else commit
+    assert list(render_commit(edited)) == by_item(edited)
