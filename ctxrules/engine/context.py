@@ -93,8 +93,9 @@ class Context:
 
     ``spec`` is a built-in spec name, a TOML path or text, or a `Pipeline`; ``store`` a
     path or URL for `open_store` (SQLite or ``postgresql://``) or an open store (the session
-    is saved as it happens and reopened by ``session`` id); ``clock`` gives the time in seconds. ``recall`` overrides the spec's
-    ``[recall]`` table (the only way to set it with a `Pipeline`).
+    is saved as it happens and reopened by ``session`` id); ``clock`` gives the time in
+    seconds. ``recall`` overrides the spec's ``[recall]`` table (the only way to set it
+    with a `Pipeline`).
     """
 
     def __init__(
