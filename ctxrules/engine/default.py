@@ -52,6 +52,7 @@ from ctxrules.tokens import (
     default_tokenizer,
     tools_schema_tokens,
 )
+from ctxrules.tokens.memo import memoized
 from ctxrules.tokens.usage import ProviderUsage, UsageState
 
 
@@ -168,7 +169,9 @@ class DefaultContextEngine(ContextEngine):
     ) -> None:
         self.pipeline = pipeline or Pipeline()
         self.summarizer = summarizer
-        self.tokenizer = tokenizer or default_tokenizer()
+        # A session counts the same texts again (tool names, an item at arrival and after a
+        # replay's naive resend): the memo turns each repeat into a lookup.
+        self.tokenizer = memoized(tokenizer or default_tokenizer())
         self.allocate = budget_allocator
         self.policy = policy or Policy()
         self.cut = cut or CutParams()

@@ -116,17 +116,20 @@ def shared_prefix(
 def _tail_tokens(current: tuple[Message, ...], shared: int, tokenizer: Tokenizer) -> int:
     """Tokens of ``current[shared:]``: the counts its items carry, when the tail is whole items."""
     remaining = len(current) - shared
-    if isinstance(current, RenderedMessages):
-        tokens = 0
-        for item in reversed(current.items):
-            messages = len(item_messages(item))
-            if remaining <= 0 or messages > remaining:
-                break
-            remaining -= messages
-            tokens += item.tokens
-        if remaining == 0:
-            return tokens
-    return count_messages(current[shared:], tokenizer)
+    if not isinstance(current, RenderedMessages):
+        return count_messages(current[shared:], tokenizer)
+    tokens = 0
+    for item in reversed(current.items):
+        if remaining <= 0:
+            break
+        messages = item_messages(item)
+        if len(messages) > remaining:
+            # The prefix ends inside this item (its call kept, its result changed, say):
+            # only its unshared messages are counted.
+            return tokens + count_messages(messages[len(messages) - remaining :], tokenizer)
+        remaining -= len(messages)
+        tokens += item.tokens
+    return tokens if remaining == 0 else count_messages(current[shared:], tokenizer)
 
 
 def naive_growth(

@@ -9,19 +9,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from ctxrules.check import protocol_valid
-from ctxrules.commit import State
+from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.dag import Role
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.replay import ProtocolCheck, replay, shared_prefix
 from ctxrules.engine.turn import TurnPrep
 from ctxrules.generation import NO_COMMITS, ensure_latest_commit
 from ctxrules.importers import import_session
-from ctxrules.render import Message, TextBlock, ToolResultBlock, ToolUseBlock, count_messages
+from ctxrules.render import (
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    count_messages,
+    counted,
+    render_commit,
+)
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.spec import load_spec
-from ctxrules.tokens import load_encoding
+from ctxrules.tokens import CountingTokenizer, load_encoding
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "ctxrules" / "data" / "sessions" / "entire-cli-5d_755497c182_0.jsonl"
@@ -104,3 +114,25 @@ def test_protocol_check_counts_what_a_full_check_counts_on_a_growing_request() -
         found, check = check.check(messages, shared)
         assert found == len(protocol_valid(messages)), messages
         previous = messages
+
+
+def test_a_prefix_that_ends_inside_an_item_counts_only_the_items_unshared_messages() -> None:
+    """The call of a tool item is shared, its result changed and a reply came after it."""
+    user = counted(ContextItem("u1", Role.USER, rendered="list the files"), RULER)
+    call = counted(
+        ContextItem(
+            "t1", Role.TOOL, rendered="a.py\nb.py\n" * 40, tool_name="ls", tool_call_id="c1"
+        ),
+        RULER,
+    )
+    aged = counted(attrs.evolve(call, state=State.AGED, rendered="[2 lines]"), RULER)
+    before = render_commit(ContextCommit("s", items=(user, call)))
+    reply = counted(ContextItem("a1", Role.ASSISTANT, rendered="Two files: a.py and b.py."), RULER)
+    after = render_commit(ContextCommit("s", items=(user, aged, reply)))
+    total = user.tokens + aged.tokens + reply.tokens
+    counting = CountingTokenizer(RULER)
+    shared, shared_tokens = shared_prefix(before, after, total, counting)
+    assert shared == 2  # the user message and the call
+    assert shared_tokens == total - count_messages(after[2:], RULER)
+    # The reply's count is read from its item: only the changed result is tokenized.
+    assert counting.chars == len("[2 lines]")

@@ -1,0 +1,66 @@
+"""`MemoCounter`: a ruler that remembers the counts of the texts it met lately."""
+
+from __future__ import annotations
+
+import attrs
+
+from ctxrules.tokens.protocol import Tokenizer
+
+__all__ = ["MemoCounter"]
+
+#: How many texts, and how many characters in all, a memo keeps before forgetting its oldest.
+DEFAULT_ENTRIES = 4096
+DEFAULT_CHARACTERS = 4_000_000
+
+
+@attrs.define(eq=False)
+class MemoCounter:
+    """``inner`` with its recent counts kept: a text counted twice is tokenized once.
+
+    A session counts the same texts again and again (tool names, an item's text at arrival
+    and again by a replay's naive resend, a recorded reply): a lookup costs a hash, which
+    Python keeps on the string. The memo is bounded by entries and by characters, oldest
+    out first, so it never pins a session's history in memory. Counts are those of
+    ``inner``: ``count`` stays deterministic and pure.
+    """
+
+    inner: Tokenizer
+    entries: int = DEFAULT_ENTRIES
+    characters: int = DEFAULT_CHARACTERS
+    _counts: dict[str, int] = attrs.field(init=False, factory=dict, repr=False)
+    _held: int = attrs.field(init=False, default=0, repr=False)
+
+    @property
+    def name(self) -> str:
+        """The inner ruler's name: a memo does not change what is counted."""
+        return self.inner.name
+
+    @property
+    def message_overhead(self) -> int:
+        """The inner ruler's per-message overhead."""
+        return self.inner.message_overhead
+
+    def count(self, text: str) -> int:
+        """``inner.count(text)``, from the memo when the text was counted lately."""
+        found = self._counts.get(text)
+        if found is not None:
+            return found
+        tokens = self.inner.count(text)
+        if len(text) <= self.characters:
+            self._keep(text, tokens)
+        return tokens
+
+    def _keep(self, text: str, tokens: int) -> None:
+        counts = self._counts
+        self._held += len(text)
+        counts[text] = tokens
+        # Oldest first: dicts keep insertion order.
+        while len(counts) > self.entries or self._held > self.characters:
+            oldest = next(iter(counts))
+            del counts[oldest]
+            self._held -= len(oldest)
+
+
+def memoized(tokenizer: Tokenizer) -> Tokenizer:
+    """``tokenizer`` behind a `MemoCounter`, unless it already is one."""
+    return tokenizer if isinstance(tokenizer, MemoCounter) else MemoCounter(tokenizer)
