@@ -13,8 +13,7 @@ from immutables import Map
 
 from ctxrules.cache import CacheProfile, CacheState, Priced, anthropic
 from ctxrules.check import protocol_valid
-from ctxrules.commit import ContextCommit, State
-from ctxrules.commit.layout import visible_ranges
+from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Role, Session, branch
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.turn import TurnPrep
@@ -154,14 +153,9 @@ def naive_growth(
 
 
 def visible_summary_tokens(commit: ContextCommit) -> int:
-    """Tokens of the summary items the commit sends, visiting only the items it sends."""
-    items = commit.items
-    return sum(
-        items[position].tokens
-        for span in visible_ranges(commit.hidden or (), len(items), max(commit.summary_at, 0))
-        for position in span
-        if items[position].state is State.SUMMARY
-    )
+    """Tokens of the commit's summary: one item, as a commit has at most one (invariant 12)."""
+    at = commit.summary_at
+    return commit.items[at].tokens if at >= 0 else 0
 
 
 @attrs.frozen
