@@ -14,7 +14,8 @@ from ctxrules.commit import ContextItem
 MAX_PER_MESSAGE = 32
 _PATTERNS = (
     re.compile(r"[A-Za-z0-9_./-]+/[A-Za-z0-9_./-]+"),  # paths; kept when >= 8 chars
-    re.compile(r"\b(?:[a-f0-9]{6,}|[0-9]{6,})\b"),  # hex or numeric ids
+    # Hex or numeric ids: a run of digits is a run of hex digits, so one class covers both.
+    re.compile(r"\b[a-f0-9]{6,}\b"),
     re.compile(r"`([^`\n]{3,40})`"),  # backtick spans
     re.compile(r"\b[A-Z][A-Za-z0-9]{3,}\b"),  # CamelCase and capitalised identifiers
 )
@@ -64,7 +65,8 @@ def distinctive_substrings(text: str) -> tuple[str, ...]:
 def _candidates(text: str, distinct: tuple[str, ...]) -> set[str]:
     # What a later message may mention: its own distinctive substrings and its plain words,
     # so `name` in one message matches a bare name in another.
-    words = {w.strip("`.,;:()[]{}") for w in _WORD.findall(text)}
+    # A long output repeats its words: strip each distinct word once.
+    words = {w.strip("`.,;:()[]{}") for w in set(_WORD.findall(text))}
     return words | set(distinct)
 
 
