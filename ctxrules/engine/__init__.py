@@ -1,6 +1,7 @@
 """The engine: the imperative shell that runs one turn's lifecycle around the pure core."""
 
-from ctxrules.engine.default import ContextEngine, DefaultContextEngine, EngineError, UsageStore
+from ctxrules.engine.contract import ContextEngine, EngineError, UsageStore
+from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.registry import EngineRegistry
 from ctxrules.engine.turn import SessionState, TurnPrep
 

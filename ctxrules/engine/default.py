@@ -1,15 +1,12 @@
-"""The engine: the small imperative shell around the pure core (001 §5, 000 §1).
+"""`DefaultContextEngine`: the lifecycle hooks of `ContextEngine` wired to components.
 
-`ContextEngine` names the lifecycle hooks; `DefaultContextEngine` wires them to components
-given by keyword, so one component can be swapped without subclassing.
+Each component (pipeline, summarizer, tokenizer, budget, policy, store) is given by
+keyword, so one can be swapped without subclassing.
 """
 
 from __future__ import annotations
 
-import abc
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
 
 import attrs
 from pyrsistent import pmap
@@ -28,7 +25,8 @@ from ctxrules.compaction import (
 )
 from ctxrules.compaction.occupancy import Measurement, occupancy
 from ctxrules.compaction.policy import Action
-from ctxrules.dag import Call, Session, ancestors
+from ctxrules.dag import Session, ancestors
+from ctxrules.engine.contract import ContextEngine, EngineError, UsageStore
 from ctxrules.engine.notices import (
     OnEvent,
     compaction_notes,
@@ -38,8 +36,7 @@ from ctxrules.engine.notices import (
     window_problem,
 )
 from ctxrules.engine.rescue import RescueState, refusal_from_error
-from ctxrules.engine.turn import SessionState, TurnPrep
-from ctxrules.errors import ErrorValue
+from ctxrules.engine.turn import SessionState, TurnPrep, changed_since
 from ctxrules.generation import branch_items, ensure_latest_commit, new_branch_nodes
 from ctxrules.render import Message, TextBlock, count_messages, render_commit
 from ctxrules.render.system_prompt import AgentProfile, build_system_prompt
@@ -54,91 +51,6 @@ from ctxrules.tokens import (
 )
 from ctxrules.tokens.memo import memoized
 from ctxrules.tokens.usage import ProviderUsage, UsageState
-
-
-@attrs.frozen
-class EngineError(ErrorValue):
-    """A request the engine cannot serve, with the reason."""
-
-    session_id: str
-    reason: str
-
-    @property
-    def message(self) -> str:
-        """A one-line description of what went wrong."""
-        return f"session {self.session_id!r}: {self.reason}"
-
-
-class UsageStore(Protocol):
-    """Where the engine persists usage between processes (the SQLite store is one)."""
-
-    def load_usage(self, session_id: str) -> UsageState | None:
-        """The saved usage of a session, if any."""
-        ...
-
-    def save_usage(self, session_id: str, usage: UsageState) -> None:
-        """Save a session's usage."""
-        ...
-
-
-class ContextEngine(abc.ABC):
-    """The lifecycle hooks an agent framework calls around each LLM call."""
-
-    name: str = "abstract"
-
-    def on_session_start(self, session_id: str) -> None:  # noqa: B027 - optional hook
-        """Called once when a session is created or loaded."""
-
-    def ingest(self, session_id: str, call: Call) -> None:  # noqa: B027 - optional hook
-        """Called when a node is appended; the default engine needs nothing here."""
-
-    @abc.abstractmethod
-    def prepare(self, session: Session, **options: object) -> Result[TurnPrep, EngineError]:
-        """Build what the next LLM call sends."""
-
-    @abc.abstractmethod
-    def should_recommend(self, prep: TurnPrep) -> bool:
-        """Whether to suggest compaction to the user."""
-
-    @abc.abstractmethod
-    def should_auto_compact(self, prep: TurnPrep) -> bool:
-        """Whether to compact before sending."""
-
-    @abc.abstractmethod
-    def compact(self, session_id: str, **options: object) -> Result[CompactResult, EngineError]:
-        """Fold the oldest history of the session's head into a summary."""
-
-    @abc.abstractmethod
-    def after_turn(
-        self, session_id: str, usage: ProviderUsage, prep: TurnPrep, on_event: OnEvent | None = None
-    ) -> None:
-        """Called with the provider's usage once the response is back."""
-
-    def on_session_end(self, session_id: str) -> None:  # noqa: B027 - optional hook
-        """Called when a session closes: flush what is kept in memory."""
-
-
-def changed_since(before: ContextCommit | None, commit: ContextCommit) -> Counter[str]:
-    """How many of ``before``'s items changed state in ``commit``, by their new reason.
-
-    O(changed items) when ``commit`` was generated from ``before`` (its ``replaced``
-    positions say which); after a compaction, which moves positions, every item is compared.
-    """
-    if before is None or commit is before:
-        return Counter()
-    if commit.replaced is None:
-        earlier = {i.source_node_id: i.state for i in before.items}
-        return Counter(
-            i.reason
-            for i in commit.items
-            if i.source_node_id in earlier and earlier[i.source_node_id] is not i.state
-        )
-    old, new = before.items, commit.items
-    return Counter(
-        new[p].reason
-        for p in sorted(set(commit.replaced))
-        if p < len(old) and old[p].state is not new[p].state
-    )
 
 
 def _default_summarizer(_: tuple[Message, ...]) -> str:

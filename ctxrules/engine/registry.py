@@ -6,7 +6,8 @@ from collections.abc import Mapping
 
 import attrs
 
-from ctxrules.engine.default import ContextEngine, DefaultContextEngine
+from ctxrules.engine.contract import ContextEngine
+from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.render.system_prompt import AgentProfile
 
 

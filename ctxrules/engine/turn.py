@@ -1,6 +1,8 @@
-"""`TurnPrep` and the per-session state the engine keeps between turns."""
+"""`TurnPrep`, the per-session state the engine keeps between turns, and what a turn changed."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 import attrs
 from immutables import Map
@@ -66,3 +68,26 @@ class SessionState:
     head: str | None = None
     rescue: RescueState = attrs.field(factory=RescueState)
     last_request: int = 0
+
+
+def changed_since(before: ContextCommit | None, commit: ContextCommit) -> Counter[str]:
+    """How many of ``before``'s items changed state in ``commit``, by their new reason.
+
+    O(changed items) when ``commit`` was generated from ``before`` (its ``replaced``
+    positions say which); after a compaction, which moves positions, every item is compared.
+    """
+    if before is None or commit is before:
+        return Counter()
+    if commit.replaced is None:
+        earlier = {i.source_node_id: i.state for i in before.items}
+        return Counter(
+            i.reason
+            for i in commit.items
+            if i.source_node_id in earlier and earlier[i.source_node_id] is not i.state
+        )
+    old, new = before.items, commit.items
+    return Counter(
+        new[p].reason
+        for p in sorted(set(commit.replaced))
+        if p < len(old) and old[p].state is not new[p].state
+    )

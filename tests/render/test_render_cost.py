@@ -21,7 +21,7 @@ import ctxrules.render.anthropic as anthropic_module
 import ctxrules.render.openai as openai_module
 import ctxrules.render.render as render_module
 from ctxrules.commit import ContextCommit, ContextItem, State
-from ctxrules.engine.default import changed_since
+from ctxrules.engine.turn import changed_since
 from ctxrules.render import counted, render_commit, to_anthropic, to_openai
 from ctxrules.render.item import render_item
 from ctxrules.rules import Facts, Pipeline
