@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import attrs
 from immutables import Map
@@ -12,12 +12,16 @@ from pyrsistent import PVector, pvector
 from ctxrules.commit import ContextItem
 
 MAX_PER_MESSAGE = 32
+# Each pattern starts with a character class and checks the word boundary before it by a
+# lookbehind, so the regular expression engine skips ahead to candidate characters instead
+# of trying every position (``\b[A-Z]...`` tries them all: three times slower).
 _PATTERNS = (
-    re.compile(r"[A-Za-z0-9_./-]+/[A-Za-z0-9_./-]+"),  # paths; kept when >= 8 chars
-    # Hex or numeric ids: a run of digits is a run of hex digits, so one class covers both.
-    re.compile(r"\b[a-f0-9]{6,}\b"),
+    # Paths: the leftmost match of ``[run]+/[run]+`` in a run of path characters is the
+    # whole run, when a slash stands inside it; this matches just that, without backtracking.
+    re.compile(r"[A-Za-z0-9_./-](?<![A-Za-z0-9_./-]{2})[A-Za-z0-9_.-]*+/[A-Za-z0-9_./-]++"),
+    re.compile(r"[a-f0-9](?<!\w[a-f0-9])[a-f0-9]{5,}\b"),  # hex or numeric ids, 6+ digits
     re.compile(r"`([^`\n]{3,40})`"),  # backtick spans
-    re.compile(r"\b[A-Z][A-Za-z0-9]{3,}\b"),  # CamelCase and capitalised identifiers
+    re.compile(r"[A-Z](?<!\w[A-Z])[A-Za-z0-9]{3,}\b"),  # CamelCase and capitalised identifiers
 )
 STOP_WORDS = frozenset(
     {
@@ -48,18 +52,23 @@ def distinctive_substrings(text: str) -> tuple[str, ...]:
     """
     found: list[str] = []
     seen: set[str] = set()
+    for value in _values(text):
+        if value in STOP_WORDS or value in seen:
+            continue
+        seen.add(value)
+        found.append(value)
+        if len(found) == MAX_PER_MESSAGE:
+            break
+    return tuple(found)
+
+
+def _values(text: str) -> Iterator[str]:
+    """Paths of 8 characters or more, then ids, backtick spans and CamelCase, lazily."""
     for index, pattern in enumerate(_PATTERNS):
         for match in pattern.finditer(text):
             value = match.group(1) if match.groups() else match.group(0)
-            if index == 0 and len(value) < 8:
-                continue
-            if value in STOP_WORDS or value in seen:
-                continue
-            seen.add(value)
-            found.append(value)
-            if len(found) == MAX_PER_MESSAGE:
-                return tuple(found)
-    return tuple(found)
+            if index > 0 or len(value) >= 8:
+                yield value
 
 
 def _candidates(text: str, distinct: tuple[str, ...]) -> set[str]:
