@@ -2,7 +2,7 @@
 
 import attrs
 
-from ctxrules.tokens.protocol import Tokenizer
+from ctxrules.tokens.protocol import Tokenizer, WrapsRuler
 
 __all__ = ["CountingTokenizer"]
 
@@ -18,7 +18,7 @@ class _Tally:
 # only the private tally it holds changes, and it compares by identity because two
 # wrappers with equal fields may still have done different work.
 @attrs.frozen(eq=False)
-class CountingTokenizer:
+class CountingTokenizer(WrapsRuler):
     """Delegate to `inner` and record how many `count` calls and characters it was asked for.
 
     >>> from ctxrules.tokens import HeuristicCounter
@@ -31,16 +31,6 @@ class CountingTokenizer:
 
     inner: Tokenizer = attrs.field(validator=attrs.validators.instance_of(Tokenizer))  # type: ignore[type-abstract]
     _tally: _Tally = attrs.field(factory=_Tally, init=False, repr=False)
-
-    @property
-    def name(self) -> str:
-        """The inner tokenizer's name: counting does not change the ruler."""
-        return self.inner.name
-
-    @property
-    def message_overhead(self) -> int:
-        """The inner tokenizer's per-message overhead."""
-        return self.inner.message_overhead
 
     @property
     def calls(self) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from ctxrules.tokens.protocol import Tokenizer
+from ctxrules.tokens.protocol import Tokenizer, WrapsRuler
 
 __all__ = ["MemoCounter"]
 
@@ -14,7 +14,7 @@ DEFAULT_CHARACTERS = 4_000_000
 
 
 @attrs.define(eq=False)
-class MemoCounter:
+class MemoCounter(WrapsRuler):
     """``inner`` with its recent counts kept: a text counted twice is tokenized once.
 
     A session counts the same texts again and again (tool names, an item's text at arrival
@@ -22,6 +22,11 @@ class MemoCounter:
     Python keeps on the string. The memo is bounded by entries and by characters, oldest
     out first, so it never pins a session's history in memory. Counts are those of
     ``inner``: ``count`` stays deterministic and pure.
+
+    >>> from ctxrules.tokens import HeuristicCounter
+    >>> ruler = MemoCounter(HeuristicCounter())
+    >>> ruler.count("天气非常好") == HeuristicCounter().count("天气非常好")
+    True
     """
 
     inner: Tokenizer
@@ -29,16 +34,6 @@ class MemoCounter:
     characters: int = DEFAULT_CHARACTERS
     _counts: dict[str, int] = attrs.field(init=False, factory=dict, repr=False)
     _held: int = attrs.field(init=False, default=0, repr=False)
-
-    @property
-    def name(self) -> str:
-        """The inner ruler's name: a memo does not change what is counted."""
-        return self.inner.name
-
-    @property
-    def message_overhead(self) -> int:
-        """The inner ruler's per-message overhead."""
-        return self.inner.message_overhead
 
     def count(self, text: str) -> int:
         """``inner.count(text)``, from the memo when the text was counted lately."""

@@ -2,7 +2,7 @@
 
 from typing import Final, Protocol, runtime_checkable
 
-__all__ = ["CHAT_MESSAGE_OVERHEAD", "Tokenizer"]
+__all__ = ["CHAT_MESSAGE_OVERHEAD", "Tokenizer", "WrapsRuler"]
 
 #: Tokens the chat format adds around each message's text (start marker, role, separator,
 #: end marker). OpenAI's cookbook counts 3 or 4 depending on the model; we take the larger
@@ -31,3 +31,23 @@ class Tokenizer(Protocol):
     def count(self, text: str) -> int:
         """Return the number of tokens in `text`: a non-negative int, 0 for ``""``."""
         ...
+
+
+class WrapsRuler:
+    """For a tokenizer that wraps another as ``inner``: it keeps the inner ruler's name and overhead.
+
+    A wrapper changes how counts are obtained (remembered, tallied), never what they are.
+    """
+
+    __slots__ = ()
+    inner: Tokenizer
+
+    @property
+    def name(self) -> str:
+        """The inner ruler's name."""
+        return self.inner.name
+
+    @property
+    def message_overhead(self) -> int:
+        """The inner ruler's overhead per message."""
+        return self.inner.message_overhead
