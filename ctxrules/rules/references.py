@@ -12,17 +12,6 @@ from pyrsistent import PVector, pvector
 from ctxrules.commit import ContextItem
 
 MAX_PER_MESSAGE = 32
-# Each pattern starts with a character class and checks the word boundary before it by a
-# lookbehind, so the regular expression engine skips ahead to candidate characters instead
-# of trying every position (``\b[A-Z]...`` tries them all: three times slower).
-_PATTERNS = (
-    # Paths: the leftmost match of ``[run]+/[run]+`` in a run of path characters is the
-    # whole run, when a slash stands inside it; this matches just that, without backtracking.
-    re.compile(r"[A-Za-z0-9_./-](?<![A-Za-z0-9_./-]{2})[A-Za-z0-9_.-]*+/[A-Za-z0-9_./-]++"),
-    re.compile(r"[a-f0-9](?<!\w[a-f0-9])[a-f0-9]{5,}\b"),  # hex or numeric ids, 6+ digits
-    re.compile(r"`([^`\n]{3,40})`"),  # backtick spans
-    re.compile(r"[A-Z](?<!\w[A-Z])[A-Za-z0-9]{3,}\b"),  # CamelCase and capitalised identifiers
-)
 STOP_WORDS = frozenset(
     {
         "the",
@@ -41,7 +30,15 @@ STOP_WORDS = frozenset(
         "Note",
     }
 )
+#: A word: a run of path characters and backticks. Every path lies inside one word.
 _WORD = re.compile(r"[A-Za-z0-9_./`-]+")
+# A whole run of word characters (\w) that is all ASCII letters and digits: an id or a
+# CamelCase name. The lookbehind after the first character checks the word boundary
+# before it, so the engine skips ahead to candidates instead of trying every position
+# (``\b[A-Za-z0-9]...`` tries them all: three times slower).
+_ALNUM_RUN = re.compile(r"[A-Za-z0-9](?<!\w[A-Za-z0-9])[A-Za-z0-9]*+(?!\w)")
+_BACKTICK_SPAN = re.compile(r"`([^`\n]{3,40})`")
+_ID_DIGITS = "0123456789abcdef"
 
 
 def distinctive_substrings(text: str) -> tuple[str, ...]:
@@ -50,9 +47,20 @@ def distinctive_substrings(text: str) -> tuple[str, ...]:
     >>> distinctive_substrings("Edit src/app/main.py at 0a1b2c3d, see `run_all()` in TurnAger")
     ('src/app/main.py', '0a1b2c3d', 'run_all()', 'Edit', 'TurnAger')
     """
+    return _substrings(text, _distinct_words(text))
+
+
+def _distinct_words(text: str) -> tuple[str, ...]:
+    """The runs of ``_WORD`` characters in ``text``, each once, in order of first occurrence."""
+    return tuple(dict.fromkeys(_WORD.findall(text)))
+
+
+def _substrings(text: str, words: tuple[str, ...]) -> tuple[str, ...]:
+    """`distinctive_substrings` of ``text``, given its `_distinct_words`."""
+    values = _ordered_values(text, words)
     found: list[str] = []
     seen: set[str] = set()
-    for value in _values(text):
+    for value in values:
         if value in STOP_WORDS or value in seen:
             continue
         seen.add(value)
@@ -62,21 +70,30 @@ def distinctive_substrings(text: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _values(text: str) -> Iterator[str]:
-    """Paths of 8 characters or more, then ids, backtick spans and CamelCase, lazily."""
-    for index, pattern in enumerate(_PATTERNS):
-        for match in pattern.finditer(text):
-            value = match.group(1) if match.groups() else match.group(0)
-            if index > 0 or len(value) >= 8:
-                yield value
+def _ordered_values(text: str, words: tuple[str, ...]) -> Iterator[str]:
+    """Paths of 8 characters or more, then ids, backtick spans and CamelCase, in text order.
+
+    A path (a run of path characters with a slash inside) is a backtick-free piece of one
+    word, so it is read from the distinct words; ids and CamelCase names are whole word
+    runs of ASCII letters and digits, read by one scan. Distinct values in order of first
+    occurrence give each kind in the order the plain patterns find it.
+    """
+    for word in words:
+        if "/" in word:
+            for piece in word.split("`") if "`" in word else (word,):
+                if len(piece) >= 8 and "/" in piece[1:-1]:
+                    yield piece
+    runs = dict.fromkeys(_ALNUM_RUN.findall(text))
+    yield from (run for run in runs if len(run) >= 6 and not run.strip(_ID_DIGITS))
+    if "`" in text:
+        yield from (match.group(1) for match in _BACKTICK_SPAN.finditer(text))
+    yield from (run for run in runs if len(run) >= 4 and "A" <= run[0] <= "Z")
 
 
-def _candidates(text: str, distinct: tuple[str, ...]) -> set[str]:
+def _candidates(words: tuple[str, ...], distinct: tuple[str, ...]) -> set[str]:
     # What a later message may mention: its own distinctive substrings and its plain words,
     # so `name` in one message matches a bare name in another.
-    # A long output repeats its words: strip each distinct word once.
-    words = {w.strip("`.,;:()[]{}") for w in set(_WORD.findall(text))}
-    return words | set(distinct)
+    return {w.strip("`.,;:()[]{}") for w in words} | set(distinct)
 
 
 def item_text(item: ContextItem) -> str:
@@ -109,10 +126,11 @@ class ReferenceTracker:
         index, cited = self.index, self.cited
         for item in items:
             text = item_text(item)
-            # The regular expressions run once per item: its substrings are both what it
-            # may mention and what later items may mention of it.
-            distinct = distinctive_substrings(text)
-            for word in _candidates(text, distinct):
+            # One scan for words per item: its substrings are both what it may mention and
+            # what later items may mention of it.
+            words = _distinct_words(text)
+            distinct = _substrings(text, words)
+            for word in _candidates(words, distinct):
                 sources = index.get(word)
                 if sources is None:
                     continue

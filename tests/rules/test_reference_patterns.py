@@ -1,7 +1,8 @@
 """The reference tracker's substrings, against the patterns they are defined by.
 
-`distinctive_substrings` uses patterns written to run fast (no leading word-boundary check, no
-backtracking over paths); these tests hold them to the plain definitions: paths of 8
+`distinctive_substrings` reads paths from a text's distinct words and ids and CamelCase names
+from one scan of its ASCII word runs, to run fast; these tests hold it to the plain
+definitions, written as four regular expressions: paths of 8
 characters or more, hex or numeric ids of 6 digits or more, backtick spans, CamelCase,
 in that order, stop words and repeats left out, at most 32.
 """
@@ -51,6 +52,12 @@ _TEXT = st.text(alphabet="aAbBfFzZ09_/.-`数 \n:xXTurnAger1234deadbeef", max_siz
 @given(_TEXT)
 def test_the_fast_patterns_find_what_the_plain_ones_find(text: str) -> None:
     """Same substrings in the same order, on texts built from the patterns' edge characters."""
+    assert distinctive_substrings(text) == plain_substrings(text)
+
+
+@given(st.text(alphabet="aAbfZz09_/.-`, \n()Turnbeef", max_size=120))
+def test_the_same_on_ascii_texts(text: str) -> None:
+    """ASCII texts (most tool output): repeats, backticks inside paths, ids beside capitals."""
     assert distinctive_substrings(text) == plain_substrings(text)
 
 
