@@ -10,6 +10,7 @@ one new turn on the same session.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -32,13 +33,16 @@ SESSION = "bench-engine"
 class EngineHistory:
     """An engine that has prepared every turn of a ``size``-item session, and the next turn.
 
-    ``state`` is the engine's state after the history, restored before each round;
-    ``session`` has the new turn appended, its head the new turn's assistant message.
+    ``state`` is the engine's state after the history and ``ruler`` its memo of counts
+    then, both restored before each round (so each round tokenizes the new turn's text, as
+    a real turn does); ``session`` has the new turn appended, its head the new turn's
+    assistant message.
     """
 
     size: int
     engine: DefaultContextEngine
     state: Any
+    ruler: Any
     session: Session
     window: int
     now: float
@@ -46,6 +50,8 @@ class EngineHistory:
     def restore(self) -> None:
         """Put the engine back where the history left it, before the new turn."""
         self.engine.states[SESSION] = self.state
+        # A copy of the memo, not of the encoding it wraps (copying that costs milliseconds).
+        self.engine.tokenizer = copy.deepcopy(self.ruler, {id(self.ruler.inner): self.ruler.inner})
 
     def turn(self) -> list[dict[str, object]]:
         """One turn as a user pays for it: prepare, then convert to Chat Completions."""
@@ -113,13 +119,16 @@ def build_engine_history(
         # The turn before the last one is always prepared: a round generates one turn.
         if turn % every == every - 1 or 3 * (turn + 2) >= size:
             state = engine.states.get(SESSION)
+            ruler = (
+                copy.deepcopy(engine.tokenizer, {id(bench.RULER): bench.RULER}) if grown else None
+            )
             prep = engine.prepare(session, window=window, now=now).unwrap()
             if (
                 grown
                 and state is not None
                 and not any(step.startswith("compact:finished") for step in prep.decision_path)
             ):
-                return EngineHistory(size, engine, state, session, window, now)
+                return EngineHistory(size, engine, state, ruler, session, window, now)
         turn += 1
 
 
