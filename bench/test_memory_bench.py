@@ -2,7 +2,9 @@
 
 Commits share structure: a turn's commit shares its parent's items and rule bookmarks and
 adds what is new. The session is the benchmarks' synthetic one, grown turn by turn through
-the default pipeline; memory is what ``tracemalloc`` sees allocated and still held.
+the default pipeline as `generate_commit` runs it (``Pipeline.step``: its batching policy
+decides when tightening lands, by the time and turn each commit records); memory is what
+``tracemalloc`` sees allocated and still held.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import gc
 import tracemalloc
 from typing import Any
 
+import attrs
 import pytest
 
 from ctxrules.commit import ContextCommit
@@ -28,7 +31,14 @@ def held_bytes(bench: Any, turns: int, pipeline: Any) -> tuple[int, int]:
             grown = commit.begin_generation().append_items(bench.turn_items(turn))
             now = (turn + 1) * bench.SECONDS_PER_TURN
             facts = Facts(now=now, head_turn=turn + 1, tokenizer=bench.RULER)
-            commit = pipeline.run(grown, facts)
+            # The header generate_commit gives a commit: batching reads its time and turn.
+            commit = attrs.evolve(
+                pipeline.step(commit, grown, facts),
+                parent_ids=(commit.id,),
+                created_at=now,
+                head_node_id=f"a{turn}",
+                rules_version=pipeline.version,
+            )
             commit.id  # noqa: B018 - every commit is addressed, as the engine addresses them
             kept.append(commit)
         everything = tracemalloc.get_traced_memory()[0] - start
