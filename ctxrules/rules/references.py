@@ -30,8 +30,6 @@ STOP_WORDS = frozenset(
         "Note",
     }
 )
-#: A word: a run of path characters and backticks. Every path lies inside one word.
-_WORD = re.compile(r"[A-Za-z0-9_./`-]+")
 # A whole run of word characters (\w) that is all ASCII letters and digits: an id or a
 # CamelCase name. The lookbehind after the first character checks the word boundary
 # before it, so the engine skips ahead to candidates instead of trying every position
@@ -39,6 +37,37 @@ _WORD = re.compile(r"[A-Za-z0-9_./`-]+")
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9](?<!\w[A-Za-z0-9])[A-Za-z0-9]*+(?!\w)")
 _BACKTICK_SPAN = re.compile(r"`([^`\n]{3,40})`")
 _ID_DIGITS = "0123456789abcdef"
+
+
+def _byte_table(keep: str) -> bytes:
+    """A `bytes.translate` table keeping the ASCII characters ``keep``, blanking other bytes."""
+    return bytes(code if chr(code) in keep else ord(" ") for code in range(256))
+
+
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+# Splitting on blanks after a byte translation finds the runs a regular expression finds,
+# several times faster: the table keeps a run's characters, which are ASCII, and blanks
+# every other byte (those of UTF-8 sequences too).
+_WORD_BYTES = _byte_table(_ALNUM + "_./`-")
+_WORD_CHAR_BYTES = _byte_table(_ALNUM + "_")
+
+
+def _words(text: str) -> list[str]:
+    """The words of ``text`` in order: runs of ASCII letters, digits and ``_./`-``.
+
+    Every path lies inside one word; a later message's words are what it may mention.
+    """
+    blanked = text.encode("utf-8", "surrogatepass").translate(_WORD_BYTES)
+    return blanked.decode("ascii").split()
+
+
+def _word_runs(text: str) -> list[str]:
+    """``_ALNUM_RUN.findall(text)``: the whole word runs that are ASCII letters and digits."""
+    if not text.isascii():
+        # Beyond ASCII a run may go on into a letter the table would blank.
+        return _ALNUM_RUN.findall(text)
+    runs = text.encode("ascii").translate(_WORD_CHAR_BYTES).decode("ascii").split()
+    return [run for run in runs if run.isalnum()]
 
 
 def distinctive_substrings(text: str) -> tuple[str, ...]:
@@ -51,8 +80,8 @@ def distinctive_substrings(text: str) -> tuple[str, ...]:
 
 
 def _distinct_words(text: str) -> tuple[str, ...]:
-    """The runs of ``_WORD`` characters in ``text``, each once, in order of first occurrence."""
-    return tuple(dict.fromkeys(_WORD.findall(text)))
+    """The `_words` of ``text``, each once, in order of first occurrence."""
+    return tuple(dict.fromkeys(_words(text)))
 
 
 def _substrings(text: str, words: tuple[str, ...]) -> tuple[str, ...]:
@@ -83,7 +112,7 @@ def _ordered_values(text: str, words: tuple[str, ...]) -> Iterator[str]:
             for piece in word.split("`") if "`" in word else (word,):
                 if len(piece) >= 8 and "/" in piece[1:-1]:
                     yield piece
-    runs = dict.fromkeys(_ALNUM_RUN.findall(text))
+    runs = dict.fromkeys(_word_runs(text))
     yield from (run for run in runs if len(run) >= 6 and not run.strip(_ID_DIGITS))
     if "`" in text:
         yield from (match.group(1) for match in _BACKTICK_SPAN.finditer(text))

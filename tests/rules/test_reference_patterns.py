@@ -75,6 +75,13 @@ def test_edges_of_each_pattern() -> None:
         assert plain_substrings(text) == expected, text
 
 
+def test_beyond_ascii_a_run_ends_only_at_a_non_word_character() -> None:
+    """A letter beyond ASCII continues a run, a dash or a lone surrogate ends it, as in ``re``."""
+    text = "数abcdef —abcdef— éTurnAger —TurnAger \ud800src/pkg/mod.py\ud800 x"
+    assert distinctive_substrings(text) == plain_substrings(text)
+    assert distinctive_substrings(text) == ("src/pkg/mod.py", "abcdef", "TurnAger")
+
+
 def test_at_most_32_are_kept_paths_first() -> None:
     """Paths come before ids, and the list stops at 32."""
     text = " ".join(f"TurnAger{k} src/pkg/mod_{k}.py" for k in range(40))
