@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import attrs
-from pyrsistent import pmap
 from returns.result import Failure, Result, Success
 
 from ctxrules.commit import ContextCommit
@@ -23,10 +22,11 @@ from ctxrules.compaction import (
     hold_after,
     snip,
 )
-from ctxrules.compaction.occupancy import Measurement, occupancy
+from ctxrules.compaction.occupancy import Measurement
 from ctxrules.compaction.policy import Action
-from ctxrules.dag import Session, ancestors
+from ctxrules.dag import Session
 from ctxrules.engine.contract import ContextEngine, EngineError, UsageStore
+from ctxrules.engine.head_commit import head_commit
 from ctxrules.engine.notices import (
     OnEvent,
     compaction_notes,
@@ -36,8 +36,7 @@ from ctxrules.engine.notices import (
     window_problem,
 )
 from ctxrules.engine.rescue import RescueState, refusal_from_error
-from ctxrules.engine.turn import SessionState, TurnPrep, changed_since
-from ctxrules.generation import branch_items, ensure_latest_commit, new_branch_nodes
+from ctxrules.engine.turn import SessionState, TurnPrep, turn_prep
 from ctxrules.render import Message, TextBlock, count_messages, render_commit
 from ctxrules.render.system_prompt import AgentProfile, build_system_prompt
 from ctxrules.rules import Facts, Pipeline, ReferenceTracker
@@ -152,7 +151,15 @@ class DefaultContextEngine(ContextEngine):
         )
         tools_tokens = tools_schema_tokens(tools, self.tokenizer)
         fixed = system_tokens + tools_tokens
-        commit, before = self._commit_for(session, window, now, sources, path)
+        commit, before, state = head_commit(
+            self._state(session.session_id),
+            session,
+            self.pipeline,
+            Facts(now=now, context_window=window, tokenizer=self.tokenizer),
+            sources,
+        )
+        self.states[session.session_id] = state
+        path.append("reuse_commit" if commit is before else "generate_commit")
         budget = self.allocate(window, system_tokens, commit.total_tokens, tools_tokens)
         action = decide(budget, self.policy, self._state(session.session_id).hold)
         path.append(f"decide:{action.value}")
@@ -185,10 +192,20 @@ class DefaultContextEngine(ContextEngine):
         )
         notes.extend(n for n in (rescue.note, request_note(request + fixed, serves, fixed)) if n)
         path.append("render")
-        prep = self._prep(
-            session, commit, before, system_text, messages, budget, fixed, request, path, system
+        prep = turn_prep(
+            self._state(session.session_id),
+            commit,
+            before,
+            session_id=session.session_id,
+            system=system_text,
+            warnings=(*getattr(system, "warnings", ()), *notes),
+            messages=messages,
+            budget=budget,
+            fixed=fixed,
+            request=request,
+            path=path,
         )
-        return Success(attrs.evolve(prep, warnings=prep.warnings + tuple(notes)))
+        return Success(prep)
 
     def _refused(self, session_id: str, prompt_too_long: bool | str, request: int) -> RescueState:
         """The rescue state after this call's report: a refusal caps the request below the last."""
@@ -199,59 +216,6 @@ class DefaultContextEngine(ContextEngine):
         rescue = state.rescue.refused(state.last_request or request, stated)
         self.states[session_id] = attrs.evolve(state, rescue=rescue)
         return rescue
-
-    def _commit_for(
-        self,
-        session: Session,
-        window: int,
-        now: float,
-        sources: Mapping[str, ContextCommit] | None,
-        path: list[str],
-    ) -> tuple[ContextCommit, ContextCommit | None]:
-        state = self._state(session.session_id)
-        head = session.head
-        assert head is not None  # noqa: S101 - prepare checked it
-        parent = next(
-            (state.commits[c.id] for c in ancestors(session.graph, head) if c.id in state.commits),
-            None,
-        )
-        references = self._observe(state, session, parent)
-        facts = Facts(
-            now=now, context_window=window, tokenizer=self.tokenizer, cited=references.cited
-        )
-        # No per-turn copy of the session's commits: the few given sources go on top.
-        known = state.by_id.update(sources) if sources else state.by_id
-        built = ensure_latest_commit(
-            state.commits,
-            session.graph,
-            head,
-            self.pipeline,
-            facts,
-            session_id=session.session_id,
-            sources=known,
-        )
-        commit, commits = built.unwrap()  # the head is in the graph, so this cannot fail
-        path.append("reuse_commit" if commit is parent else "generate_commit")
-        self.states[session.session_id] = attrs.evolve(
-            state,
-            commits=commits,
-            by_id=state.by_id.set(commit.id, commit),
-            references=references,
-            observed_head=head,
-            head=head,
-        )
-        return commit, parent
-
-    def _observe(
-        self, state: SessionState, session: Session, parent: ContextCommit | None
-    ) -> ReferenceTracker:
-        # The reference map is built once per turn from the nodes that are new since the
-        # parent commit, so the gates see what the newest messages cite.
-        start = parent.head_node_id if parent is not None else None
-        new = new_branch_nodes(session.graph, start, session.head or "")
-        calls = new.unwrap() if not isinstance(new, Failure) else ()
-        # Tool results hang by caller: branch_items brings them in, so they can be cited.
-        return state.references.observe(branch_items(session.graph, calls))
 
     def _compact(  # noqa: PLR0917 - private; every caller passes all seven
         self,
@@ -297,59 +261,6 @@ class DefaultContextEngine(ContextEngine):
         state = self._state(session_id)
         head = fallback.head_node_id
         return state.commits.get(head, fallback) if head is not None else fallback
-
-    def _prep(  # noqa: PLR0917 - private assembly of the TurnPrep record
-        self,
-        session: Session,
-        commit: ContextCommit,
-        before: ContextCommit | None,
-        system_text: str,
-        messages: tuple[Message, ...],
-        budget: BudgetAllocation,
-        fixed: int,
-        request: int,
-        path: list[str],
-        system: object,
-    ) -> TurnPrep:
-        state = self._state(session.session_id)
-        prefix_unchanged = (
-            before is not None
-            and state.measurement is not None
-            and state.generation == state.measurement.generation
-        )
-        estimate, source = state.usage.hybrid(request + fixed, prefix_unchanged=prefix_unchanged)
-        record = occupancy(
-            commit,
-            budget.context_window,
-            generation=state.generation,
-            measurement=state.measurement,
-            fixed_tokens=fixed,
-        )
-        record = (
-            attrs.evolve(record, total_used=request + fixed, estimated=request + fixed)
-            if record.basis.value == "estimated"
-            else record
-        )
-        changed = changed_since(before, commit)
-        summary = commit.items[commit.summary_at].source_node_id if commit.summary_at >= 0 else None
-        warnings = tuple(getattr(system, "warnings", ()))
-        return TurnPrep(
-            session.session_id,
-            commit.head_node_id or "",
-            system_text,
-            messages,
-            commit,
-            budget,
-            state.usage,
-            estimate,
-            source,
-            record,
-            request + fixed,
-            summary,
-            pmap(changed),
-            tuple(path),
-            warnings,
-        )
 
     # -- decisions, compaction, usage ------------------------------------------------------
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 import attrs
 from immutables import Map
-from pyrsistent import PMap
+from pyrsistent import PMap, pmap
 
 from ctxrules.commit import ContextCommit
 from ctxrules.compaction import Hold
-from ctxrules.compaction.occupancy import Measurement, Occupancy
+from ctxrules.compaction.occupancy import Measurement, Occupancy, occupancy
 from ctxrules.engine.rescue import RescueState
 from ctxrules.render import Message
 from ctxrules.rules import ReferenceTracker
@@ -90,4 +91,57 @@ def changed_since(before: ContextCommit | None, commit: ContextCommit) -> Counte
         new[p].reason
         for p in sorted(set(commit.replaced))
         if p < len(old) and old[p].state is not new[p].state
+    )
+
+
+def turn_prep(
+    state: SessionState,
+    commit: ContextCommit,
+    before: ContextCommit | None,
+    *,
+    session_id: str,
+    system: str,
+    warnings: tuple[str, ...],
+    messages: tuple[Message, ...],
+    budget: BudgetAllocation,
+    fixed: int,
+    request: int,
+    path: Sequence[str],
+) -> TurnPrep:
+    """The `TurnPrep` of ``commit`` (prepared from ``before``): estimate, occupancy, changes.
+
+    ``request`` counts the messages sent, ``fixed`` the system prompt and tool schemas.
+    """
+    prefix_unchanged = (
+        before is not None
+        and state.measurement is not None
+        and state.generation == state.measurement.generation
+    )
+    estimate, source = state.usage.hybrid(request + fixed, prefix_unchanged=prefix_unchanged)
+    record = occupancy(
+        commit,
+        budget.context_window,
+        generation=state.generation,
+        measurement=state.measurement,
+        fixed_tokens=fixed,
+    )
+    if record.basis.value == "estimated":
+        record = attrs.evolve(record, total_used=request + fixed, estimated=request + fixed)
+    summary = commit.items[commit.summary_at].source_node_id if commit.summary_at >= 0 else None
+    return TurnPrep(
+        session_id,
+        commit.head_node_id or "",
+        system,
+        messages,
+        commit,
+        budget,
+        state.usage,
+        estimate,
+        source,
+        record,
+        request + fixed,
+        summary,
+        pmap(changed_since(before, commit)),
+        tuple(path),
+        warnings,
     )

@@ -1,0 +1,72 @@
+"""The first step of a turn: the commit for the session's head, and what the new nodes cite."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+from returns.result import Failure
+
+from ctxrules.commit import ContextCommit
+from ctxrules.dag import Session, ancestors
+from ctxrules.engine.turn import SessionState
+from ctxrules.generation import branch_items, ensure_latest_commit, new_branch_nodes
+from ctxrules.rules import Facts, Pipeline, ReferenceTracker
+
+
+def head_commit(
+    state: SessionState,
+    session: Session,
+    pipeline: Pipeline,
+    facts: Facts,
+    sources: Mapping[str, ContextCommit] | None = None,
+) -> tuple[ContextCommit, ContextCommit | None, SessionState]:
+    """The head's commit, the commit it was built from (None at the start), the new state.
+
+    The commit is reused when the head has one, else generated from the nearest commit on
+    the head's branch with ``facts`` citing what the new nodes mention; ``sources`` are
+    commits an attach pointer may expand, beside the session's own. ``session.head`` is set.
+    """
+    head = session.head
+    assert head is not None  # noqa: S101 - the engine checks it before the turn starts
+    parent = next(
+        (state.commits[c.id] for c in ancestors(session.graph, head) if c.id in state.commits),
+        None,
+    )
+    references = observe_new_nodes(state.references, session, parent)
+    # No per-turn copy of the session's commits: the few given sources go on top.
+    known = state.by_id.update(sources) if sources else state.by_id
+    built = ensure_latest_commit(
+        state.commits,
+        session.graph,
+        head,
+        pipeline,
+        attrs.evolve(facts, cited=references.cited),
+        session_id=session.session_id,
+        sources=known,
+    )
+    commit, commits = built.unwrap()  # the head is in the graph, so this cannot fail
+    grown = attrs.evolve(
+        state,
+        commits=commits,
+        by_id=state.by_id.set(commit.id, commit),
+        references=references,
+        observed_head=head,
+        head=head,
+    )
+    return commit, parent, grown
+
+
+def observe_new_nodes(
+    tracker: ReferenceTracker, session: Session, parent: ContextCommit | None
+) -> ReferenceTracker:
+    """``tracker`` after reading the nodes on the head's branch that ``parent`` does not hold.
+
+    Built once per turn from the new nodes only, so the gates see what the newest messages
+    cite at the cost of their own length.
+    """
+    start = parent.head_node_id if parent is not None else None
+    new = new_branch_nodes(session.graph, start, session.head or "")
+    calls = new.unwrap() if not isinstance(new, Failure) else ()
+    # Tool results hang by caller: branch_items brings them in, so they can be cited.
+    return tracker.observe(branch_items(session.graph, calls))
