@@ -45,6 +45,25 @@ def attached_once(commit: ContextCommit) -> list[Violation]:
     return found
 
 
+def no_block_expanded(before: ContextCommit, after: ContextCommit) -> list[Violation]:
+    """Invariant 6 for a rule: it adds no attached item (only attach expands a source commit).
+
+    A rule that copies a block again, under its own source or a new one, is reported here
+    rather than as the items it added.
+    """
+    old = Counter((i.attached_from, i.source_node_id) for i in before.items if i.attached_from)
+    new = Counter((i.attached_from, i.source_node_id) for i in after.items if i.attached_from)
+    return [
+        Violation(
+            6,
+            (node,),
+            f"no copy of an item attached from {source} made by a rule",
+            f"{count} new",
+        )
+        for (source, node), count in sorted((new - old).items(), key=str)
+    ]
+
+
 def multi_parent_from_merge(
     commit: ContextCommit, graph: Graph, commits: Mapping[str, ContextCommit]
 ) -> list[Violation]:

@@ -7,6 +7,7 @@ import attrs
 from ctxrules.check.compaction import covered, is_summary
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit, ContextItem
+from ctxrules.commit.commit import items_digest
 
 #: Fields that say which node an item is and where it belongs; a rule only tightens text.
 _IDENTITY = ("role", "turn", "created_at", "is_anchor")
@@ -76,9 +77,48 @@ def summaries_cover(commit: ContextCommit) -> list[Violation]:
     ]
 
 
-def content_id_matches(commit: ContextCommit) -> list[Violation]:
-    """Invariant 2: the commit's id is the one its content gives when recomputed from scratch."""
-    fresh = attrs.evolve(commit, digest=-1)
+def folded_with_summary(before: ContextCommit, after: ContextCommit) -> list[Violation]:
+    """Invariant 13 for a rule: what it folds goes into a summary written in the same step.
+
+    An item shown before and summarized after must name, by ``merged_into``, a summary that
+    is new or changed: folding into a summary that already stood, as it stood, loses the
+    item's content from what the model reads.
+    """
+    shown = {(i.source_node_id, i.attached_from) for i in before.items if i.visible}
+    folded = [
+        i for i in after.items if not i.visible and (i.source_node_id, i.attached_from) in shown
+    ]
+    if not folded:
+        return []
+    old = {i.source_node_id: i for i in before.items if is_summary(i)}
+    written = {
+        i.source_node_id for i in after.items if is_summary(i) and old.get(i.source_node_id) != i
+    }
+    return [
+        Violation(
+            13,
+            (item.source_node_id,),
+            "a folded item merged into a summary written in the same step",
+            f"merged_into={item.merged_into!r}, a summary left as it was",
+        )
+        for item in folded
+        if item.merged_into not in written
+    ]
+
+
+def content_id_matches(
+    commit: ContextCommit, before: ContextCommit | None = None
+) -> list[Violation]:
+    """Invariant 2: the commit's id is the one its content gives when recomputed from scratch.
+
+    Items are hashed afresh too (an item's digest is kept once computed), except those that
+    are the very objects ``before`` holds at the same place: O(items a rule made).
+    """
+    kept = before.items if before is not None else ()
+    digest = items_digest(
+        commit.items, rehash=lambda i, item: not (i < len(kept) and kept[i] is item)
+    )
+    fresh = attrs.evolve(commit, digest=digest)
     if fresh.id == commit.id:
         return []
     return [

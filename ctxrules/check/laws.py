@@ -11,9 +11,10 @@ from typing import TypeAlias
 
 import attrs
 
-from ctxrules.check.attach import attached_once
+from ctxrules.check.attach import attached_once, no_block_expanded
 from ctxrules.check.identity import (
     content_id_matches,
+    folded_with_summary,
     identity_kept,
     pairing_kept,
     summaries_cover,
@@ -67,14 +68,16 @@ class Law:
 #: Every law a rule's output must keep, most specific first (the report leads with it).
 RULE_LAWS: tuple[Law, ...] = (
     Law(6, "each source commit expanded once", state=lambda c, _f: attached_once(c)),
+    Law(6, "no block expanded by a rule", step=lambda b, a, _f: no_block_expanded(b, a)),
     Law(12, "at most one active summary", state=lambda c, _f: one_summary(c)),
     Law(11, "tool call ids and names kept", step=lambda b, a, _f: pairing_kept(b, a)),
-    Law(2, "the id recomputed from the content", step=lambda _b, a, _f: content_id_matches(a)),
+    Law(2, "the id recomputed from the content", step=lambda b, a, _f: content_id_matches(a, b)),
     Law(4, "locked items untouched", step=lambda b, a, _f: locked_untouched(b, a)),
     Law(3, "no item loosens or grows", step=lambda b, a, _f: monotone_tightening(b, a)),
     Law(13, "role, turn and times kept", step=lambda b, a, _f: identity_kept(b, a)),
     Law(10, "total_tokens is the rendered count", step=lambda _b, a, f: one_ruler(a, f.tokenizer)),
     Law(13, "folded items covered by the summary", state=lambda c, _f: summaries_cover(c)),
+    Law(13, "folded into a summary written then", step=lambda b, a, _f: folded_with_summary(b, a)),
     Law(13, "the same items in the same order", step=lambda b, a, _f: items_kept(b, a)),
     Law(
         11,

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 from pyrsistent import PSet, pset
 
 from ctxrules.canonical import content_hash
-from ctxrules.commit.item import ContextItem
+from ctxrules.commit.item import ContextItem, item_digest
 from ctxrules.commit.layout import Spans, summarized_spans, with_position
 from ctxrules.commit.marks import EMPTY_MARKS, Marks, as_marks
 from ctxrules.commit.state import State
@@ -18,14 +18,29 @@ from ctxrules.commit.vector import EMPTY_ITEMS, ItemVector, as_item_vector
 _MODULUS = 2**256
 
 
-def position_term(index: int, item: ContextItem) -> int:
-    """One item's share of the items digest: its own digest bound to its position."""
-    return int.from_bytes(hashlib.sha256(f"{index}\x00{item.digest}".encode()).digest(), "big")
+def position_term(index: int, item: ContextItem, digest: str | None = None) -> int:
+    """One item's share of the items digest: its own digest (or ``digest``) bound to its position."""
+    bound = f"{index}\x00{item.digest if digest is None else digest}"
+    return int.from_bytes(hashlib.sha256(bound.encode()).digest(), "big")
 
 
-def items_digest(items: Iterable[ContextItem]) -> int:
-    """The order-sensitive digest of a sequence of items, built from scratch (O(n))."""
-    return sum(position_term(i, item) for i, item in enumerate(items)) % _MODULUS
+def items_digest(
+    items: Iterable[ContextItem], *, rehash: Callable[[int, ContextItem], bool] | None = None
+) -> int:
+    """The order-sensitive digest of a sequence of items, built from scratch (O(n)).
+
+    Items for which ``rehash(position, item)`` holds are hashed afresh, not by their kept
+    digest (a check that an item was not changed behind its class's back).
+    """
+    if rehash is None:
+        return sum(position_term(i, item) for i, item in enumerate(items)) % _MODULUS
+    return (
+        sum(
+            position_term(i, item, item_digest(item) if rehash(i, item) else None)
+            for i, item in enumerate(items)
+        )
+        % _MODULUS
+    )
 
 
 #: ``summary_at`` before it is derived from the items.

@@ -48,7 +48,7 @@ class ContextItem:
         """SHA-256 of the canonical JSON of every field; computed once per item."""
         # Cached so a commit's id costs O(changed items), not O(items).
         if self._digest is None:
-            digest = hashlib.sha256(canonical_json(self.to_json()).encode()).hexdigest()
+            digest = item_digest(self)
             object.__setattr__(self, "_digest", digest)
             return digest
         return self._digest
@@ -94,3 +94,8 @@ class ContextItem:
             "created_at": self.created_at,
             "changed_at": self.changed_at,
         }
+
+
+def item_digest(item: ContextItem) -> str:
+    """SHA-256 of the canonical JSON of every field of ``item``, computed now (never cached)."""
+    return hashlib.sha256(canonical_json(item.to_json()).encode()).hexdigest()
