@@ -1,10 +1,11 @@
 """Running a rule with the clock and randomness trapped, so an impure rule names what it read.
 
 A pure rule (invariant 8) reads time only as ``Facts.now`` and has no randomness, so any
-call to the clock, to `random`, to `os.urandom` or to `uuid` made while it runs is a
-violation, whatever the call returned. The traps answer with the real value (the rule
-runs on) and record the call; `module_state` notices writes to module globals and
-closure cells between calls.
+call to the clock, to `random`, to `os.urandom` or to `uuid`, a read of the environment or
+of the process id made while it runs is a violation, whatever the call returned. The traps
+answer with the real value (the rule runs on) and record the call, however the rule holds
+the function: through its module, a name in its globals, a default argument or a closure
+cell. `module_state` notices writes to module globals and closure cells between calls.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ _T = TypeVar("_T")
 
 #: The functions a pure rule never calls, by the name the report gives them.
 _TIME = ("time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns",
-         "localtime", "gmtime", "ctime", "asctime", "strftime", "process_time")  # fmt: skip
+         "localtime", "gmtime", "ctime", "asctime", "strftime", "process_time",
+         "process_time_ns", "thread_time", "thread_time_ns", "clock_gettime",
+         "clock_gettime_ns")  # fmt: skip
 _RANDOM = ("random", "randint", "randrange", "choice", "choices", "shuffle", "sample",
            "uniform", "gauss", "getrandbits", "betavariate", "triangular")  # fmt: skip
 
@@ -36,7 +39,10 @@ def _targets() -> list[tuple[Any, str, str]]:
     found += [(random.Random, n, f"random.Random.{n}()") for n in _RANDOM if n != "random"]
     found += [(random.Random, "random", "random.Random.random()")]
     found += [(os, "urandom", "os.urandom()"), (uuid, "uuid1", "uuid.uuid1()")]
-    found += [(uuid, "uuid4", "uuid.uuid4()")]
+    found += [(uuid, "uuid4", "uuid.uuid4()"), (os, "getpid", "os.getpid()")]
+    found += [(os, "times", "os.times()"), (os, "getrandom", "os.getrandom()")]
+    # Every read of os.environ (get, getenv, ``in``, items) goes through __getitem__.
+    found += [(type(os.environ), "__getitem__", "os.environ[...]")]
     return [(owner, attr, name) for owner, attr, name in found if hasattr(owner, attr)]
 
 
@@ -110,11 +116,16 @@ def _recorder() -> _Recorder:
 
 
 @contextmanager
-def trapped(calls: list[str], namespaces: tuple[dict[str, Any], ...] = ()) -> Iterator[None]:
+def trapped(
+    calls: list[str],
+    namespaces: tuple[dict[str, Any], ...] = (),
+    functions: tuple[object, ...] = (),
+) -> Iterator[None]:
     """Inside the block every clock and randomness call is appended to ``calls`` by name.
 
     ``namespaces`` are module dicts (a rule's ``__globals__``) whose own bindings of the
-    trapped functions, imported by name, are trapped as well.
+    trapped functions, imported by name, are trapped as well; so are the default arguments
+    and closure cells of ``functions`` that hold one.
     """
     recorder = _recorder()
     recorder.calls = calls
@@ -124,18 +135,62 @@ def trapped(calls: list[str], namespaces: tuple[dict[str, Any], ...] = ()) -> It
         for ns in namespaces
     ]
     originals = [(ns, {k: ns[k] for k in new}) for ns, new in rebound]
+    held = [_held_traps(function, replacements) for function in functions]
     try:
         for owner, attr, real in recorder.saved:
             setattr(owner, attr, replacements[id(real)])
         for ns, new in rebound:
             ns.update(new)
+        for swap, _ in held:
+            swap()
         yield
     finally:
         for owner, attr, real in recorder.saved:
             setattr(owner, attr, real)
         for ns, old in originals:
             ns.update(old)
+        for _, restore in held:
+            restore()
         recorder.calls = []
+
+
+def _held_traps(
+    function: object, replacements: dict[int, Any]
+) -> tuple[Callable[[], None], Callable[[], None]]:
+    """How to swap the traps into ``function``'s defaults and closure cells, and back."""
+    defaults = getattr(function, "__defaults__", None)
+    kwdefaults = getattr(function, "__kwdefaults__", None)
+    cells = [
+        cell
+        for cell in getattr(function, "__closure__", None) or ()
+        if id(_contents(cell)) in replacements
+    ]
+    real_cells = [cell.cell_contents for cell in cells]
+
+    def swap() -> None:
+        if defaults:
+            function.__defaults__ = tuple(replacements.get(id(v), v) for v in defaults)  # type: ignore[attr-defined]
+        if kwdefaults:
+            function.__kwdefaults__ = {k: replacements.get(id(v), v) for k, v in kwdefaults.items()}  # type: ignore[attr-defined]
+        for cell in cells:
+            cell.cell_contents = replacements[id(cell.cell_contents)]
+
+    def restore() -> None:
+        if defaults:
+            function.__defaults__ = defaults  # type: ignore[attr-defined]
+        if kwdefaults:
+            function.__kwdefaults__ = kwdefaults  # type: ignore[attr-defined]
+        for cell, real in zip(cells, real_cells, strict=True):
+            cell.cell_contents = real
+
+    return swap, restore
+
+
+def _contents(cell: Any) -> object:  # noqa: ANN401 - a closure cell holds anything
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
 
 
 def rule_namespaces(rule: object) -> tuple[dict[str, Any], ...]:
@@ -183,6 +238,6 @@ def state_changes(before: dict[str, object], after: dict[str, object]) -> list[s
 def run_trapped(call: Callable[[], _T], rule: object) -> tuple[_T, list[str]]:
     """The result of ``call`` and the impure calls made during it, in order, without repeats."""
     calls: list[str] = []
-    with trapped(calls, rule_namespaces(rule)):
+    with trapped(calls, rule_namespaces(rule), (getattr(rule, "__func__", rule),)):
         result = call()
     return result, list(dict.fromkeys(calls))
