@@ -73,7 +73,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         f"ok: {spec_name}\n"
         f"  rules checked: {report.rules} and the whole pipeline\n"
         f"  examples: {report.examples} commits per rule (up to {LARGEST} items),"
-        f" {report.sessions} sessions, {report.hash_seed_cases} runs under another hash seed\n"
+        f" {report.sessions} sessions, {report.hash_seed_cases} runs under other hash seeds\n"
         f"  invariants: {names}\n"
         f"  seed: {args.seed if args.seed is not None else 'derandomized'}\n"
         f"  time: {seconds:.1f} s\n"
