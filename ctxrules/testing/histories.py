@@ -57,7 +57,9 @@ def _tightening(rng: random.Random, rendered: str, *, old: bool, locked: bool) -
     return {"state": State.CLEARED, "rendered": "[cleared]", "reason": "cleared"}
 
 
-def _turn(rng: random.Random, turn: int, *, old: bool) -> list[ContextItem]:
+def _turn(
+    rng: random.Random, turn: int, *, old: bool, tools: tuple[str, ...] = _TOOLS
+) -> list[ContextItem]:
     """One turn: a user message, an assistant reply and up to three tool calls with results."""
     shapes: list[dict[str, object]] = [
         {"source_node_id": f"u{turn}", "role": "user", "rendered": _text(rng, rng.randint(1, 12))},
@@ -74,7 +76,7 @@ def _turn(rng: random.Random, turn: int, *, old: bool) -> list[ContextItem]:
                 "source_node_id": f"t{turn}_{call}",
                 "role": "tool",
                 "rendered": _text(rng, size),
-                "tool_name": rng.choice(_TOOLS),
+                "tool_name": rng.choice(tools),
                 "tool_call_id": f"call_{turn}_{call}",
                 "arguments": '{"path": "' + _text(rng, rng.randint(1, 60)) + '"}',
             }
@@ -117,14 +119,20 @@ def _fold(items: list[ContextItem], upto: int, summary_id: str) -> list[ContextI
 
 
 @functools.lru_cache(maxsize=512)
-def synthetic_history(seed: int, turns: int) -> tuple[ContextItem, ...]:
-    """A counted, well-formed history of ``turns`` turns, the same for the same arguments."""
+def synthetic_history(
+    seed: int, turns: int, names: tuple[str, ...] = ()
+) -> tuple[ContextItem, ...]:
+    """A counted, well-formed history of ``turns`` turns, the same for the same arguments.
+
+    ``names`` join the usual tool names (those a rule under check looks for).
+    """
     rng = random.Random(seed)  # noqa: S311 - test data, not security
     tail = rng.randint(1, 4)
     items: list[ContextItem] = []
     block_at = rng.randint(0, turns) if rng.random() < 0.5 else -1
+    tools = _TOOLS + names
     for turn in range(turns):
-        items += _turn(rng, turn, old=turn < turns - tail)
+        items += _turn(rng, turn, old=turn < turns - tail, tools=tools)
         if turn == block_at:
             items += _attached_block(rng, turn, f"c_src{seed}")
     if turns > 2 and rng.random() < 0.4:
@@ -139,17 +147,21 @@ def _as_commit(items: tuple[ContextItem, ...] | list[ContextItem], session: str)
 
 
 @st.composite
-def structured_commits(draw: st.DrawFn, *, max_turns: int = 6) -> ContextCommit:
+def structured_commits(
+    draw: st.DrawFn, *, max_turns: int = 6, names: tuple[str, ...] = ()
+) -> ContextCommit:
     """Small well-formed histories: a few turns of tool pairs, maybe a block and a summary."""
     seed = draw(st.integers(0, 63), label="history seed")
-    items = synthetic_history(seed, draw(st.integers(1, max_turns), label="turns"))
+    items = synthetic_history(seed, draw(st.integers(1, max_turns), label="turns"), names)
     return _as_commit(items[: draw(st.integers(0, len(items)), label="items kept")], "s_small")
 
 
 @st.composite
-def long_commits(draw: st.DrawFn, *, largest: int = LARGEST) -> ContextCommit:
+def long_commits(
+    draw: st.DrawFn, *, largest: int = LARGEST, names: tuple[str, ...] = ()
+) -> ContextCommit:
     """Histories of a hundred to ``largest`` items, cut from one cached long history."""
-    items = synthetic_history(1_000, largest // 3 + 1)
+    items = synthetic_history(1_000, largest // 3 + 1, names)
     size = draw(st.integers(min(100, largest), largest), label="long history size")
     start = draw(st.integers(0, max(len(items) - size, 0)), label="long history start")
     return _as_commit(items[start : start + size], "s_long")
@@ -190,17 +202,73 @@ def real_session_commits(draw: st.DrawFn) -> ContextCommit:
 
 
 @st.composite
-def histories(draw: st.DrawFn, *, long: bool = True) -> ContextCommit:
+def histories(draw: st.DrawFn, *, long: bool = True, names: tuple[str, ...] = ()) -> ContextCommit:
     """What each rule is checked on: small random and structured commits, some long and real ones.
 
     A quarter are small random commits, thirteen in twenty small structured histories, and
     (unless ``long=False``) one each a long history and a prefix of the real session.
     Hypothesis shrinks the choice toward the small kinds, so a counterexample ends up as
-    small as the defect allows.
+    small as the defect allows. ``names`` are tool names the structured and long
+    histories use besides their own.
     """
     kind = draw(st.integers(0, 19 if long else 17), label="kind of commit")
     if kind < 5:
         return draw(commits(max_items=8))
     if kind < 18:
-        return draw(structured_commits())
-    return draw(long_commits() if kind == 18 else real_session_commits())
+        return draw(structured_commits(names=names))
+    return draw(long_commits(names=names) if kind == 18 else real_session_commits())
+
+
+#: Sizes of the long histories every rule meets before the search: past round numbers a
+#: size-dependent defect may wait for.
+FIXED_SIZES = (150, 201, 501, 1_001, LARGEST)
+
+
+def fixed_histories(names: tuple[str, ...] = ()) -> tuple[ContextCommit, ...]:
+    """Commits every rule is run on before the random search: long ones, the real session.
+
+    The long histories of `FIXED_SIZES` are cut from the start of one long history, whose
+    items are old enough for every gate; with ``names``, a history where each name is a
+    tool of several turns, locked and not, full and aged, comes first.
+    """
+    found: list[ContextCommit] = []
+    if names:
+        found.append(_as_commit(_named_tools(names), "s_names"))
+    items = synthetic_history(1_000, LARGEST // 3 + 1, names)
+    found += [_as_commit(items[:size], "s_long") for size in FIXED_SIZES]
+    real = bundled_session_items()
+    if real:
+        found.append(_as_commit(real, "s_real"))
+    return tuple(found)
+
+
+def _named_tools(names: tuple[str, ...]) -> tuple[ContextItem, ...]:
+    """Turns in which each name is a tool: old and recent, locked and not, full and aged."""
+    rng = random.Random(len(names))  # noqa: S311 - test data, not security
+    items: list[ContextItem] = []
+    for turn in range(3 * len(names) + 6):
+        name = names[turn % len(names)]
+        items += [
+            ContextItem(f"u{turn}", "user", rendered=_text(rng, 6), turn=turn),
+            ContextItem(f"a{turn}", "assistant", rendered=_text(rng, 8), turn=turn),
+        ]
+        for call, size in enumerate((40, 900)):
+            state = State.AGED if turn % 3 == 2 else State.FULL
+            rendered = _text(rng, size)
+            items.append(
+                ContextItem(
+                    f"t{turn}_{call}",
+                    "tool",
+                    state=state,
+                    rendered=rendered[:40] if state is State.AGED else rendered,
+                    reason="aged" if state is State.AGED else "new",
+                    tool_name=name,
+                    tool_call_id=f"call_{turn}_{call}",
+                    arguments='{"path": "' + _text(rng, 4) + '"}',
+                    locked=(turn // len(names)) % 2 == 1 and call == 0,
+                    turn=turn,
+                    created_at=turn * 90.0,
+                    changed_at=turn * 90.0,
+                )
+            )
+    return tuple(counted(item, CHECK_RULER) for item in items)

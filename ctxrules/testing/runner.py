@@ -17,12 +17,19 @@ from pyrsistent import pmap
 from ctxrules.check import Violation, one_ruler, prefix_stable, protocol_valid, rule_step
 from ctxrules.check.laws import RULE_LAWS, rule_laws_broken
 from ctxrules.commit import ContextCommit, ContextItem
+from ctxrules.commit.vector import ItemVector
 from ctxrules.dag import Session
 from ctxrules.generation import CommitMap, ensure_latest_commit
 from ctxrules.render import render_commit
 from ctxrules.rules import Facts, NamedRule, Pipeline, Rule
+from ctxrules.testing.constants import rule_names
 from ctxrules.testing.dag import sessions
-from ctxrules.testing.histories import forget_histories, histories
+from ctxrules.testing.histories import (
+    FIXED_SIZES,
+    fixed_histories,
+    forget_histories,
+    histories,
+)
 from ctxrules.testing.purity import module_state, run_trapped, state_changes
 from ctxrules.testing.ruler import CHECK_RULER
 from ctxrules.testing.rules import facts_for
@@ -96,14 +103,26 @@ def rule_violations(
     state = module_state(rule)
     after, calls = run_trapped(lambda: rule(before, facts), rule)
     written = state_changes(state, module_state(rule))
-    runs = reruns if len(before.items) <= _LONG else 0
-    differing = next((n for n in range(1, runs + 1) if rule(before, facts) != after), None)
+    # A long input is rerun once: a defect that needs a long history may be rare too.
+    runs = reruns if len(before.items) <= _LONG else min(reruns, 1)
+    # Odd reruns get an equal copy of the input: a rule reading object addresses (id) or
+    # keeping a memo by identity answers differently for equal inputs.
+    differing = next(
+        (n for n in range(1, runs + 1) if rule(_copy(before) if n % 2 else before, facts) != after),
+        None,
+    )
     found = _impure(calls, written, differing)
     if [_item_fields(item) for item in before.items] != snapshot:
         found.append(Violation(8, (), "the input commit unmodified", "a modified input"))
         # Generated histories share their items; the rule has spoiled them for later checks.
         forget_histories()
     return after, found + rule_laws_broken(before, after, facts)
+
+
+def _copy(commit: ContextCommit) -> ContextCommit:
+    """An equal commit made of new objects (the commit and each item), marks and digest kept."""
+    items = ItemVector.of(attrs.evolve(item) for item in commit.items)
+    return attrs.evolve(commit, items=items, digest=commit.digest)
 
 
 class _Found(Exception):  # control flow inside the search, never escapes
@@ -156,6 +175,16 @@ def _search(
         test()
 
 
+def fixed_facts(commit: ContextCommit) -> tuple[Facts, ...]:
+    """The facts a rule sees with a fixed input: at its last item, and long after it."""
+    last_turn = max((item.turn for item in commit.items), default=0)
+    last_time = max((item.changed_at for item in commit.items), default=0.0)
+    return (
+        Facts(now=last_time, head_turn=last_turn + 1, tokenizer=CHECK_RULER),
+        Facts(now=last_time + 86_400.0, head_turn=last_turn + 40, tokenizer=CHECK_RULER),
+    )
+
+
 def check_rule(
     name: str,
     rule: Rule,
@@ -168,13 +197,19 @@ def check_rule(
 ) -> Counterexample | None:
     """The shrunk counterexample on generated commits of every size, or None if none was found.
 
+    The rule first meets fixed inputs (`fixed_histories`: long histories, the real session,
+    the tool names it holds), then the random search, whose histories use those names too;
+    the search's counterexample, being shrunk, is reported when both find one.
     ``samples``, if given, collects up to ``sample_size`` clean runs of the rule (input,
-    facts, output) for `ctxrules.testing.hashseed`. Shrinking stops after ``shrink_seconds``.
+    facts, output) for `ctxrules.testing.hashseed`, a third of them from the fixed inputs.
+    Shrinking stops after ``shrink_seconds``.
     """
+    names = rule_names(rule)
+    fixed = _fixed_run(name, rule, names, samples, sample_size // 2)
     found: dict[type[_Found], Counterexample] = {}
 
     def body(data: st.DataObject) -> None:
-        before = data.draw(histories(), label="commit")
+        before = data.draw(histories(names=names), label="commit")
         facts = data.draw(facts_for(before, CHECK_RULER), label="facts")
         try:
             after, violations = rule_violations(rule, before, facts)
@@ -199,6 +234,34 @@ def check_rule(
         if not found:
             raise
         return found[min(found, key=_rank)]
+    return fixed
+
+
+def _fixed_run(
+    name: str,
+    rule: Rule,
+    names: tuple[str, ...],
+    samples: list[tuple[ContextCommit, Facts, ContextCommit]] | None,
+    keep: int,
+) -> Counterexample | None:
+    """The first counterexample among the fixed inputs, keeping up to ``keep`` clean runs."""
+    for before in fixed_histories(names):
+        fixed_facts_of = fixed_facts(before)
+        for facts in fixed_facts_of:
+            try:
+                after, violations = rule_violations(rule, before, facts)
+            except Exception as error:  # noqa: BLE001 - a user's rule may raise anything
+                return Counterexample(
+                    name, (), before, None, facts, f"{type(error).__name__}: {error}"
+                )
+            if violations:
+                return Counterexample(name, tuple(violations), before, after, facts)
+            # Long inputs go to the other processes too (one set of facts each, the largest
+            # left out for its cost): a set-order defect may need a long history.
+            wanted = facts is not fixed_facts_of[0] and len(before.items) <= FIXED_SIZES[3]
+            if samples is not None and keep > 0 and wanted:
+                samples.append((before, facts, after))
+                keep -= 1
     return None
 
 
