@@ -7,6 +7,7 @@ identity (a stale content id), plus the plain breaks of each invariant.
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from datetime import datetime
@@ -16,6 +17,7 @@ import attrs
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.render import counted
 from ctxrules.rules import Facts, Rule
+from ctxrules.rules.tighten import tighten
 
 
 def _first(commit: ContextCommit, wanted: object) -> int | None:
@@ -409,6 +411,156 @@ def stale_id() -> Rule:
     return rule
 
 
+def _clear_newest(commit: ContextCommit, facts: Facts) -> ContextCommit:
+    # The visible effect of the invariant-8 rules below: the newest item, never one already
+    # sent, so a spec without batching keeps prefix stability (15) and 8 is the only break.
+    last = commit.items[-1] if commit.items else None
+    if last is None or last.locked or last.state is not State.FULL or last.attached_from:
+        return commit
+    cleared = attrs.evolve(last, state=State.CLEARED, rendered="")
+    return commit.replace_items({len(commit.items) - 1: counted(cleared, facts.tokenizer)})
+
+
+def loosen_past_1000() -> Rule:
+    """Restores an aged or cleared item to full, only in histories of over 1,000 items (3)."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        if len(commit.items) <= 1_000:
+            return commit
+        return loosen()(commit, facts)
+
+    return rule
+
+
+def clear_locked_named() -> Rule:
+    """Clears locked results of one tool, named only here: "screenshot" (invariant 4)."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        index = _first(
+            commit, lambda i: i.tool_name == "screenshot" and i.locked and i.state is State.FULL
+        )
+        if index is None:
+            return commit
+        changed = attrs.evolve(commit.items[index], state=State.CLEARED, rendered="[shot]")
+        return commit.replace_items({index: counted(changed, facts.tokenizer)})
+
+    return rule
+
+
+def fold_into_standing_summary() -> Rule:
+    """Folds a shown item into the active summary and leaves the summary as it was (13)."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        at = _first(commit, lambda i: i.state is State.SUMMARY)
+        if at is None:
+            return commit
+        summary = commit.items[at].source_node_id
+        index = _first(
+            commit,
+            lambda i: i.state is State.FULL and not i.locked and not i.attached_from,
+        )
+        if index is None:
+            return commit
+        folded = attrs.evolve(
+            commit.items[index], state=State.SUMMARIZED, merged_into=summary, reason="summarized"
+        )
+        return commit.replace_items({index: counted(folded, facts.tokenizer)})
+
+    return rule
+
+
+def reexpand_under_alias() -> Rule:
+    """Copies an attached block again under a new source id, recorded as attached (6)."""
+
+    def rule(commit: ContextCommit, _facts: Facts) -> ContextCommit:
+        block = [item for item in commit.items if item.attached_from]
+        if not block or f"{block[0].attached_from}_again" in commit.attached:
+            return commit
+        source = str(block[0].attached_from)
+        alias = f"{source}_again"
+        copies = [
+            attrs.evolve(
+                item,
+                source_node_id=item.source_node_id.replace(source, alias),
+                attached_from=alias,
+            )
+            for item in block
+        ]
+        grown = commit.append_items(copies)
+        return attrs.evolve(grown, attached=grown.attached.add(alias))
+
+    return rule
+
+
+def reads_environment() -> Rule:
+    """Clears the newest item when $HOME is set: the output follows the environment (8)."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        return _clear_newest(commit, facts) if os.environ.get("HOME") else commit
+
+    return rule
+
+
+def clock_as_default() -> Rule:
+    """Clears the newest item by the hour of a clock bound as a default argument (8)."""
+
+    def rule(commit: ContextCommit, facts: Facts, _clock=time.time) -> ContextCommit:
+        return _clear_newest(commit, facts) if 0 <= int(_clock() // 3600) % 24 < 24 else commit
+
+    return rule
+
+
+def thread_clock_when_long() -> Rule:
+    """On histories of over 200 items, reads time.thread_time_ns() to decide (8)."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        if len(commit.items) <= 200 or time.thread_time_ns() < 0:
+            return commit
+        return _clear_newest(commit, facts)
+
+    return rule
+
+
+def address_parity() -> Rule:
+    """Clears the newest item when the input object's address has bit 5 set (8)."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        return _clear_newest(commit, facts) if (id(commit) >> 5) & 1 else commit
+
+    return rule
+
+
+def set_order_when_long() -> Rule:
+    """On histories of over 100 items, acts on which of the last ids a set yields first (8)."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        if len(commit.items) <= 100:
+            return commit
+        ids = {i.source_node_id for i in commit.items[-4:]}
+        if len(ids) < 2 or next(iter(ids)) != commit.items[-1].source_node_id:
+            return commit
+        return _clear_newest(commit, facts)
+
+    return rule
+
+
+def edit_after_digest() -> Rule:
+    """Ages a tool result, then edits the new item after the commit took its digest (2)."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        index = _first(commit, lambda i: i.is_tool and i.state is State.FULL and not i.locked)
+        if index is None:
+            return commit
+        aged = tighten(commit.items[index], State.AGED, facts, rendered="[stub]", reason="aged")
+        if aged is None or aged == commit.items[index]:
+            return commit
+        out = commit.replace_items({index: aged})
+        object.__setattr__(aged, "reason", "aged, edited late")
+        return out
+
+    return rule
+
+
 #: Each broken rule with the invariant `ctxrules check` must report for it.
 BROKEN = {
     "loosen": 3,
@@ -434,7 +586,16 @@ BROKEN = {
     "rare_random": 8,
     "office_hours": 8,
     "stale_id": 2,
+    "loosen_past_1000": 3,
+    "clear_locked_named": 4,
+    "fold_into_standing_summary": 13,
+    "reexpand_under_alias": 6,
+    "reads_environment": 8,
+    "clock_as_default": 8,
+    "thread_clock_when_long": 8,
+    "address_parity": 8,
+    "edit_after_digest": 2,
 }
 
 #: Broken rules only a second process shows (another PYTHONHASHSEED): checked per spec.
-BROKEN_ACROSS_PROCESSES = {"set_order": 8}
+BROKEN_ACROSS_PROCESSES = {"set_order": 8, "set_order_when_long": 8}
