@@ -1,0 +1,124 @@
+"""Where a replay's time goes, in units of the floor: tokenizing, the reference tracker, the rest.
+
+    python bench/floor_split.py            # the real sessions beside the checkout (or bundled)
+    python bench/floor_split.py DIR        # the sessions (.json, .jsonl) under DIR
+
+The floor is every node's text tokenized once (as in bench/test_replay_bench.py). Over all
+the sessions together, the engine's turns and `replay` are each timed (best of three), with
+the time spent inside the tokenizer and inside `ReferenceTracker.observe` measured apart:
+the two things that read every new text. docs/performance.md quotes the output.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+from ctxrules.commit import ContextItem
+from ctxrules.dag import Session, branch
+from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.replay import llm_calls, replay
+from ctxrules.generation import node_text
+from ctxrules.importers import import_session
+from ctxrules.rules import references
+from ctxrules.spec import load_spec
+from ctxrules.tokens import load_encoding
+from ctxrules.tokens.usage import ProviderUsage
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = (ROOT.parent / "shared" / "data" / "sessions", ROOT / "ctxrules" / "data" / "sessions")
+RULER = load_encoding("cl100k_base").unwrap()
+SPENT: Counter[str] = Counter()
+
+
+class TimedRuler:
+    """The ruler, with the seconds spent counting added to ``SPENT["tokenize"]``."""
+
+    name = RULER.name
+    message_overhead = RULER.message_overhead
+
+    def count(self, text: str) -> int:
+        """``RULER.count(text)``, timed."""
+        started = time.perf_counter()
+        tokens = RULER.count(text)
+        SPENT["tokenize"] += time.perf_counter() - started
+        return tokens
+
+
+_observe = references.ReferenceTracker.observe
+
+
+def timed_observe(
+    self: references.ReferenceTracker, items: Iterable[ContextItem]
+) -> references.ReferenceTracker:
+    """``ReferenceTracker.observe``, timed; building the items it reads is not counted."""
+    given = list(items)
+    started = time.perf_counter()
+    tracker = _observe(self, given)
+    SPENT["tracker"] += time.perf_counter() - started
+    return tracker
+
+
+def floor_seconds(session: Session) -> float:
+    """Seconds to tokenize every node's output and input once."""
+    nodes = session.graph.nodes.values()
+    texts = [node_text(c.output) for c in nodes] + [node_text(c.input) for c in nodes if c.input]
+    started = time.perf_counter()
+    for text in texts:
+        RULER.count(text)
+    return time.perf_counter() - started
+
+
+def engine_turns(session: Session, engine: DefaultContextEngine) -> None:
+    """``prepare`` and ``after_turn`` at every LLM call of the session."""
+    calls = branch(session.graph, session.head)
+    for before, call in llm_calls(session):
+        live = Session(session.session_id, session.graph, calls[before].id)
+        prep = engine.prepare(live, window=200_000, now=call.created_at).unwrap()
+        engine.after_turn(session.session_id, ProviderUsage(prep.request_tokens), prep)
+
+
+def main(argv: list[str]) -> int:
+    """Print each part of the engine's turns and of replay as a multiple of the floor."""
+    folders = [Path(argv[0])] if argv else list(FOLDERS)
+    folder = next((f for f in folders if f.is_dir()), None)
+    paths = (
+        sorted(p for p in folder.rglob("*") if p.suffix in {".json", ".jsonl"}) if folder else []
+    )
+    if not paths:
+        sys.stderr.write("no sessions found\n")
+        return 1
+    sessions = [import_session(p, skip_bad=True).unwrap().session for p in paths]
+    pipeline = load_spec(ROOT / "specs" / "default.toml").unwrap()
+    references.ReferenceTracker.observe = timed_observe  # type: ignore[method-assign]
+    floor = min(sum(floor_seconds(s) for s in sessions) for _ in range(3))
+    sys.stdout.write(f"{len(sessions)} sessions, floor {floor * 1000:.0f} ms\n")
+    for label in ("engine turns", "replay"):
+        best: tuple[float, Counter[str]] | None = None
+        for _ in range(3):
+            SPENT.clear()
+            started = time.perf_counter()
+            for session in sessions:
+                engine = DefaultContextEngine(pipeline=pipeline, tokenizer=TimedRuler())
+                if label == "replay":
+                    replay(session, engine, window=200_000)
+                else:
+                    engine_turns(session, engine)
+            total = time.perf_counter() - started
+            if best is None or total < best[0]:
+                best = (total, Counter(SPENT))
+        assert best is not None
+        total, spent = best
+        rest = total - spent["tokenize"] - spent["tracker"]
+        sys.stdout.write(
+            f"{label}: {total / floor:.2f}x the floor = tokenizing {spent['tokenize'] / floor:.2f}"
+            f" + reference tracker {spent['tracker'] / floor:.2f} + the rest {rest / floor:.2f}\n"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
