@@ -23,6 +23,7 @@ from ctxrules.rules.batching import (
     hold_back,
     last_batch,
     mark_batch,
+    stable_items,
 )
 from ctxrules.tokens.budget import output_reserve_for
 
@@ -153,3 +154,11 @@ def test_hold_back_compares_every_sent_item_when_the_changes_are_unknown() -> No
     held = hold_back(parent, ruled)
     assert [i.state for i in held.items] == [State.FULL, State.FULL, State.FULL]
     assert held.items[1] is parent.items[1]
+
+
+def test_the_stable_items_are_those_fixed_at_the_last_batch_point() -> None:
+    """The stable prefix is the item count recorded at the last batch point, never past the end."""
+    commit = ContextCommit("s").append_items(_items("a", "b", "c"))
+    assert stable_items(commit) == 0
+    assert stable_items(commit.with_mark(BATCH_ITEMS, 2)) == 2
+    assert stable_items(commit.with_mark(BATCH_ITEMS, 5)) == 3

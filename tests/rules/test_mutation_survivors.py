@@ -7,14 +7,17 @@ test pins a value or a branch that a one-token slip would change.
 
 from __future__ import annotations
 
+import ctxrules.render.item as item_rendering
 from ctxrules.commit import ContextCommit, ContextItem, State
-from ctxrules.rules import Facts, NamedRule, Pipeline
+from ctxrules.rules import Facts, NamedRule, Pipeline, builtins
 from ctxrules.rules.batching import Batching, BatchReason, last_batch
 from ctxrules.rules.handles import fold_handle, folds_line, handle_for, without_folds_lines
 from ctxrules.rules.params import Param, ParamProblem
 from ctxrules.rules.references import ReferenceTracker, distinctive_substrings
 from ctxrules.rules.text import head_and_tail, tail
+from ctxrules.rules.tighten import tighten
 from ctxrules.rules.tool_aging import cap_marker
+from ctxrules.tokens import HeuristicCounter
 
 
 def test_a_fold_handle_is_the_handle_of_its_listed_ids() -> None:
@@ -180,3 +183,44 @@ def test_a_turn_between_batch_points_holds_back_changes_to_sent_items() -> None:
     assert last_batch(child) == (1, BatchReason.START)
     assert [i.state for i in child.items] == [State.FULL, State.AGED]
     assert child.items[0] is parent.items[0]
+
+
+def test_a_second_tightening_the_same_way_keeps_the_rendered_messages() -> None:
+    """Tightened again the same way for another reason, an item keeps the first one's messages."""
+    ruler = HeuristicCounter()
+    facts = Facts(now=5.0, tokenizer=ruler)
+    item = item_rendering.counted(ContextItem("n", "tool", rendered="x" * 400), ruler)
+    first = tighten(item, State.AGED, facts, rendered="[stub]", reason="a")
+    second = tighten(item, State.AGED, facts, rendered="[stub]", reason="b")
+    assert first is not None
+    assert second is not None
+    assert (second.reason, second.rendered, second.tokens) == ("b", "[stub]", first.tokens)
+    assert first.memo is not None
+    assert second.memo is not None
+    messages = first.memo[item_rendering.MESSAGES_KEY]
+    assert second.memo[item_rendering.MESSAGES_KEY] is messages
+    assert messages == item_rendering.render_item(second)
+
+
+def test_a_builtin_rule_lists_its_defaults() -> None:
+    """``defaults`` gives every declared parameter its default value, lists as tuples."""
+    rule = builtins()["age_tool_results"]
+    defaults = rule.defaults()
+    assert list(defaults) == [p.name for p in rule.params]
+    assert defaults["tail_turns"] == 3
+    assert isinstance(defaults["protected_tools"], tuple)
+    assert "web_search" in defaults["protected_tools"]
+
+
+def test_a_second_tightening_that_kept_the_old_text_works_without_messages() -> None:
+    """Invariant 3: a tightening that kept the cheaper old text is found again, memo or none."""
+    ruler = HeuristicCounter()
+    facts = Facts(now=5.0, tokenizer=ruler)
+    item = item_rendering.counted(ContextItem("n", "tool", rendered="short"), ruler)
+    longer = "x" * 400
+    first = tighten(item, State.AGED, facts, rendered=longer, reason="a")
+    second = tighten(item, State.AGED, facts, rendered=longer, reason="b")
+    assert first is not None
+    assert second is not None
+    assert (first.rendered, second.rendered, second.reason) == ("short", "short", "b")
+    assert second.tokens == item.tokens
