@@ -12,7 +12,7 @@ from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules import Facts, NamedRule, Pipeline, builtins
 from ctxrules.rules.batching import Batching, BatchReason, last_batch
 from ctxrules.rules.handles import fold_handle, folds_line, handle_for, without_folds_lines
-from ctxrules.rules.params import Param, ParamProblem
+from ctxrules.rules.params import Param, ParamProblem, check_params
 from ctxrules.rules.references import ReferenceTracker, distinctive_substrings
 from ctxrules.rules.text import head_and_tail, tail
 from ctxrules.rules.tighten import tighten
@@ -224,3 +224,22 @@ def test_a_second_tightening_that_kept_the_old_text_works_without_messages() -> 
     assert second is not None
     assert (first.rendered, second.rendered, second.reason) == ("short", "short", "b")
     assert second.tokens == item.tokens
+
+
+def test_a_mistyped_parameter_is_reported_with_the_closest_name() -> None:
+    """An unknown key is a problem of its own, naming the known keys and the closest one."""
+    problems = check_params((SIZE,), {"sise": 2, "colour": 1, "size": 11})
+    assert problems == (
+        ParamProblem("sise", "a known parameter (one of ['size'])", "'sise'", "size"),
+        ParamProblem("colour", "a known parameter (one of ['size'])", "'colour'", None),
+        ParamProblem("size", "an integer in [0, 10]", "11"),
+    )
+
+
+def test_booleans_and_strings_are_not_numbers_or_lists() -> None:
+    """``True`` is no integer, and a string or a list of numbers is no list of strings."""
+    assert SIZE.check(value=True) == ParamProblem("size", "an integer in [0, 10]", "True (bool)")
+    names = Param("names", "str_list", (), "names")
+    assert names.check("abc") is not None
+    assert names.check([1]) is not None
+    assert names.check(["a", "b"]) is None
