@@ -13,7 +13,7 @@ from ctxrules.rules import Facts
 from ctxrules.rules.gates import gate_placeholder, gate_tool_results
 from ctxrules.rules.handles import item_handle, recall_note, with_note
 from ctxrules.rules.idle import IDLE_PLACEHOLDER, clear_idle
-from ctxrules.rules.tool_aging import age_tool_results, cap_marker, cap_tool_result
+from ctxrules.rules.tool_aging import age_tool_results, cap_marker, cap_tool_result, tool_stub
 from ctxrules.tokens import HeuristicCounter
 
 RULER = HeuristicCounter()
@@ -153,3 +153,21 @@ def test_a_cap_reconfigured_to_tighter_arguments_rescans() -> None:
     assert loose.items[0].state is State.FULL
     tight = cap_tool_result(300, 0.5, 100)(loose, FACTS)
     assert tight.items[0].state is State.AGED
+
+
+def test_aging_stubs_capped_results_but_not_aged_ones_again() -> None:
+    """An old capped result is aged to its stub; one already aged to a stub is left as it is."""
+    capped = _tool("c", turn=0, state=State.AGED, reason="capped")
+    stubbed = _tool("s", text=STUB, turn=0, state=State.AGED, reason="tail_window")
+    out = age_tool_results(1, 200, 10, 10, ())(_commit(capped, stubbed), FACTS)
+    assert out.items[0].reason == "tail_window"
+    assert out.items[0].rendered == tool_stub(capped, 10, 10)
+    assert out.items[1] == stubbed
+
+
+def test_aging_leaves_out_the_handle_when_handles_are_off() -> None:
+    """With ``handles=False`` an aged result's stub has no recall note."""
+    old = _tool("t", turn=0)
+    out = age_tool_results(1, 200, 10, 10, (), handles=False)(_commit(old), FACTS)
+    assert out.items[0].rendered == tool_stub(old, 10, 10, handles=False)
+    assert "[recall" not in out.items[0].rendered
