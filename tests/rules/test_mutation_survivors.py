@@ -13,6 +13,7 @@ from ctxrules.rules import Facts, NamedRule, Pipeline, builtins
 from ctxrules.rules.batching import Batching, BatchReason, last_batch
 from ctxrules.rules.handles import fold_handle, folds_line, handle_for, without_folds_lines
 from ctxrules.rules.params import Param, ParamProblem, check_params
+from ctxrules.rules.protected import is_protected, protected_keys, tool_key
 from ctxrules.rules.references import ReferenceTracker, distinctive_substrings
 from ctxrules.rules.text import head_and_tail, tail
 from ctxrules.rules.tighten import tighten
@@ -243,3 +244,37 @@ def test_booleans_and_strings_are_not_numbers_or_lists() -> None:
     assert names.check("abc") is not None
     assert names.check([1]) is not None
     assert names.check(["a", "b"]) is None
+
+
+def test_a_tool_name_is_compared_in_lower_case_without_separators() -> None:
+    """``tool_key`` lower-cases a name and drops ``_``, ``-`` and spaces; an empty name has no key."""
+    assert tool_key("Todo-Write_all now") == "todowriteallnow"
+    assert tool_key(None) == tool_key("") == ""
+    keys = protected_keys(["todo_write"])
+    assert is_protected("TodoWrite", keys)
+    assert not is_protected("grep", keys)
+
+
+def test_a_repeated_tightening_at_a_later_time_is_stamped_then() -> None:
+    """The same tightening found again for a later turn carries that turn's time, not the first's."""
+    ruler = HeuristicCounter()
+    item = item_rendering.counted(ContextItem("n", "tool", rendered="x" * 400), ruler)
+    first = tighten(item, State.AGED, Facts(now=5.0, tokenizer=ruler), rendered="s", reason="a")
+    again = tighten(item, State.AGED, Facts(now=9.0, tokenizer=ruler), rendered="s", reason="a")
+    other = tighten(item, State.AGED, Facts(now=9.0, tokenizer=ruler), rendered="s", reason="b")
+    assert first is not None
+    assert (first.changed_at, first.reason) == (5.0, "a")
+    assert again is not None
+    assert (again.changed_at, again.reason) == (9.0, "a")
+    assert other is not None
+    assert (other.changed_at, other.reason) == (9.0, "b")
+
+
+def test_an_item_keeps_each_way_it_was_tightened() -> None:
+    """Tightened one way, another, then the first again, an item gives back the first result kept."""
+    ruler = HeuristicCounter()
+    facts = Facts(now=5.0, tokenizer=ruler)
+    item = item_rendering.counted(ContextItem("n", "tool", rendered="x" * 400), ruler)
+    first = tighten(item, State.AGED, facts, rendered="one", reason="a")
+    tighten(item, State.AGED, facts, rendered="two", reason="a")
+    assert tighten(item, State.AGED, facts, rendered="one", reason="a") is first
