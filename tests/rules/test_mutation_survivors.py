@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ctxrules.render.item as item_rendering
 from ctxrules.commit import ContextCommit, ContextItem, State
-from ctxrules.rules import Facts, NamedRule, Pipeline, builtins
+from ctxrules.rules import Facts, NamedRule, Pipeline, WorkMeter, builtins, scan
 from ctxrules.rules.batching import Batching, BatchReason, last_batch
 from ctxrules.rules.handles import fold_handle, folds_line, handle_for, without_folds_lines
 from ctxrules.rules.params import Param, ParamProblem, check_params
@@ -278,3 +278,12 @@ def test_an_item_keeps_each_way_it_was_tightened() -> None:
     first = tighten(item, State.AGED, facts, rendered="one", reason="a")
     tighten(item, State.AGED, facts, rendered="two", reason="a")
     assert tighten(item, State.AGED, facts, rendered="one", reason="a") is first
+
+
+def test_the_meter_counts_each_item_scanned_once() -> None:
+    """A scan from position 1 of three items yields two and counts exactly two visits."""
+    meter = WorkMeter()
+    commit = ContextCommit("s").append_items([ContextItem(n, "user") for n in "abc"])
+    visited = [index for index, _ in scan(commit, 1, Facts(meter=meter))]
+    assert visited == [1, 2]
+    assert meter.items_visited == 2
