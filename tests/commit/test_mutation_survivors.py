@@ -1,0 +1,133 @@
+"""Exact behaviour of ``commit/`` that a mutation run found untested.
+
+Reading a commit back from JSON (invariant 2: equal content, equal id), the spans of
+summarized items that rendering steps over, hashing and pickling commits, and the small
+helpers of the item vector.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+from pyrsistent import pmap
+
+from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.commit.layout import with_position
+from ctxrules.commit.marks import as_marks
+from ctxrules.commit.serialize import MalformedCommit, commit_from_json, commit_to_json
+from ctxrules.commit.vector import ItemVector
+
+
+def _commit() -> ContextCommit:
+    items = [ContextItem(f"n{i}", "user", rendered=f"m{i}", tokens=2) for i in range(3)]
+    return ContextCommit("s", summary="so far").append_items(items).with_mark("rule", 2)
+
+
+def test_a_commit_with_a_summary_reads_back_equal() -> None:
+    """Invariant 2: every field comes back from JSON, so the id still matches the content."""
+    commit = _commit()
+    back = commit_from_json(commit_to_json(commit)).unwrap()
+    assert back == commit
+    assert back.id == commit.id
+    assert back.summary == "so far"
+
+
+def test_a_commit_without_marks_or_attachments_reads_back() -> None:
+    """``marks`` and ``attached`` may be absent from the JSON: they read as empty."""
+    data = commit_to_json(ContextCommit("s").append_items([ContextItem("n", "user", tokens=1)]))
+    del data["marks"], data["attached"], data["id"]
+    back = commit_from_json(data).unwrap()
+    assert dict(back.marks) == {}
+    assert set(back.attached) == set()
+
+
+def test_what_is_wrong_with_a_malformed_commit_is_said() -> None:
+    """Not an object, a missing field and a bad item field each give their own reason."""
+    assert commit_from_json([]).failure() == MalformedCommit("expected an object, found list")
+    missing = commit_to_json(_commit())
+    del missing["summary"]
+    assert commit_from_json(missing).failure() == MalformedCommit("missing field 'summary'")
+    bad = commit_to_json(_commit())
+    bad["items"] = [{"colour": "red"}]
+    reason = commit_from_json(bad).failure()
+    assert isinstance(reason, MalformedCommit)
+    assert "colour" in reason.reason
+
+
+def test_a_missing_node_has_no_index() -> None:
+    """``index_of`` gives the first position of a node, or None when no item is for it."""
+    commit = _commit()
+    assert commit.index_of("n1") == 1
+    assert commit.index_of("nowhere") is None
+
+
+def test_a_position_already_in_its_state_leaves_the_spans() -> None:
+    """Hiding a hidden position, or showing a visible one, changes no span."""
+    assert with_position(((2, 5),), 3, hidden=True) == ((2, 5),)
+    assert with_position(((2, 5),), 7, hidden=False) == ((2, 5),)
+
+
+def test_showing_a_position_splits_its_span_just_around_it() -> None:
+    """Showing position 3 of (2, 6) leaves (2, 3) and (4, 6)."""
+    assert with_position(((2, 6),), 3, hidden=False) == ((2, 3), (4, 6))
+
+
+def test_hiding_a_gap_of_one_joins_the_spans_on_both_sides() -> None:
+    """Hiding the one position between two spans makes one span; the spans after it stay."""
+    assert with_position(((0, 2), (3, 4), (6, 7)), 2, hidden=True) == ((0, 4), (6, 7))
+
+
+def test_commits_and_their_parts_hash_and_pickle() -> None:
+    """A commit, its items and its marks hash by value and survive a pickle equal."""
+    commit = _commit()
+    assert hash(commit) == hash(commit_from_json(commit_to_json(commit)).unwrap())
+    assert hash(commit.items) == hash(ItemVector.of(list(commit.items)))
+    assert hash(as_marks(pmap({"a": 1, "b": 2}))) == hash(as_marks(pmap({"b": 2, "a": 1})))
+    back = pickle.loads(pickle.dumps(commit))  # noqa: S301 - our own pickle
+    assert back == commit
+    assert back.id == commit.id
+    assert pickle.loads(pickle.dumps(commit.items)) == commit.items  # noqa: S301
+
+
+def test_extending_a_vector_appends_in_order() -> None:
+    """``extend`` gives the vector with the new items at its end, in their order."""
+    a, b, c = (ContextItem(n, "user") for n in "abc")
+    assert list(ItemVector.of([a]).extend([b, c])) == [a, b, c]
+    assert ItemVector.of([a]).extend([]) == ItemVector.of([a])
+
+
+def test_summarized_positions_are_kept_as_spans_as_items_change() -> None:
+    """Replacing items with summarized ones updates the spans to what a fresh count gives."""
+    commit = _commit()
+    folded = commit.replace_items(
+        {i: ContextItem(f"n{i}", "user", state=State.SUMMARIZED, tokens=0) for i in (0, 1)}
+    )
+    assert folded.hidden == ((0, 2),)
+
+
+def test_marks_equal_only_marks_with_the_same_positions() -> None:
+    """Marks equal a mapping with the same keys and positions, and nothing else."""
+    marks = as_marks(pmap({"a": 1}))
+    assert marks == {"a": 1}
+    assert marks != {"a": 2}
+    assert marks != {"b": 1}
+
+
+def test_a_vector_equals_a_sequence_of_equal_items_only() -> None:
+    """A vector equals another vector or a list of equal items in order; not one of other items."""
+    a, b = ContextItem("a", "user"), ContextItem("b", "user")
+    vector = ItemVector.of([a, b])
+    assert vector == ItemVector.of([ContextItem("a", "user"), ContextItem("b", "user")])
+    assert vector != ItemVector.of([a, a])
+    assert vector == [ContextItem("a", "user"), ContextItem("b", "user")]
+    assert vector != [a, a]
+    assert vector != [a]
+    assert vector != 5
+    assert repr(ItemVector.of([a])) == f"ItemVector([{a!r}])"
+
+
+def test_a_chunk_pickles_to_its_items() -> None:
+    """A chunk of a vector survives a pickle equal (its memo is not carried)."""
+    vector = ItemVector.of([ContextItem(f"n{i}", "user") for i in range(5)])
+    for chunk, _, _ in vector.runs(0, len(vector)):
+        assert pickle.loads(pickle.dumps(chunk)) == chunk  # noqa: S301 - our own pickle
