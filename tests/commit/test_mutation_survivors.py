@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import pickle
 
+import attrs
 from pyrsistent import pmap
 
 from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.commit.attach import OPEN, expand_pointer
 from ctxrules.commit.layout import with_position
 from ctxrules.commit.marks import as_marks
 from ctxrules.commit.serialize import MalformedCommit, commit_from_json, commit_to_json
 from ctxrules.commit.vector import ItemVector
+from ctxrules.dag import Role, Session
+from ctxrules.generation import ensure_latest_commit
+from ctxrules.render.item import SUMMARY_PREFIX
+from ctxrules.rules import Facts, Pipeline
+from ctxrules.tokens import HeuristicCounter
 
 
 def _commit() -> ContextCommit:
@@ -131,3 +138,40 @@ def test_a_chunk_pickles_to_its_items() -> None:
     vector = ItemVector.of([ContextItem(f"n{i}", "user") for i in range(5)])
     for chunk, _, _ in vector.runs(0, len(vector)):
         assert pickle.loads(pickle.dumps(chunk)) == chunk  # noqa: S301 - our own pickle
+
+
+def test_an_attached_copy_starts_full_at_the_pointer_and_names_its_source() -> None:
+    """Invariants 6 and 12: copies are full, of the pointer's turn and time, and a summary becomes text."""
+    source_session = Session("s_src").send("user", "question").unwrap()
+    source_session = source_session.send("assistant", "looking").unwrap()
+    source_session = source_session.record_call(
+        source_session.head, "grep", {"q": 1}, "found", metadata={"tool_call_id": "call_1"}
+    ).unwrap()
+    source_session = source_session.send("assistant", "answer").unwrap()
+    built, _ = ensure_latest_commit(
+        pmap(), source_session.graph, source_session.head, Pipeline(), Facts()
+    ).unwrap()
+    user, _, tool, answer = built.items
+    source = built.replace_items(
+        {
+            0: attrs.evolve(user, state=State.SUMMARY, rendered="so far"),
+            2: attrs.evolve(tool, state=State.AGED, reason="tail_window", merged_into="m"),
+            3: attrs.evolve(answer, reason=OPEN),
+        }
+    )
+    target = Session("s_dst").attach(source).unwrap()
+    pointer = attrs.evolve(target.graph.require(target.head).unwrap(), created_at=42.0)
+    items, _ = expand_pointer(
+        pointer, ContextCommit("s_dst"), {source.id: source}, turn=7, tokenizer=HeuristicCounter()
+    )
+    summary, _, call, kept = items[1:-1]
+    assert (summary.role, summary.state, summary.rendered) == (
+        Role.ASSISTANT, State.FULL, SUMMARY_PREFIX + "so far"
+    )  # fmt: skip
+    assert (call.state, call.rendered, call.merged_into) == (State.FULL, tool.rendered, None)
+    assert call.tool_call_id == f"{source.id[2:12]}_call_1"
+    assert summary.tool_call_id is None
+    assert call.reason == f"attached_from:{source.id}"
+    assert kept.reason == OPEN
+    assert (kept.role, kept.rendered) == (answer.role, answer.rendered)
+    assert {(i.turn, i.changed_at) for i in items} == {(7, 42.0)}
