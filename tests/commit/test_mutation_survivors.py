@@ -13,12 +13,12 @@ import attrs
 from pyrsistent import pmap
 
 from ctxrules.commit import ContextCommit, ContextItem, State
-from ctxrules.commit.attach import OPEN, expand_pointer
+from ctxrules.commit.attach import OPEN, expand_pointer, failed_id
 from ctxrules.commit.layout import with_position
 from ctxrules.commit.marks import as_marks
 from ctxrules.commit.serialize import MalformedCommit, commit_from_json, commit_to_json
 from ctxrules.commit.vector import ItemVector
-from ctxrules.dag import Role, Session
+from ctxrules.dag import Call, Role, Session
 from ctxrules.generation import ensure_latest_commit
 from ctxrules.render.item import SUMMARY_PREFIX
 from ctxrules.rules import Facts, Pipeline
@@ -175,3 +175,52 @@ def test_an_attached_copy_starts_full_at_the_pointer_and_names_its_source() -> N
     assert kept.reason == OPEN
     assert (kept.role, kept.rendered) == (answer.role, answer.rendered)
     assert {(i.turn, i.changed_at) for i in items} == {(7, 42.0)}
+
+
+def _pointer(source: ContextCommit, **metadata: object) -> Call:
+    """The attach pointer a session writes for ``source``, at time 42, with ``metadata`` set."""
+    target = Session("s_dst").attach(source).unwrap()
+    pointer = target.graph.require(target.head).unwrap()
+    fields = {**pointer.metadata_value(), **metadata}
+    return attrs.evolve(
+        pointer, created_at=42.0, metadata={k: v for k, v in fields.items() if v is not None}
+    )
+
+
+def test_an_unloadable_source_is_one_unlocked_item_at_the_pointer() -> None:
+    """Invariant 6: a failed attach is one item with the failed id, at the pointer's turn and time."""
+    source = ContextCommit("s_src").append_items([ContextItem("n1", "user", tokens=1)])
+    ruler = HeuristicCounter()
+    items, _ = expand_pointer(
+        _pointer(source, base=True), ContextCommit("s_dst"), {}, turn=7, tokenizer=ruler
+    )
+    (failed,) = items
+    assert failed.source_node_id == failed_id("s_src", source.id)
+    assert failed.locked is False
+    assert (failed.turn, failed.created_at, failed.changed_at) == (7, 42.0, 42.0)
+    (nameless,) = expand_pointer(
+        _pointer(source, session=None), ContextCommit("s_dst"), {}, turn=7, tokenizer=ruler
+    )[0]
+    assert nameless.source_node_id == failed_id("", source.id)
+
+
+def test_a_source_of_the_same_rules_and_its_nested_copies_are_attached_plainly() -> None:
+    """A source built by the same rules gets no note, and its copies of other sources come along."""
+    source = ContextCommit("s_src").append_items(
+        [
+            ContextItem("n1", "user", rendered="hi", tokens=1),
+            ContextItem("n2", "user", rendered="nested", attached_from="c_other", tokens=1),
+        ]
+    )
+    items, _ = expand_pointer(
+        _pointer(source),
+        ContextCommit("s_dst"),
+        {source.id: source},
+        turn=7,
+        tokenizer=HeuristicCounter(),
+    )
+    assert [i.source_node_id for i in items[1:-1]] == ["n1", "n2"]
+    assert items[2].attached_from == "c_other"
+    assert items[0].rendered == (
+        f"[attached context from session s_src, commit {source.id}: begin]"
+    )
