@@ -224,3 +224,20 @@ def test_a_source_of_the_same_rules_and_its_nested_copies_are_attached_plainly()
     assert items[0].rendered == (
         f"[attached context from session s_src, commit {source.id}: begin]"
     )
+
+
+def test_a_source_of_other_rules_names_them_in_its_opening() -> None:
+    """The opening marker names the first 12 characters of the source's rules, or ``unknown``."""
+    ruler = HeuristicCounter()
+    for version, shown, ours in (("abcdef0123456789", "abcdef012345", ""), ("", "unknown", "v2")):
+        source = ContextCommit("s_src", rules_version=version).append_items(
+            [ContextItem("n1", "user", rendered="hi", tokens=1)]
+        )
+        items, _ = expand_pointer(
+            _pointer(source), ContextCommit("s_dst"), {source.id: source},
+            turn=7, tokenizer=ruler, rules_version=ours,
+        )  # fmt: skip
+        assert items[0].rendered == (
+            f"[attached context from session s_src, commit {source.id}, "
+            f"built by rules {shown}: begin]"
+        )
