@@ -14,7 +14,7 @@ from pyrsistent import pmap
 
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.commit.attach import OPEN, expand_pointer, failed_id
-from ctxrules.commit.layout import with_position
+from ctxrules.commit.layout import visible_ranges, with_position
 from ctxrules.commit.marks import as_marks
 from ctxrules.commit.serialize import MalformedCommit, commit_from_json, commit_to_json
 from ctxrules.commit.vector import ItemVector
@@ -241,3 +241,36 @@ def test_a_source_of_other_rules_names_them_in_its_opening() -> None:
             f"[attached context from session s_src, commit {source.id}, "
             f"built by rules {shown}: begin]"
         )
+
+
+def test_a_new_item_list_drops_the_marks_and_the_replaced_positions() -> None:
+    """After ``with_items`` every rule rescans once, and which positions were replaced is unknown."""
+    commit = _commit().begin_generation()
+    assert commit.replaced == ()
+    renewed = commit.with_items(list(commit.items))
+    assert dict(renewed.marks) == {}
+    assert renewed.replaced is None
+
+
+def test_the_next_turn_follows_an_assistant_or_tool_item() -> None:
+    """After an assistant reply or a tool result the next item starts a new turn; after a user message not."""
+
+    def last(role: str) -> ContextCommit:
+        return ContextCommit("s").append_items([ContextItem("n", role, turn=3)])
+
+    assert (last("assistant").next_turn(), last("tool").next_turn()) == (4, 4)
+    assert last("user").next_turn() == 3
+    assert ContextCommit("s").next_turn() == 0
+
+
+def test_visible_ranges_step_over_each_span_once() -> None:
+    """Spans before ``start`` are skipped, not the end; a span at the cursor yields no empty range."""
+    assert list(visible_ranges(((0, 1), (3, 4)), 6, start=2)) == [range(2, 3), range(4, 6)]
+    assert list(visible_ranges(((0, 2),), 4)) == [range(2, 4)]
+
+
+def test_runs_cover_exactly_the_positions_asked_for() -> None:
+    """A run from 70 to 140 of 150 items uses chunks 1 and 2 only; an empty run uses none."""
+    vector = ItemVector.of([ContextItem(f"n{i}", "user") for i in range(150)])
+    assert [(len(c), lo, hi) for c, lo, hi in vector.runs(70, 140)] == [(64, 6, 64), (22, 0, 12)]
+    assert list(vector.runs(10, 10)) == []
