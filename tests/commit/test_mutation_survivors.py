@@ -10,6 +10,7 @@ from __future__ import annotations
 import pickle
 
 import attrs
+import pytest
 from pyrsistent import pmap
 
 from ctxrules.commit import ContextCommit, ContextItem, State
@@ -274,3 +275,16 @@ def test_runs_cover_exactly_the_positions_asked_for() -> None:
     vector = ItemVector.of([ContextItem(f"n{i}", "user") for i in range(150)])
     assert [(len(c), lo, hi) for c, lo, hi in vector.runs(70, 140)] == [(64, 6, 64), (22, 0, 12)]
     assert list(vector.runs(10, 10)) == []
+
+
+def test_a_span_ending_at_the_end_leaves_no_empty_range() -> None:
+    """When the last span reaches the end, nothing visible is left after it."""
+    assert list(visible_ranges(((2, 4),), 4)) == [range(2)]
+
+
+def test_set_many_counts_negative_positions_from_the_end() -> None:
+    """Position -1 is the last item, as for a list; a position past the end is an error."""
+    a, b, c = (ContextItem(n, "user") for n in "abc")
+    assert list(ItemVector.of([a, b]).set_many({-1: c})) == [a, c]
+    with pytest.raises(IndexError):
+        ItemVector.of([a, b]).set_many({2: c})
