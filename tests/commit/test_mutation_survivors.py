@@ -286,5 +286,5 @@ def test_set_many_counts_negative_positions_from_the_end() -> None:
     """Position -1 is the last item, as for a list; a position past the end is an error."""
     a, b, c = (ContextItem(n, "user") for n in "abc")
     assert list(ItemVector.of([a, b]).set_many({-1: c})) == [a, c]
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match="ItemVector index out of range"):
         ItemVector.of([a, b]).set_many({2: c})
