@@ -288,3 +288,22 @@ def test_set_many_counts_negative_positions_from_the_end() -> None:
     assert list(ItemVector.of([a, b]).set_many({-1: c})) == [a, c]
     with pytest.raises(IndexError, match="ItemVector index out of range"):
         ItemVector.of([a, b]).set_many({2: c})
+
+
+def test_summary_at_stays_on_the_first_summary() -> None:
+    """Invariant 12: a commit's ``summary_at`` is its first summary, whatever is added or replaced later."""
+    summary = ContextItem("sm", "assistant", state=State.SUMMARY, rendered="so far", tokens=2)
+    commit = ContextCommit("s").append_items([summary, *_commit().items])
+    assert commit.summary_at == 0
+    later = ContextItem("sm2", "assistant", state=State.SUMMARY, rendered="later", tokens=2)
+    assert commit.append_items([later]).summary_at == 0
+    assert commit.replace_items({2: later}).summary_at == 0
+
+
+def test_only_a_summary_may_become_a_summary_and_then_only_summarized() -> None:
+    """Invariant 3: no state moves to or from ``summary`` except a summary folded into another."""
+    assert not State.FULL.may_become(State.SUMMARY)
+    assert not State.SUMMARY.may_become(State.CLEARED)
+    assert State.SUMMARY.may_become(State.SUMMARIZED)
+    assert State.SUMMARY.may_become(State.SUMMARY)
+    assert State.FULL.may_become(State.CLEARED)
