@@ -286,7 +286,7 @@ def test_set_many_counts_negative_positions_from_the_end() -> None:
     """Position -1 is the last item, as for a list; a position past the end is an error."""
     a, b, c = (ContextItem(n, "user") for n in "abc")
     assert list(ItemVector.of([a, b]).set_many({-1: c})) == [a, c]
-    with pytest.raises(IndexError, match="ItemVector index out of range"):
+    with pytest.raises(IndexError, match=r"^ItemVector index out of range$"):
         ItemVector.of([a, b]).set_many({2: c})
 
 
@@ -307,3 +307,14 @@ def test_only_a_summary_may_become_a_summary_and_then_only_summarized() -> None:
     assert State.SUMMARY.may_become(State.SUMMARIZED)
     assert State.SUMMARY.may_become(State.SUMMARY)
     assert State.FULL.may_become(State.CLEARED)
+
+
+def test_a_vector_slices_and_indexes_like_a_tuple() -> None:
+    """Slices with any step give what the tuple gives; a position past the end is our own error."""
+    items = [ContextItem(f"n{i}", "user") for i in range(70)]
+    vector = ItemVector.of(items)
+    for part in (slice(None, None, 2), slice(1, 3), slice(None, None, -1), slice(60, 68)):
+        assert vector[part] == tuple(items)[part]
+    assert vector[-1] is items[-1]
+    with pytest.raises(IndexError, match=r"^ItemVector index out of range$"):
+        ItemVector.of(items[:2])[2]
