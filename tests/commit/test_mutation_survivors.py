@@ -318,3 +318,24 @@ def test_a_vector_slices_and_indexes_like_a_tuple() -> None:
     assert vector[-1] is items[-1]
     with pytest.raises(IndexError, match=r"^ItemVector index out of range$"):
         ItemVector.of(items[:2])[2]
+
+
+def test_a_new_vector_is_empty_and_grows() -> None:
+    """``ItemVector()`` has no items, and items appended to it are its items."""
+    a = ContextItem("a", "user")
+    assert len(ItemVector()) == 0
+    assert list(ItemVector()) == []
+    assert list(ItemVector().append(a)) == [a]
+
+
+def test_a_slice_inside_a_later_chunk_reads_from_that_chunk() -> None:
+    """A slice of positions 130 to 135 gives those items, not the ones at 2 to 7."""
+    items = [ContextItem(f"n{i}", "user") for i in range(150)]
+    assert ItemVector.of(items)[130:135] == tuple(items[130:135])
+
+
+def test_a_commit_without_a_summary_says_minus_one() -> None:
+    """``summary_at`` is -1 when no item is a summary, however the commit was made."""
+    plain = _commit()
+    assert plain.summary_at == -1
+    assert plain.with_items(list(plain.items)).summary_at == -1
