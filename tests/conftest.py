@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, find, settings
+from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 
 # `dev` keeps the edit-test loop fast; `ci` runs more examples with a fixed seed
@@ -23,7 +23,9 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 # Mutation runs (docs/mutation.md) run each covering test once per mutant, under tracing:
-# few examples, a fixed seed, and no timing checks (tracing slows every draw alike).
+# few examples, a fixed seed, and no timing checks (tracing slows every draw alike). No
+# shrinking either: a mutant is killed by the first failing example, and shrinking it under
+# tracing ran past mutmut's time limit (a kill reported as a timeout).
 settings.register_profile(
     "mutation",
     max_examples=20,
@@ -31,6 +33,7 @@ settings.register_profile(
     derandomize=True,
     database=None,
     suppress_health_check=[HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.generate],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ctxrules.render.anthropic as anthropic_module
@@ -31,6 +31,9 @@ from ctxrules.tokens import HeuristicCounter
 
 RULER = HeuristicCounter()
 DEFAULT_SPEC = Path(__file__).resolve().parents[2] / "specs" / "default.toml"
+#: Mutation runs (docs/mutation.md) run these tests once per mutant: there the histories are
+#: half as long, still four times apart.
+SMALL, LARGE = (500, 2_000) if settings.get_current_profile_name() == "mutation" else (1_000, 4_000)
 
 
 def default_pipeline() -> Pipeline:
@@ -105,9 +108,9 @@ def _turn_work(size: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, in
 
 def test_a_turn_converts_only_what_changed(monkeypatch: pytest.MonkeyPatch) -> None:
     """One turn at 4k items converts as many items as at 1k: the new and tightened ones."""
-    small = _turn_work(1_000, monkeypatch)
+    small = _turn_work(SMALL, monkeypatch)
     monkeypatch.undo()
-    large = _turn_work(4_000, monkeypatch)
+    large = _turn_work(LARGE, monkeypatch)
     for changed, rendered, converted, _ in (small, large):
         assert 3 <= changed <= 6  # the 3 new items and what the pipeline tightened
         # New and tightened items were rendered when counted, so render reuses even those.
@@ -120,7 +123,7 @@ def test_a_turn_converts_only_what_changed(monkeypatch: pytest.MonkeyPatch) -> N
 def test_the_count_would_see_a_full_conversion(monkeypatch: pytest.MonkeyPatch) -> None:
     """The counter is able to fail: a plain tuple of messages is converted message by message."""
     pipeline = default_pipeline()
-    commit, _, _ = grow(pipeline, 1_000)
+    commit, _, _ = grow(pipeline, SMALL)
     messages = tuple(render_commit(commit))
     converted = _counting(monkeypatch, openai_module, "_convert")
     fresh = [attrs.evolve(item) for item in commit.items]  # equal items without their memo
@@ -174,7 +177,7 @@ def test_anthropic_turn_converts_only_what_changed(monkeypatch: pytest.MonkeyPat
     """One turn at 1k and at 4k items converts the same few items for `to_anthropic`."""
     pipeline = default_pipeline()
     counts = []
-    for size in (1_000, 4_000):
+    for size in (SMALL, LARGE):
         parent, turn, now = grow(pipeline, size)
         to_anthropic(render_commit(parent))
         child = _next_turn(parent, pipeline, turn, now)
