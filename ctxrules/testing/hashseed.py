@@ -33,7 +33,10 @@ Case = tuple[int, ContextCommit, Facts, ContextCommit]
 
 @attrs.frozen
 class HashSeedDifference:
-    """A recorded run whose output differs in a child process with another hash seed."""
+    """A recorded run whose output differs between two child processes' hash seeds.
+
+    ``after`` is the first child's output, ``other`` that of the child with ``hash_seed``.
+    """
 
     subject: int
     hash_seed: int

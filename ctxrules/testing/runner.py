@@ -201,7 +201,7 @@ def check_rule(
     the tool names it holds), then the random search, whose histories use those names too;
     the search's counterexample, being shrunk, is reported when both find one.
     ``samples``, if given, collects up to ``sample_size`` clean runs of the rule (input,
-    facts, output) for `ctxrules.testing.hashseed`, a third of them from the fixed inputs.
+    facts, output) for `ctxrules.testing.hashseed`, up to half of them from the fixed inputs.
     Shrinking stops after ``shrink_seconds``.
     """
     names = rule_names(rule)
@@ -211,17 +211,12 @@ def check_rule(
     def body(data: st.DataObject) -> None:
         before = data.draw(histories(names=names), label="commit")
         facts = data.draw(facts_for(before, CHECK_RULER), label="facts")
-        try:
-            after, violations = rule_violations(rule, before, facts)
-        except Exception as error:  # noqa: BLE001 - a user's rule may raise anything; we report it
-            found[_Found] = Counterexample(
-                name, (), before, None, facts, f"{type(error).__name__}: {error}"
-            )
-            raise _Found from None
-        if violations:
+        after, counterexample = _run_once(name, rule, before, facts)
+        if counterexample is not None:
             # Hypothesis replays the shrunk example last, so the last one kept is the smallest.
-            kind = _FOUND[violations[0].invariant]
-            found[kind] = Counterexample(name, tuple(violations), before, after, facts)
+            broken = counterexample.violations
+            kind = _FOUND[broken[0].invariant] if broken else _Found
+            found[kind] = counterexample
             raise kind
         if samples is not None and len(samples) < sample_size and len(before.items) >= 2:
             samples.append((before, facts, after))
@@ -237,6 +232,21 @@ def check_rule(
     return fixed
 
 
+def _run_once(
+    name: str, rule: Rule, before: ContextCommit, facts: Facts
+) -> tuple[ContextCommit, Counterexample | None]:
+    """The rule's output on one input, and the counterexample it makes, if it makes one."""
+    try:
+        after, violations = rule_violations(rule, before, facts)
+    except Exception as error:  # noqa: BLE001 - a user's rule may raise anything; we report it
+        return before, Counterexample(
+            name, (), before, None, facts, f"{type(error).__name__}: {error}"
+        )
+    if violations:
+        return after, Counterexample(name, tuple(violations), before, after, facts)
+    return after, None
+
+
 def _fixed_run(
     name: str,
     rule: Rule,
@@ -246,20 +256,13 @@ def _fixed_run(
 ) -> Counterexample | None:
     """The first counterexample among the fixed inputs, keeping up to ``keep`` clean runs."""
     for before in fixed_histories(names):
-        fixed_facts_of = fixed_facts(before)
-        for facts in fixed_facts_of:
-            try:
-                after, violations = rule_violations(rule, before, facts)
-            except Exception as error:  # noqa: BLE001 - a user's rule may raise anything
-                return Counterexample(
-                    name, (), before, None, facts, f"{type(error).__name__}: {error}"
-                )
-            if violations:
-                return Counterexample(name, tuple(violations), before, after, facts)
-            # Long inputs go to the other processes too (one set of facts each, the largest
+        for late, facts in enumerate(fixed_facts(before)):
+            after, counterexample = _run_once(name, rule, before, facts)
+            if counterexample is not None:
+                return counterexample
+            # Long inputs go to the other processes too (the later facts only, the largest
             # left out for its cost): a set-order defect may need a long history.
-            wanted = facts is not fixed_facts_of[0] and len(before.items) <= FIXED_SIZES[3]
-            if samples is not None and keep > 0 and wanted:
+            if samples is not None and keep > 0 and late and len(before.items) <= FIXED_SIZES[3]:
                 samples.append((before, facts, after))
                 keep -= 1
     return None

@@ -1,4 +1,4 @@
-"""Check a whole spec: each rule, the pipeline, sessions, and another hash seed (``ctxrules check``)."""
+"""Check a whole spec: each rule, the pipeline, other hash seeds and sessions (``ctxrules check``)."""
 
 from __future__ import annotations
 
