@@ -96,7 +96,8 @@ def recoverable(
     text, a summarized one through the summary that folded it), the handle must resolve
     without ambiguity, and to the DAG's original byte for byte (``offloaded`` texts, from a
     blob store, included). Every handle a tightened item or summary shows must resolve too.
-    ``nodes`` (a `ctxrules.recall.lookup.node_index` of ``graph``) saves rebuilding it per commit;
+    ``nodes`` (a `ctxrules.recall.lookup.node_index` of ``graph``) saves rebuilding it per commit
+    and must already hold the offloaded texts (``offloaded`` is then not read);
     ``sources`` are the attached commits, which hold the originals of attached copies.
 
     >>> from ctxrules.dag import Call
