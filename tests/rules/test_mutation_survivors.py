@@ -287,3 +287,38 @@ def test_the_meter_counts_each_item_scanned_once() -> None:
     visited = [index for index, _ in scan(commit, 1, Facts(meter=meter))]
     assert visited == [1, 2]
     assert meter.items_visited == 2
+
+
+def test_a_path_in_backticks_is_found_without_them() -> None:
+    """A backticked path is one word with its backticks; the path is the piece between them."""
+    assert distinctive_substrings("see `src/app/main.py` now") == ("src/app/main.py",)
+
+
+def test_a_path_may_have_its_slash_one_character_from_either_end() -> None:
+    """A slash anywhere but the first or last character makes a path."""
+    assert distinctive_substrings("at a/bcdefgh and abcdefg/h or /abcdefgh") == (
+        "a/bcdefgh",
+        "abcdefg/h",
+    )
+
+
+def test_camel_case_runs_may_start_with_any_capital() -> None:
+    """Names starting with Y or Z are CamelCase too (the range of capitals is inclusive)."""
+    assert distinctive_substrings("open ZipFile and YellowCab") == ("ZipFile", "YellowCab")
+
+
+def test_a_repeated_backtick_span_is_found_once() -> None:
+    """Spans are not deduplicated by the scan: the substrings skip a span seen before."""
+    assert distinctive_substrings("`Foo_Bar` and `Foo_Bar` again") == ("Foo_Bar",)
+
+
+def test_words_and_word_runs_blank_every_other_byte() -> None:
+    """The translation tables keep exactly the ASCII word (or path) characters.
+
+    The tables are built when the module is imported (mutmut's workers import it before a
+    mutant is switched on, so their mutants are checked by hand: docs/mutation.md).
+    """
+    from ctxrules.rules.references import _word_runs, _words
+
+    assert _words("a-b c\u00e9d x/y.z `q` \x00\xff") == ["a-b", "c", "d", "x/y.z", "`q`"]
+    assert _word_runs("see foo.bar_baz x-y") == ["see", "foo", "x", "y"]
