@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from ctxrules.check.violations import Violation
@@ -94,7 +95,7 @@ def one_ruler(commit: ContextCommit, tokenizer: Tokenizer) -> list[Violation]:
 
 
 def protocol_valid(messages: Sequence[Message]) -> list[Violation]:
-    """Invariant 11: every tool result follows its call, every call is answered, ids are unique."""
+    """Invariant 11: every tool result follows its call, once; every call is answered; call ids are unique."""
     found: list[Violation] = []
     for index, message in enumerate(messages):
         results = [b.tool_use_id for b in message.blocks if isinstance(b, ToolResultBlock)]
@@ -116,6 +117,13 @@ def protocol_valid(messages: Sequence[Message]) -> list[Violation]:
             for result in results
             if result not in calls
         )
+        # Two results for one call (a repeated call id is reported below, where it is made).
+        if len(set(results)) < len(results):
+            found.extend(
+                Violation(11, (result,), "one result per tool call", f"{count} results")
+                for result, count in sorted(Counter(results).items())
+                if count > 1
+            )
     seen: set[str] = set()
     for index, message in enumerate(messages):
         uses = [b.id for b in message.blocks if isinstance(b, ToolUseBlock)]

@@ -185,6 +185,17 @@ def test_an_unanswered_call_is_reported() -> None:
     assert protocol_valid([both, _result("c1")]) == [Violation(11, ("c2",), *UNANSWERED)]
 
 
+def test_a_call_answered_twice_is_reported_once_per_id() -> None:
+    """Invariant 11: one result per call; each repeated result id is named once, in order."""
+    calls = tuple(ToolUseBlock(call, "grep", "{}") for call in ("c2", "c1", "c3"))
+    both = Message("assistant", calls)
+    assert protocol_valid([both, _result("c2", "c1", "c2", "c3", "c1", "c1")]) == [
+        Violation(11, ("c1",), "one result per tool call", "3 results"),
+        Violation(11, ("c2",), "one result per tool call", "2 results"),
+    ]
+    assert protocol_valid([both, _result("c2", "c1", "c3")]) == []
+
+
 def test_two_active_summaries_are_counted() -> None:
     """Invariant 12: one summary is fine; two or three are named, with their count."""
 
