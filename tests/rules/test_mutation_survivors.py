@@ -14,7 +14,7 @@ from ctxrules.rules.batching import Batching, BatchReason, last_batch
 from ctxrules.rules.handles import fold_handle, folds_line, handle_for, without_folds_lines
 from ctxrules.rules.params import Param, ParamProblem, check_params
 from ctxrules.rules.protected import is_protected, protected_keys, tool_key
-from ctxrules.rules.references import ReferenceTracker, distinctive_substrings
+from ctxrules.rules.references import ReferenceTracker, _word_runs, _words, distinctive_substrings
 from ctxrules.rules.text import head_and_tail, tail
 from ctxrules.rules.tighten import tighten
 from ctxrules.rules.tool_aging import cap_marker
@@ -318,7 +318,5 @@ def test_words_and_word_runs_blank_every_other_byte() -> None:
     The tables are built when the module is imported (mutmut's workers import it before a
     mutant is switched on, so their mutants are checked by hand: docs/mutation.md).
     """
-    from ctxrules.rules.references import _word_runs, _words
-
     assert _words("a-b c\u00e9d x/y.z `q` \x00\xff") == ["a-b", "c", "d", "x/y.z", "`q`"]
     assert _word_runs("see foo.bar_baz x-y") == ["see", "foo", "x", "y"]
