@@ -103,8 +103,10 @@ class _Reader:
             problem = f"duplicate uuid {uuid!r}"
         if problem is not None:
             return problem
-        if not self.named and isinstance(record.get("sessionId"), str):
-            self.out.session_id, self.named = str(record["sessionId"]), True
+        named = record.get("sessionId")
+        # An empty id names nothing (the store refuses it): the file's name or a later id does.
+        if not self.named and isinstance(named, str) and named:
+            self.out.session_id, self.named = named, True
         problem = self._dispatch(record, str(kind), uuid, parent)
         if problem is None and isinstance(parent, str) and parent not in self.links:
             self.out.tally.dangling += 1

@@ -103,6 +103,18 @@ def test_session_head_and_id() -> None:
     assert [c.id for c in session.branch()] == ["u1", "a1", "b1", "c1", "cb", "cs", "u3", "d1"]
 
 
+def test_an_empty_session_id_names_nothing() -> None:
+    """An empty ``sessionId`` is passed over for the next non-empty one, or the file's name.
+
+    The store refuses an empty id: a fuzzed log with one kept saving from working.
+    """
+    first, second = _user("u1", None, "hi"), _user("u2", "u1", "again")
+    named = [{**first, "sessionId": ""}, {**second, "sessionId": "s-2"}]
+    assert _import(named).session.session_id == "s-2"
+    unnamed = json.dumps({**first, "sessionId": ""})
+    assert import_text(unnamed, source_name="logs/abc.jsonl").unwrap().session.session_id == "abc"
+
+
 def test_stats_are_pinned() -> None:
     """Records, nodes by role, tool calls, skipped records by type and the compaction are counted."""
     stats = _import(TRANSCRIPT).stats
