@@ -32,15 +32,11 @@ def items_digest(
     Items for which ``rehash(position, item)`` holds are hashed afresh, not by their kept
     digest (a check that an item was not changed behind its class's back).
     """
-    if rehash is None:
-        return sum(position_term(i, item) for i, item in enumerate(items)) % _MODULUS
-    return (
-        sum(
-            position_term(i, item, item_digest(item) if rehash(i, item) else None)
-            for i, item in enumerate(items)
-        )
-        % _MODULUS
+    terms = (
+        position_term(i, item, item_digest(item) if rehash and rehash(i, item) else None)
+        for i, item in enumerate(items)
     )
+    return sum(terms) % _MODULUS
 
 
 #: ``summary_at`` before it is derived from the items.
