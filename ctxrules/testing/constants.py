@@ -28,11 +28,8 @@ def rule_names(rule: object) -> tuple[str, ...]:
     >>> rule_names(only_screenshots)
     ('screenshot', 'bash')
     """
-    function = getattr(rule, "__func__", rule)
-    code = getattr(function, "__code__", None)
-    held = (*_parameters(function), code) if isinstance(code, CodeType) else (rule,)
-    strings = (name for value in held for name in _strings(value, depth=0))
-    found = dict.fromkeys(name for name in strings if _NAME.fullmatch(name))
+    # The rule itself sits one level above what it holds: its parameters and code are at depth 0.
+    found = dict.fromkeys(name for name in _strings(rule, depth=-1) if _NAME.fullmatch(name))
     return tuple(found)[:MAX_NAMES]
 
 
