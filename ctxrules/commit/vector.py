@@ -141,6 +141,24 @@ class ItemVector(Sequence["ContextItem"]):
     def _chunk_list(self) -> list[_Chunk]:
         return [self._chunks[n] for n in range(len(self._chunks))]
 
+    def chunks(self) -> list[Chunk]:
+        """The chunks in order: every one full but the last (what a store keeps apart)."""
+        return self._chunk_list()
+
+    @classmethod
+    def from_chunks(cls, chunks: Sequence[Chunk]) -> ItemVector:
+        """The vector of these chunks, shared as they are; each full but the last.
+
+        >>> v = ItemVector.of(range(70))  # type: ignore[arg-type]
+        >>> ItemVector.from_chunks(v.chunks()) == v
+        True
+        """
+        if any(len(chunk) != CHUNK for chunk in chunks[:-1]):
+            msg = f"every chunk but the last must hold {CHUNK} items"
+            raise ValueError(msg)
+        length = sum(len(chunk) for chunk in chunks)
+        return cls(Map(enumerate(chunks)), length)
+
     def append(self, item: ContextItem) -> ItemVector:
         """The vector with ``item`` at the end: one chunk copied."""
         number = self._length >> _SHIFT

@@ -6,72 +6,50 @@ import sqlite3
 from collections import deque
 from collections.abc import Iterable
 
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Result
 
-from ctxrules.canonical import canonical_json
-from ctxrules.commit import ContextCommit, commit_from_json, commit_to_json
-from ctxrules.store.errors import CorruptRecord, StoreError, UnknownCommit, row_json
+from ctxrules.commit import ContextCommit
+from ctxrules.store import objects
+from ctxrules.store.errors import StoreError
+from ctxrules.store.rows import SqliteRows
 from ctxrules.store.sessions import require_session
 
 
-def put_commit(conn: sqlite3.Connection, commit: ContextCommit) -> Result[None, StoreError]:
-    """Store ``commit`` under its id; an id already stored is a no-op (same id, same content)."""
-    commit_id = commit.id
-    if conn.execute("SELECT 1 FROM commits WHERE id = ?", (commit_id,)).fetchone() is not None:
-        return Success(None)
+def put_commit(
+    conn: sqlite3.Connection, commit: ContextCommit, known: set[str] | frozenset[str] = frozenset()
+) -> Result[objects.Written, StoreError]:
+    """Store ``commit`` and the objects it names not stored yet; a stored id is a no-op."""
     missing = require_session(conn, commit.session_id)
     if missing is not None:
         return Failure(missing)
-    row = conn.execute(
-        "SELECT coalesce(max(seq), -1) + 1 FROM commits WHERE session_id = ?",
-        (commit.session_id,),
-    ).fetchone()
-    conn.execute(
-        "INSERT INTO commits (id, session_id, seq, head_node_id, data) VALUES (?, ?, ?, ?, ?)",
-        (
-            commit_id,
-            commit.session_id,
-            int(row[0]),
-            commit.head_node_id,
-            canonical_json(commit_to_json(commit)),
-        ),
-    )
-    return Success(None)
+    return objects.put_commit(SqliteRows(conn), commit, known)
 
 
-def _read(commit_id: str, data: str) -> Result[ContextCommit, StoreError]:
-    # commit_from_json checks the content against the id, so a damaged row cannot pass.
-    parsed = commit_from_json(row_json(data, "commit", commit_id))
-    if isinstance(parsed, Failure):
-        return Failure(CorruptRecord("commit", commit_id, parsed.failure().message))
-    return Success(parsed.unwrap())
-
-
-def get_commit(conn: sqlite3.Connection, commit_id: str) -> Result[ContextCommit, StoreError]:
+def get_commit(
+    conn: sqlite3.Connection, commit_id: str, *, check: bool = False
+) -> Result[ContextCommit, StoreError]:
     """The commit with this id, or `UnknownCommit`."""
-    row = conn.execute("SELECT data FROM commits WHERE id = ?", (commit_id,)).fetchone()
-    if row is None:
-        return Failure(UnknownCommit(commit_id))
-    return _read(commit_id, row[0])
+    return objects.CommitReader(SqliteRows(conn), check=check).get(commit_id)
 
 
 def commits_for(
-    conn: sqlite3.Connection, session_id: str
+    conn: sqlite3.Connection, session_id: str, *, check: bool = False
 ) -> Result[list[ContextCommit], StoreError]:
-    """The session's commits in the order they were stored."""
+    """The session's commits in the order they were stored, sharing their chunks."""
     missing = require_session(conn, session_id)
     if missing is not None:
         return Failure(missing)
-    commits = []
-    rows = conn.execute(
-        "SELECT id, data FROM commits WHERE session_id = ? ORDER BY seq", (session_id,)
-    )
-    for commit_id, data in rows:
-        read = _read(commit_id, data)
-        if isinstance(read, Failure):
-            return Failure(read.failure())
-        commits.append(read.unwrap())
-    return Success(commits)
+    return objects.CommitReader(SqliteRows(conn), check=check).session(session_id)
+
+
+def last_commit(
+    conn: sqlite3.Connection, session_id: str
+) -> Result[ContextCommit | None, StoreError]:
+    """The session's most recently stored commit, or None."""
+    missing = require_session(conn, session_id)
+    if missing is not None:
+        return Failure(missing)
+    return objects.CommitReader(SqliteRows(conn)).last(session_id)
 
 
 def parents_first(batch: Iterable[ContextCommit]) -> list[ContextCommit]:

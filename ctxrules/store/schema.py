@@ -9,6 +9,14 @@ the full-text index follows every node insert and completion.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+
+from ctxrules.store.objects import rewrite_inline
+from ctxrules.store.rows import SqliteRows
+
+#: One statement of a step, or a function run in the step's transaction that returns why
+#: the step cannot go on (None when it went through).
+Statement = str | Callable[[sqlite3.Connection], str | None]
 
 #: Marks a file as a ctxrules store (the ASCII of "ctxr" in the SQLite header).
 APPLICATION_ID = 0x63747872
@@ -176,21 +184,67 @@ BLOB_TABLES = (
     """,
 )
 
+_COMMITS_NO_UPDATE = """
+    CREATE TRIGGER commits_no_update BEFORE UPDATE ON commits
+    BEGIN
+        SELECT RAISE(ABORT, 'commits are immutable: a content-addressed commit never changes');
+    END
+    """
+
+
+def _no_change(table: str, what: str) -> tuple[str, str]:
+    return (
+        f"""
+        CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table}
+        BEGIN
+            SELECT RAISE(ABORT, '{table} are content-addressed: {what} never changes');
+        END
+        """,
+        f"""
+        CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table}
+        BEGIN
+            SELECT RAISE(ABORT, '{table} are content-addressed: {what} is never deleted');
+        END
+        """,
+    )
+
+
+def _rewrite_commits(conn: sqlite3.Connection) -> str | None:
+    return rewrite_inline(SqliteRows(conn))
+
+
+#: Commits as shared objects (issue 27): items stored once, the vector's chunks and the
+#: tree nodes above them by digest; a commit row keeps its header and its tree's root.
+#: Rows of the first form are rewritten (each read back and its id compared).
+OBJECT_TABLES: tuple[Statement, ...] = (
+    "CREATE TABLE items (digest TEXT PRIMARY KEY NOT NULL, data TEXT NOT NULL)",
+    "CREATE TABLE trees (digest TEXT PRIMARY KEY NOT NULL, data TEXT NOT NULL)",
+    *_no_change("items", "an item"),
+    *_no_change("trees", "a tree node"),
+    "DROP TRIGGER commits_no_update",
+    _rewrite_commits,
+    _COMMITS_NO_UPDATE,
+)
+
 #: The schema as ordered steps: step ``i`` (0-based) takes a file from version ``i`` to
 #: ``i + 1``. A change to the tables is a new step at the end, never an edit of an old one.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (TABLES, BLOB_TABLES)
+MIGRATIONS: tuple[tuple[Statement, ...], ...] = (TABLES, BLOB_TABLES, OBJECT_TABLES)
 #: The version of a fully migrated file; a newer file is refused, not guessed at.
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def _upgrade(conn: sqlite3.Connection, version: int) -> None:
+def _upgrade(conn: sqlite3.Connection, version: int) -> str | None:
     # A current file is not written to: opening it stays a read.
     if version == SCHEMA_VERSION:
-        return
+        return None
     for step in MIGRATIONS[version:]:
         for statement in step:
-            conn.execute(statement)
+            if isinstance(statement, str):
+                conn.execute(statement)
+            elif (refused := statement(conn)) is not None:
+                return f"migrating to schema version {SCHEMA_VERSION}: {refused}"
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    return None
 
 
 def _user_tables(conn: sqlite3.Connection) -> int:
@@ -228,10 +282,8 @@ def ensure_schema(conn: sqlite3.Connection) -> str | None:
                 f"schema version {version} is newer than this ctxrules ({SCHEMA_VERSION}); "
                 "upgrade ctxrules"
             )
-        _upgrade(conn, version)
-        return None
+        return _upgrade(conn, version)
     if application_id != 0 or _user_tables(conn) > 0:
         return "the file is an SQLite database of another application, not a ctxrules store"
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    _upgrade(conn, 0)
-    return None
+    return _upgrade(conn, 0)

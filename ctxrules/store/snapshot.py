@@ -11,6 +11,8 @@ from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Session
 from ctxrules.store import commits, heads, nodes, sessions
 from ctxrules.store.errors import HeadMoved, StoreError
+from ctxrules.store.rows import SqliteRows
+from ctxrules.store.turn import TurnSteps, TurnWrite, TurnWritten, apply_turn
 from ctxrules.tokens.usage import UsageState
 
 
@@ -34,12 +36,13 @@ def _sync_head(
 
 
 def _put_commits(
-    conn: sqlite3.Connection, batch: Iterable[ContextCommit]
+    conn: sqlite3.Connection, batch: Iterable[ContextCommit], known: set[str], fresh: list[str]
 ) -> Result[None, StoreError]:
     for commit in commits.parents_first(batch):
-        put = commits.put_commit(conn, commit)
+        put = commits.put_commit(conn, commit, known)
         if isinstance(put, Failure):
-            return put
+            return Failure(put.failure())
+        fresh.extend(put.unwrap().digests)
     return Success(None)
 
 
@@ -53,6 +56,8 @@ def save_session(
     expected_head: str | None,
     created_at: float,
     title: str,
+    known: set[str],
+    fresh: list[str],
 ) -> Result[int, StoreError]:
     """Store ``session`` (created if missing) and what goes with it; the nodes added.
 
@@ -66,7 +71,7 @@ def save_session(
         .bind(
             lambda added: (
                 _sync_head(conn, session, head_name, expected_head)
-                .bind(lambda _: _put_commits(conn, batch))
+                .bind(lambda _: _put_commits(conn, batch, known, fresh))
                 .bind(
                     lambda _: (
                         sessions.put_usage(conn, session_id, usage)
@@ -92,3 +97,19 @@ def append_at_head(
             lambda _: seq
         )
     )
+
+
+def write_turn(
+    conn: sqlite3.Connection, turn: TurnWrite, known: set[str], fresh: list[str]
+) -> Result[TurnWritten, StoreError]:
+    """Store a turn's nodes, completions, head, commits and usage; all or nothing."""
+    steps = TurnSteps(
+        SqliteRows(conn),
+        lambda sid, call: nodes.append_node(conn, sid, call),
+        lambda sid, node_id, output, status: nodes.complete_node(
+            conn, sid, node_id, output, status
+        ),
+        lambda sid, name, old, new: heads.move_head(conn, sid, name, old, new),
+        lambda sid, usage: sessions.put_usage(conn, sid, usage),
+    )
+    return apply_turn(steps, turn, known, fresh)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Self
 
@@ -17,13 +17,24 @@ from returns.result import Failure, Result, Success
 
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Session, Status, graph_to_jsonl
-from ctxrules.store import blobs, commits, heads, nodes, sessions, snapshot
+from ctxrules.store import blobs, commits, heads, nodes, objects, sessions, snapshot
 from ctxrules.store import search as fts
 from ctxrules.store.connection import Synchronous, T, Work, connect, run
 from ctxrules.store.errors import DamagedRow, InvalidArgument, StoreError
 from ctxrules.store.search import SearchHit
 from ctxrules.store.sessions import SessionInfo, require_session
+from ctxrules.store.turn import TurnWrite, TurnWritten
 from ctxrules.tokens.usage import UsageState
+
+
+def _in_session_fresh(
+    session_id: str, work: Callable[[sqlite3.Connection, list[str]], Result[T, StoreError]]
+) -> Callable[[sqlite3.Connection, list[str]], Result[T, StoreError]]:
+    def checked(conn: sqlite3.Connection, fresh: list[str]) -> Result[T, StoreError]:
+        missing = require_session(conn, session_id)
+        return Failure(missing) if missing is not None else work(conn, fresh)
+
+    return checked
 
 
 def _in_session(session_id: str, work: Work[T]) -> Work[T]:
@@ -46,11 +57,24 @@ class SqliteStore:
     >>> store.close()
     """
 
-    __slots__ = ("_conn", "path")
+    __slots__ = ("_conn", "_known", "path")
 
     def __init__(self, conn: sqlite3.Connection, path: str) -> None:
         self._conn: sqlite3.Connection | None = conn
         self.path = path
+        # Digests of commit objects known stored (written or read here): a hint that
+        # spares a turn re-sending them; objects are never deleted, so it never goes stale.
+        self._known: set[str] = set()
+
+    def _run_fresh(
+        self, operation: str, work: Callable[[sqlite3.Connection, list[str]], Result[T, StoreError]]
+    ) -> Result[T, StoreError]:
+        """Run ``work``, and learn the object digests it wrote once its transaction commits."""
+        fresh: list[str] = []
+        result = run(self._conn, operation, lambda conn: work(conn, fresh), write=True)
+        if isinstance(result, Success):
+            self._known.update(fresh)
+        return result
 
     @classmethod
     def open(
@@ -206,10 +230,9 @@ class SqliteStore:
         same session twice is a no-op and a save over someone else's head is `HeadMoved`.
         """
         batch = tuple(commits)
-        return run(
-            self._conn,
+        return self._run_fresh(
             "save_session",
-            lambda c: snapshot.save_session(
+            lambda c, fresh: snapshot.save_session(
                 c,
                 session,
                 batch=batch,
@@ -218,9 +241,18 @@ class SqliteStore:
                 expected_head=expected_head,
                 created_at=created_at,
                 title=title,
+                known=self._known,
+                fresh=fresh,
             ),
-            write=True,
         )
+
+    def write_turn(self, turn: TurnWrite) -> Result[TurnWritten, StoreError]:
+        """Store one turn (nodes, completions, head, commits, usage) in one transaction.
+
+        All or nothing: a `HeadMoved` or any refusal stores none of it.
+        """
+        work = lambda c, fresh: snapshot.write_turn(c, turn, self._known, fresh)  # noqa: E731
+        return self._run_fresh("write_turn", _in_session_fresh(turn.session_id, work))
 
     def export_jsonl(self, session_id: str) -> Result[str, StoreError]:
         """The session's graph in the library's JSON Lines interchange (one node a line)."""
@@ -230,19 +262,39 @@ class SqliteStore:
 
     def put_commit(self, commit: ContextCommit) -> Result[None, StoreError]:
         """Store a commit under its content id; storing it again is a no-op."""
-        return run(self._conn, "put_commit", lambda c: commits.put_commit(c, commit), write=True)
 
-    def get_commit(self, commit_id: str) -> Result[ContextCommit, StoreError]:
-        """The commit with this id (its content checked against the id), or `UnknownCommit`."""
-        return run(
-            self._conn, "get_commit", lambda c: commits.get_commit(c, commit_id), write=False
-        )
+        def work(conn: sqlite3.Connection, fresh: list[str]) -> Result[None, StoreError]:
+            put = commits.put_commit(conn, commit, self._known)
+            return put.map(lambda written: fresh.extend(written.digests))
 
-    def commits_for(self, session_id: str) -> Result[list[ContextCommit], StoreError]:
-        """The session's commits in the order they were stored."""
-        return run(
-            self._conn, "commits_for", lambda c: commits.commits_for(c, session_id), write=False
+        return self._run_fresh("put_commit", work)
+
+    def get_commit(
+        self, commit_id: str, *, check: bool = False
+    ) -> Result[ContextCommit, StoreError]:
+        """The commit with this id (its id recomputed from its content), or `UnknownCommit`.
+
+        ``check`` also recomputes every item's digest from its content (for ``verify``).
+        """
+        work = lambda c: commits.get_commit(c, commit_id, check=check)  # noqa: E731
+        return run(self._conn, "get_commit", work, write=False)
+
+    def commits_for(
+        self, session_id: str, *, check: bool = False
+    ) -> Result[list[ContextCommit], StoreError]:
+        """The session's commits in the order they were stored, sharing their chunks."""
+        work = lambda c: commits.commits_for(c, session_id, check=check)  # noqa: E731
+        return run(self._conn, "commits_for", work, write=False)
+
+    def last_commit(self, session_id: str) -> Result[ContextCommit | None, StoreError]:
+        """The session's most recently stored commit (what a resumed engine starts from)."""
+        read = run(
+            self._conn, "last_commit", lambda c: commits.last_commit(c, session_id), write=False
         )
+        commit = read.value_or(None)
+        if commit is not None:
+            self._known.update(objects.object_digests(commit.items))
+        return read
 
     def get_head(self, session_id: str, name: str = "main") -> Result[str | None, StoreError]:
         """The node id a head points at, or None if the session has no such head."""

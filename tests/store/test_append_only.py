@@ -215,4 +215,19 @@ def test_a_commit_edited_behind_the_store_is_corrupt_not_different(
     assert _raw(db_path, "UPDATE commits SET data = json_set(data, '$.summary', 'x')") == "ok"
     failure = store.get_commit(commit.id).failure()
     assert isinstance(failure, CorruptRecord)
-    assert failure.message.startswith(f"commit {commit.id!r} cannot be read: malformed commit: id")
+    assert failure.message.startswith(f"commit {commit.id!r} cannot be read: the content hashes")
+
+
+def test_an_item_edited_behind_the_store_is_corrupt_not_different(
+    sqlite_store: SqliteStore, db_path: Path
+) -> None:
+    """An item row rewritten with the triggers dropped no longer hashes to its key: refused."""
+    store = sqlite_store
+    store.create_session("s").unwrap()
+    commit = ContextCommit("s").append_items([ContextItem("u", "user", rendered="hi", tokens=1)])
+    store.put_commit(commit).unwrap()
+    assert _raw(db_path, "DROP TRIGGER items_no_update") == "ok"
+    assert _raw(db_path, "UPDATE items SET data = replace(data, '\"hi\"', '\"ho\"')") == "ok"
+    failure = SqliteStore.open(db_path).unwrap().get_commit(commit.id).failure()
+    assert isinstance(failure, CorruptRecord)
+    assert "does not match its digest" in failure.message

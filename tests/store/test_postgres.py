@@ -100,7 +100,8 @@ def test_the_schema_is_versioned_and_migrated_once(url: str) -> None:
         open_store(url).unwrap().close()
     with psycopg.connect(url) as conn:
         rows = conn.execute("SELECT version FROM schema_version ORDER BY version").fetchall()
-    assert [row[0] for row in rows] == [m.version for m in MIGRATIONS] == [1, SCHEMA_VERSION]
+    assert [row[0] for row in rows] == [m.version for m in MIGRATIONS]
+    assert [row[0] for row in rows] == list(range(1, SCHEMA_VERSION + 1))
 
 
 def test_a_version_1_database_gains_the_blob_tables(url: str) -> None:

@@ -9,7 +9,6 @@ from pyrsistent import PMap
 from returns.result import Failure, Result, Success
 
 from ctxrules.canonical import canonical_json
-from ctxrules.commit import ContextCommit, commit_from_json, commit_to_json
 from ctxrules.dag import UnknownNode, freeze, thaw
 from ctxrules.store.errors import (
     CorruptRecord,
@@ -18,7 +17,6 @@ from ctxrules.store.errors import (
     InvalidArgument,
     SessionExists,
     StoreError,
-    UnknownCommit,
     UnknownSession,
 )
 from ctxrules.store.postgres.connection import Conn
@@ -79,60 +77,6 @@ def list_sessions(conn: Conn) -> Result[list[SessionInfo], StoreError]:
             return Failure(CorruptRecord("session", session_id, "metadata is not a JSON object"))
         listed.append(SessionInfo(session_id, created_at, title, frozen, int(count)))
     return Success(listed)
-
-
-def put_commit(conn: Conn, commit: ContextCommit) -> Result[None, StoreError]:
-    """Store ``commit`` under its id; an id already stored is a no-op (same id, same content)."""
-    commit_id = commit.id
-    if conn.execute("SELECT 1 FROM commits WHERE id = %s", (commit_id,)).fetchone() is not None:
-        return Success(None)
-    row = conn.execute(
-        "SELECT coalesce(max(seq), -1) + 1 FROM commits WHERE session_id = %s",
-        (commit.session_id,),
-    ).fetchone()
-    conn.execute(
-        "INSERT INTO commits (id, session_id, seq, head_node_id, data)"
-        " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
-        (
-            commit_id,
-            commit.session_id,
-            int(row[0]) if row is not None else 0,
-            commit.head_node_id,
-            canonical_json(commit_to_json(commit)),
-        ),
-    )
-    return Success(None)
-
-
-def _read(commit_id: str, data: str) -> Result[ContextCommit, StoreError]:
-    # commit_from_json checks the content against the id, so a damaged row cannot pass.
-    try:
-        parsed = commit_from_json(json.loads(data))
-    except json.JSONDecodeError as err:
-        return Failure(CorruptRecord("commit", commit_id, str(err)))
-    if isinstance(parsed, Failure):
-        return Failure(CorruptRecord("commit", commit_id, parsed.failure().message))
-    return Success(parsed.unwrap())
-
-
-def get_commit(conn: Conn, commit_id: str) -> Result[ContextCommit, StoreError]:
-    """The commit with this id, or `UnknownCommit`."""
-    row = conn.execute("SELECT data FROM commits WHERE id = %s", (commit_id,)).fetchone()
-    return Failure(UnknownCommit(commit_id)) if row is None else _read(commit_id, row[0])
-
-
-def commits_for(conn: Conn, session_id: str) -> Result[list[ContextCommit], StoreError]:
-    """The session's commits in the order they were stored."""
-    found = []
-    rows = conn.execute(
-        "SELECT id, data FROM commits WHERE session_id = %s ORDER BY seq", (session_id,)
-    )
-    for commit_id, data in rows:
-        read = _read(commit_id, data)
-        if isinstance(read, Failure):
-            return Failure(read.failure())
-        found.append(read.unwrap())
-    return Success(found)
 
 
 def get_head(conn: Conn, session_id: str, name: str) -> Result[str | None, StoreError]:

@@ -9,22 +9,31 @@ of a running node, and commits never change.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 import psycopg
 
+from ctxrules.store.objects import rewrite_inline
+
 #: Any number unique to ctxrules: the advisory lock taken while the schema is migrated.
 _MIGRATION_LOCK = 0x63747872
 
 
+#: A function run in a step's transaction after its statements; why it must stop, or None.
+Rewrite = Callable[[psycopg.Connection[Any]], str | None]
+
+
 @attrs.frozen
 class Migration:
-    """One step of the schema: its version, what it does, and its statements in order."""
+    """One step of the schema: its version, what it does, its statements, then any rewrite."""
 
     version: int
     description: str
     statements: tuple[str, ...]
+    rewrite: Rewrite | None = None
+    after: tuple[str, ...] = ()
 
 
 _NODES_GUARD = """
@@ -183,6 +192,54 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
 )
 
+_OBJECTS_GUARD = """
+CREATE FUNCTION ctxrules_objects_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION '% are content-addressed: a stored object never changes', TG_TABLE_NAME;
+END
+$$
+"""
+
+
+def _rewrite_commits(conn: psycopg.Connection[Any]) -> str | None:
+    from ctxrules.store.postgres.rows import PgRows  # noqa: PLC0415 - rows imports connection
+
+    return rewrite_inline(PgRows(conn))
+
+
+MIGRATIONS = (
+    *MIGRATIONS,
+    Migration(
+        3,
+        "commits as shared objects: items once, chunks and tree nodes by digest (issue 27)",
+        (
+            "CREATE TABLE items (digest text PRIMARY KEY, data text NOT NULL)",
+            "CREATE TABLE trees (digest text PRIMARY KEY, data text NOT NULL)",
+            _OBJECTS_GUARD,
+            """
+            CREATE TRIGGER items_immutable BEFORE UPDATE OR DELETE ON items
+            FOR EACH ROW EXECUTE FUNCTION ctxrules_objects_immutable()
+            """,
+            """
+            CREATE TRIGGER trees_immutable BEFORE UPDATE OR DELETE ON trees
+            FOR EACH ROW EXECUTE FUNCTION ctxrules_objects_immutable()
+            """,
+            """
+            CREATE TRIGGER items_no_truncate BEFORE TRUNCATE ON items
+            FOR EACH STATEMENT EXECUTE FUNCTION ctxrules_no_truncate()
+            """,
+            """
+            CREATE TRIGGER trees_no_truncate BEFORE TRUNCATE ON trees
+            FOR EACH STATEMENT EXECUTE FUNCTION ctxrules_no_truncate()
+            """,
+            # The rewrite of old commit rows is the one update a commit ever gets.
+            "ALTER TABLE commits DISABLE TRIGGER commits_immutable",
+        ),
+        _rewrite_commits,
+        ("ALTER TABLE commits ENABLE TRIGGER commits_immutable",),
+    ),
+)
+
 #: The version a fully migrated database reports.
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
@@ -211,6 +268,11 @@ def migrate(conn: psycopg.Connection[Any], steps: tuple[Migration, ...] = MIGRAT
         if step.version <= current:
             continue
         for statement in step.statements:
+            conn.execute(statement)
+        refused = step.rewrite(conn) if step.rewrite is not None else None
+        if refused is not None:
+            return f"migrating to schema version {step.version}: {refused}"
+        for statement in step.after:
             conn.execute(statement)
         conn.execute(
             "INSERT INTO schema_version (version, description) VALUES (%s, %s)",

@@ -6,7 +6,7 @@ psycopg errors become `PostgresFailed` at this boundary and never escape.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any, Self
 
@@ -16,13 +16,16 @@ from returns.result import Failure, Result, Success
 
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Session, Status, graph_to_jsonl
+from ctxrules.store import objects
 from ctxrules.store.commits import parents_first
 from ctxrules.store.errors import InvalidArgument, StoreError
 from ctxrules.store.postgres import advance, blobs, nodes, records
 from ctxrules.store.postgres import search as fts
 from ctxrules.store.postgres.connection import Conn, T, Work, lock_session, open_pool, run
+from ctxrules.store.postgres.rows import PgRows
 from ctxrules.store.search import SearchHit
 from ctxrules.store.sessions import SessionInfo
+from ctxrules.store.turn import TurnSteps, TurnWrite, TurnWritten, apply_turn
 from ctxrules.tokens.usage import UsageState
 
 
@@ -50,11 +53,24 @@ class PostgresStore:
     head moves only by compare-and-set; writers of different sessions run in parallel.
     """
 
-    __slots__ = ("_pool", "dsn")
+    __slots__ = ("_known", "_pool", "dsn")
 
     def __init__(self, pool: ConnectionPool[Any], dsn: str) -> None:
         self._pool: ConnectionPool[Any] | None = pool
         self.dsn = dsn
+        # Digests of commit objects known stored (see `SqliteStore`): objects are never
+        # deleted, so a digest learnt from a committed transaction stays true.
+        self._known: set[str] = set()
+
+    def _run_fresh(
+        self, operation: str, work: Callable[[Conn, list[str]], Result[T, StoreError]]
+    ) -> Result[T, StoreError]:
+        """Run ``work``, and learn the object digests it wrote once its transaction commits."""
+        fresh: list[str] = []
+        result = run(self._pool, operation, lambda conn: work(conn, fresh))
+        if isinstance(result, Success):
+            self._known.update(fresh)
+        return result
 
     @classmethod
     def open(
@@ -196,7 +212,7 @@ class PostgresStore:
         batch = tuple(commits)
         session_id = session.session_id
 
-        def work(conn: Conn) -> Result[int, StoreError]:
+        def work(conn: Conn, fresh: list[str]) -> Result[int, StoreError]:
             if records.require_session(conn, session_id) is not None:
                 created = records.create_session(conn, session_id, created_at, title, None)
                 if isinstance(created, Failure):
@@ -206,14 +222,58 @@ class PostgresStore:
                 return Failure(missing)
             added = nodes.append_graph(conn, session_id, session.graph)
             if isinstance(added, Failure) or session.head is None:
-                return added.bind(lambda n: _rest(conn, batch, session_id, usage, n))
+                return added.bind(
+                    lambda n: self._rest(conn, batch, session_id, usage, n, fresh=fresh)
+                )
             if records.get_head(conn, session_id, head_name).unwrap() != session.head:
                 moved = records.move_head(conn, session_id, head_name, expected_head, session.head)
                 if isinstance(moved, Failure):
                     return Failure(moved.failure())
-            return added.bind(lambda n: _rest(conn, batch, session_id, usage, n))
+            return added.bind(lambda n: self._rest(conn, batch, session_id, usage, n, fresh=fresh))
 
-        return run(self._pool, "save_session", work)
+        return self._run_fresh("save_session", work)
+
+    def _rest(
+        self,
+        conn: Conn,
+        batch: tuple[ContextCommit, ...],
+        session_id: str,
+        usage: UsageState | None,
+        added: int,
+        *,
+        fresh: list[str],
+    ) -> Result[int, StoreError]:
+        for commit in parents_first(batch):
+            put = objects.put_commit(PgRows(conn), commit, self._known)
+            if isinstance(put, Failure):
+                return Failure(put.failure())
+            fresh.extend(put.unwrap().digests)
+        if usage is not None:
+            records.put_usage(conn, session_id, usage)
+        return Success(added)
+
+    def write_turn(self, turn: TurnWrite) -> Result[TurnWritten, StoreError]:
+        """Store one turn (nodes, completions, head, commits, usage) in one transaction.
+
+        All or nothing, under the session's lock: a `HeadMoved` or any refusal stores none.
+        """
+
+        def work(conn: Conn, fresh: list[str]) -> Result[TurnWritten, StoreError]:
+            missing = lock_session(conn, turn.session_id)
+            if missing is not None:
+                return Failure(missing)
+            steps = TurnSteps(
+                PgRows(conn),
+                lambda sid, call: nodes.append_node(conn, sid, call),
+                lambda sid, node_id, out, status: nodes.complete_node(
+                    conn, sid, node_id, out, status
+                ),
+                lambda sid, name, old, new: records.move_head(conn, sid, name, old, new),
+                lambda sid, usage: records.put_usage(conn, sid, usage),
+            )
+            return apply_turn(steps, turn, self._known, fresh)
+
+        return self._run_fresh("write_turn", work)
 
     def export_jsonl(self, session_id: str) -> Result[str, StoreError]:
         """The session's graph in the library's JSON Lines interchange (one node a line)."""
@@ -223,17 +283,43 @@ class PostgresStore:
 
     def put_commit(self, commit: ContextCommit) -> Result[None, StoreError]:
         """Store a commit under its content id; storing it again is a no-op."""
-        work = _writing(commit.session_id, lambda c: records.put_commit(c, commit))
-        return run(self._pool, "put_commit", work)
 
-    def get_commit(self, commit_id: str) -> Result[ContextCommit, StoreError]:
-        """The commit with this id (its content checked against the id), or `UnknownCommit`."""
-        return run(self._pool, "get_commit", lambda c: records.get_commit(c, commit_id))
+        def work(conn: Conn, fresh: list[str]) -> Result[None, StoreError]:
+            missing = lock_session(conn, commit.session_id)
+            if missing is not None:
+                return Failure(missing)
+            put = objects.put_commit(PgRows(conn), commit, self._known)
+            return put.map(lambda written: fresh.extend(written.digests))
 
-    def commits_for(self, session_id: str) -> Result[list[ContextCommit], StoreError]:
-        """The session's commits in the order they were stored."""
-        work = _reading(session_id, lambda c: records.commits_for(c, session_id))
+        return self._run_fresh("put_commit", work)
+
+    def get_commit(
+        self, commit_id: str, *, check: bool = False
+    ) -> Result[ContextCommit, StoreError]:
+        """The commit with this id (its id recomputed from its content), or `UnknownCommit`.
+
+        ``check`` also recomputes every item's digest from its content (for ``verify``).
+        """
+        work = lambda c: objects.CommitReader(PgRows(c), check=check).get(commit_id)  # noqa: E731
+        return run(self._pool, "get_commit", work)
+
+    def commits_for(
+        self, session_id: str, *, check: bool = False
+    ) -> Result[list[ContextCommit], StoreError]:
+        """The session's commits in the order they were stored, sharing their chunks."""
+        work = _reading(
+            session_id, lambda c: objects.CommitReader(PgRows(c), check=check).session(session_id)
+        )
         return run(self._pool, "commits_for", work)
+
+    def last_commit(self, session_id: str) -> Result[ContextCommit | None, StoreError]:
+        """The session's most recently stored commit (what a resumed engine starts from)."""
+        work = _reading(session_id, lambda c: objects.CommitReader(PgRows(c)).last(session_id))
+        read = run(self._pool, "last_commit", work)
+        commit = read.value_or(None)
+        if commit is not None:
+            self._known.update(objects.object_digests(commit.items))
+        return read
 
     def get_head(self, session_id: str, name: str = "main") -> Result[str | None, StoreError]:
         """The node id a head points at, or None if the session has no such head."""
@@ -292,19 +378,3 @@ class PostgresStore:
         return run(self._pool, "load_usage", lambda c: records.load_usage(c, session_id)).value_or(
             None
         )
-
-
-def _rest(
-    conn: Conn,
-    batch: tuple[ContextCommit, ...],
-    session_id: str,
-    usage: UsageState | None,
-    added: int,
-) -> Result[int, StoreError]:
-    for commit in parents_first(batch):
-        put = records.put_commit(conn, commit)
-        if isinstance(put, Failure):
-            return Failure(put.failure())
-    if usage is not None:
-        records.put_usage(conn, session_id, usage)
-    return Success(added)

@@ -1,0 +1,413 @@
+"""Commits stored as shared objects: each item once, chunks and tree nodes by content hash.
+
+A commit row holds its header and the digest of the root of a tree over its items. The
+tree's leaves (level 0) are the in-memory vector's 64-item chunks, each stored as the list
+of its items' digests; each level above lists up to 64 nodes of the level below. Nodes
+are aligned by position, so a commit shares every unchanged subtree with its parent and
+storing it writes only its new items and the path down to them (a few nodes of at most
+64 digests), whatever the session's length. Items are stored once, under the digest the
+commit id is built from. Objects are never changed or deleted, only added.
+
+The SQL is the same on both backends (`Rows`); each backend runs it in its transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+
+import attrs
+from pyrsistent import pmap, pset
+from returns.result import Failure, Result, Success
+
+from ctxrules.canonical import canonical_json
+from ctxrules.commit import ContextCommit, ContextItem, commit_from_json
+from ctxrules.commit.item import item_digest
+from ctxrules.commit.vector import CHUNK, Chunk, ItemVector
+from ctxrules.store.errors import CorruptRecord, StoreError, UnknownCommit
+from ctxrules.store.rows import Rows, in_batches, placeholders
+
+#: The form of a commit row's ``data`` written now (rows without it hold their items inline).
+FORMAT = 2
+#: Children per tree node: the vector's chunk size, so a leaf is exactly one chunk.
+FANOUT = CHUNK
+#: The key under which a chunk remembers its tree digest (a pure function of its items).
+_MEMO = "store.node"
+
+
+def item_row(item: ContextItem) -> str:
+    """The stored form of an item: the canonical JSON its digest is the SHA-256 of."""
+    return canonical_json(item.to_json())
+
+
+def item_from_row(digest: str, data: str, *, check: bool = False) -> ContextItem:
+    """The item a row holds; its text must hash to ``digest`` (its parse too, when ``check``).
+
+    Hashing the text is what its digest is made of, so a changed row is always refused;
+    ``check`` also rebuilds the digest from the parsed fields (a writer's own mistake).
+
+    >>> it = ContextItem("n1", "user", rendered="hi", tokens=2)
+    >>> item_from_row(it.digest, item_row(it), check=True) == it
+    True
+    """
+    if text_digest(data) != digest:
+        msg = f"item {digest[:12]} does not match its digest"
+        raise ValueError(msg)
+    fields = json.loads(data)
+    if not isinstance(fields, dict):
+        msg = f"item {digest[:12]} is not a JSON object"
+        raise TypeError(msg)
+    item = ContextItem(**fields)
+    if check and item_digest(item) != digest:
+        msg = f"item {digest[:12]} does not read back to its digest"
+        raise ValueError(msg)
+    # The digest is the row's key, checked above: kept, so the commit id costs no rehash.
+    object.__setattr__(item, "_digest", digest)
+    return item
+
+
+def node_text(level: int, children: Sequence[str]) -> str:
+    """The stored form of a tree node: ``[level, [child digests]]`` as canonical JSON."""
+    return canonical_json([level, list(children)])
+
+
+def text_digest(text: str) -> str:
+    """Hex SHA-256 of a stored text: a tree node's key."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@attrs.frozen
+class Node:
+    """One tree node of a commit: its digest, level, children and (for a leaf) its chunk.
+
+    A leaf whose digest its chunk remembered has no ``children`` filled in: they are its
+    chunk's item digests, read only if the leaf must be written.
+    """
+
+    digest: str
+    level: int
+    children: tuple[str, ...]
+    chunk: Chunk | None = None
+
+
+def _leaf(chunk: Chunk) -> Node:
+    # A chunk shared with an earlier vector remembers its digest: its items are not read.
+    known = chunk.memo.get(_MEMO)
+    if isinstance(known, str):
+        return Node(known, 0, (), chunk)
+    children = tuple(item.digest for item in chunk)
+    digest = text_digest(node_text(0, children))
+    chunk.memo[_MEMO] = digest
+    return Node(digest, 0, children, chunk)
+
+
+def tree_of(items: ItemVector) -> tuple[str | None, list[Node]]:
+    """The root digest of a vector's tree, and its nodes, leaves first.
+
+    A leaf's digest is remembered by its chunk, so a chunk shared with an earlier vector
+    is not hashed again; the levels above (1/64 of the leaves) are.
+    """
+    nodes = [_leaf(chunk) for chunk in items.chunks()]
+    level = [node.digest for node in nodes]
+    height = 0
+    while len(level) > 1:
+        height += 1
+        upper = []
+        for start in range(0, len(level), FANOUT):
+            children = tuple(level[start : start + FANOUT])
+            digest = text_digest(node_text(height, children))
+            nodes.append(Node(digest, height, children))
+            upper.append(digest)
+        level = upper
+    return (level[0] if level else None), nodes
+
+
+def object_digests(items: ItemVector) -> Iterator[str]:
+    """Every object digest of a vector's tree: its items, its leaves and the nodes above."""
+    for node in tree_of(items)[1]:
+        yield node.digest
+        yield from (item.digest for item in node.chunk or ())
+
+
+def header(commit: ContextCommit, root: str | None) -> str:
+    """A commit row's ``data``: every field of the id but the items, which the tree holds."""
+    return canonical_json(
+        {
+            "format": FORMAT,
+            "session_id": commit.session_id,
+            "parent_ids": list(commit.parent_ids),
+            "created_at": commit.created_at,
+            "head_node_id": commit.head_node_id,
+            "rules_version": commit.rules_version,
+            "total_tokens": commit.total_tokens,
+            "summary": commit.summary,
+            "marks": dict(commit.marks),
+            "attached": sorted(commit.attached),
+            "root": root,
+            "length": len(commit.items),
+        }
+    )
+
+
+@attrs.frozen
+class Written:
+    """What storing a commit wrote: the new objects' digests, the rows and their bytes."""
+
+    digests: tuple[str, ...] = ()
+    rows: int = 0
+    bytes: int = 0
+
+
+def put_objects(
+    rows: Rows, items: ItemVector, known: set[str] | frozenset[str] = frozenset()
+) -> tuple[str | None, Written]:
+    """Store the items and tree nodes of ``items`` not stored yet; the tree's root digest.
+
+    ``known`` holds digests already stored (a hint: every object not in it is inserted
+    with ``ON CONFLICT DO NOTHING``, so a stale hint costs work, never correctness).
+    """
+    root, nodes = tree_of(items)
+    item_rows: dict[str, str] = {}
+    node_rows: dict[str, str] = {}
+    for node in nodes:
+        if node.digest in known or node.digest in node_rows:
+            continue
+        children = node.children or tuple(item.digest for item in node.chunk or ())
+        node_rows[node.digest] = node_text(node.level, children)
+        for item in node.chunk or ():
+            if item.digest not in known and item.digest not in item_rows:
+                item_rows[item.digest] = item_row(item)
+    if item_rows:
+        rows.many(
+            "INSERT INTO items (digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            item_rows.items(),
+        )
+    if node_rows:
+        rows.many(
+            "INSERT INTO trees (digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            node_rows.items(),
+        )
+    written = (*item_rows, *node_rows)
+    size = sum(map(len, item_rows.values())) + sum(map(len, node_rows.values()))
+    return root, Written(written, len(written), size)
+
+
+def put_commit(
+    rows: Rows, commit: ContextCommit, known: set[str] | frozenset[str] = frozenset()
+) -> Result[Written, StoreError]:
+    """Store ``commit`` with the objects it names that are not stored yet; a stored id is a no-op.
+
+    The caller checks the session, and adds `Written.digests` to ``known`` once the
+    transaction has committed (see `put_objects`).
+    """
+    commit_id = commit.id
+    if rows.one("SELECT 1 FROM commits WHERE id = ?", (commit_id,)) is not None:
+        return Success(Written())
+    root, objects = put_objects(rows, commit.items, known)
+    seq = rows.one(
+        "SELECT coalesce(max(seq), -1) + 1 FROM commits WHERE session_id = ?",
+        (commit.session_id,),
+    )
+    data = header(commit, root)
+    rows.run(
+        "INSERT INTO commits (id, session_id, seq, head_node_id, data) VALUES (?, ?, ?, ?, ?)",
+        (commit_id, commit.session_id, int(seq[0]) if seq else 0, commit.head_node_id, data),
+    )
+    return Success(attrs.evolve(objects, rows=objects.rows + 1, bytes=objects.bytes + len(data)))
+
+
+def rewrite_inline(rows: Rows) -> str | None:
+    """Rewrite every commit row of the first form (items inline) into a header and a tree.
+
+    Each commit is read back from its new form and its id compared; the reason the
+    migration must stop, or None. The caller lifts the commits' no-update guard around it.
+    """
+    reader = CommitReader(rows)
+    listed = rows.all("SELECT id, data FROM commits ORDER BY session_id, seq")
+    for commit_id, data in listed:
+        fields = json.loads(data)
+        if isinstance(fields, dict) and fields.get("format") == FORMAT:
+            continue
+        old = reader.decode(commit_id, data)
+        if isinstance(old, Failure):
+            return f"commit {commit_id}: {old.failure().message}"
+        commit = old.unwrap()
+        root, _ = put_objects(rows, commit.items)
+        new = header(commit, root)
+        rows.run("UPDATE commits SET data = ? WHERE id = ?", (new, commit_id))
+        again = CommitReader(rows).decode(commit_id, new)
+        if isinstance(again, Failure) or again.unwrap() != commit:
+            return f"commit {commit_id}: its new form does not read back equal"
+    return None
+
+
+class CommitReader:
+    """Reads stored commits, sharing the items and chunks of every commit it has read.
+
+    Commits of one session share most of their chunks; read through one reader they
+    share them in memory too, as they did when they were made. ``check`` recomputes every
+    item's digest from its content (what `ctxrules verify` asks); without it an item
+    carries its row's key, and each commit's id is still recomputed from its header, its
+    tree and those digests and compared.
+    """
+
+    def __init__(self, rows: Rows, *, check: bool = False) -> None:
+        self.rows = rows
+        self.check = check
+        self.items: dict[str, ContextItem] = {}
+        self.nodes: dict[str, tuple[int, tuple[str, ...]]] = {}
+        self.chunks: dict[str, Chunk] = {}
+
+    def get(self, commit_id: str) -> Result[ContextCommit, StoreError]:
+        """The commit with this id, or `UnknownCommit`."""
+        row = self.rows.one("SELECT data FROM commits WHERE id = ?", (commit_id,))
+        if row is None:
+            return Failure(UnknownCommit(commit_id))
+        return self.decode(commit_id, row[0])
+
+    def session(self, session_id: str) -> Result[list[ContextCommit], StoreError]:
+        """The session's commits in stored order."""
+        found = []
+        listed = self.rows.all(
+            "SELECT id, data FROM commits WHERE session_id = ? ORDER BY seq", (session_id,)
+        )
+        for commit_id, data in listed:
+            read = self.decode(commit_id, data)
+            if isinstance(read, Failure):
+                return read.map(lambda _: [])
+            found.append(read.unwrap())
+        return Success(found)
+
+    def last(self, session_id: str) -> Result[ContextCommit | None, StoreError]:
+        """The session's most recently stored commit, or None."""
+        row = self.rows.one(
+            "SELECT id, data FROM commits WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
+            (session_id,),
+        )
+        if row is None:
+            return Success(None)
+        return self.decode(row[0], row[1])
+
+    def decode(self, commit_id: str, data: str) -> Result[ContextCommit, StoreError]:
+        """The commit a row holds, its id recomputed from the content and compared."""
+        try:
+            fields = json.loads(data)
+            if not isinstance(fields, dict):
+                return _corrupt(commit_id, "the row is not a JSON object")
+            if fields.get("format") != FORMAT:
+                # A row of the first form (items inline), as an unmigrated store holds.
+                return _inline(commit_id, fields)
+            commit = self._assemble(fields)
+        except (ValueError, TypeError, KeyError, AttributeError) as err:
+            return _corrupt(commit_id, f"{type(err).__name__}: {err}")
+        if commit.id != commit_id:
+            return _corrupt(commit_id, f"the content hashes to {commit.id!r}")
+        return Success(commit)
+
+    def _assemble(self, fields: dict[str, object]) -> ContextCommit:
+        root, length = fields["root"], fields["length"]
+        chunks = self._chunks(root) if isinstance(root, str) else []
+        if root is not None and not isinstance(root, str):
+            msg = "root is neither a digest nor null"
+            raise TypeError(msg)
+        items = ItemVector.from_chunks(chunks)
+        if len(items) != length:
+            msg = f"the tree holds {len(items)} items, the header says {length}"
+            raise ValueError(msg)
+        marks, attached = fields["marks"], fields["attached"]
+        parents = fields["parent_ids"]
+        if not isinstance(marks, dict) or not isinstance(attached, list):
+            msg = "marks or attached have the wrong type"
+            raise TypeError(msg)
+        if not isinstance(parents, list):
+            msg = "parent_ids is not a list"
+            raise TypeError(msg)
+        return ContextCommit(
+            session_id=fields["session_id"],  # type: ignore[arg-type]
+            parent_ids=tuple(parents),
+            created_at=fields["created_at"],  # type: ignore[arg-type]
+            head_node_id=fields["head_node_id"],  # type: ignore[arg-type]
+            rules_version=fields["rules_version"],  # type: ignore[arg-type]
+            items=items,
+            total_tokens=fields["total_tokens"],  # type: ignore[arg-type]
+            summary=fields["summary"],  # type: ignore[arg-type]
+            marks=pmap(marks),
+            attached=pset(attached),
+        )
+
+    def _chunks(self, root: str) -> list[Chunk]:
+        """The leaves under ``root`` in order, as chunks (read or shared)."""
+        level_digests, height = [root], None
+        while True:
+            self._fetch_nodes(level_digests)
+            levels = {self.nodes[d][0] for d in level_digests}
+            if len(levels) != 1 or (height is not None and levels != {height - 1}):
+                msg = "tree levels are inconsistent"
+                raise ValueError(msg)
+            height = levels.pop()
+            if height == 0:
+                break
+            level_digests = [c for d in level_digests for c in self.nodes[d][1]]
+        self._fetch_items(
+            [i for d in level_digests if d not in self.chunks for i in self.nodes[d][1]]
+        )
+        return [self._chunk(d) for d in level_digests]
+
+    def _chunk(self, digest: str) -> Chunk:
+        chunk = self.chunks.get(digest)
+        if chunk is None:
+            chunk = Chunk(self.items[i] for i in self.nodes[digest][1])
+            chunk.memo[_MEMO] = digest
+            self.chunks[digest] = chunk
+        return chunk
+
+    def _fetch_nodes(self, digests: Iterable[str]) -> None:
+        wanted = sorted({d for d in digests if d not in self.nodes})
+        for digest, text in self._select("trees", wanted):
+            if text_digest(text) != digest:
+                msg = f"tree node {digest[:12]} does not match its digest"
+                raise ValueError(msg)
+            level, children = json.loads(text)
+            if not isinstance(level, int) or not isinstance(children, list):
+                msg = f"tree node {digest[:12]} is malformed"
+                raise TypeError(msg)
+            if not 0 < len(children) <= FANOUT:
+                msg = f"tree node {digest[:12]} has {len(children)} children"
+                raise ValueError(msg)
+            self.nodes[digest] = (level, tuple(map(str, children)))
+
+    def _fetch_items(self, digests: Iterable[str]) -> None:
+        wanted = sorted({d for d in digests if d not in self.items})
+        for digest, data in self._select("items", wanted):
+            self.items[digest] = item_from_row(digest, data, check=self.check)
+
+    def _select(self, table: str, wanted: Sequence[str]) -> Iterator[tuple[str, str]]:
+        found = 0
+        for batch in in_batches(wanted):
+            sql = f"SELECT digest, data FROM {table} WHERE digest IN ({placeholders(len(batch))})"  # noqa: S608 - table is a constant here
+            for digest, data in self.rows.all(sql, batch):
+                found += 1
+                yield str(digest), str(data)
+        if found != len(wanted):
+            msg = f"{len(wanted) - found} {table} rows named by the commit are missing"
+            raise ValueError(msg)
+
+    def digests(self) -> Iterator[str]:
+        """Every object digest this reader has read (stored: a writer need not write them)."""
+        yield from self.items
+        yield from self.nodes
+
+
+def _corrupt(commit_id: str, reason: str) -> Result[ContextCommit, StoreError]:
+    return Failure(CorruptRecord("commit", commit_id, reason))
+
+
+def _inline(commit_id: str, fields: dict[str, object]) -> Result[ContextCommit, StoreError]:
+    parsed = commit_from_json(fields)
+    if isinstance(parsed, Failure):
+        return _corrupt(commit_id, parsed.failure().message)
+    commit = parsed.unwrap()
+    if commit.id != commit_id:
+        return _corrupt(commit_id, f"the content hashes to {commit.id!r}")
+    return Success(commit)
