@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
@@ -99,3 +101,36 @@ class ContextItem:
 def item_digest(item: ContextItem) -> str:
     """SHA-256 of the canonical JSON of every field of ``item``, computed now (never cached)."""
     return hashlib.sha256(canonical_json(item.to_json()).encode()).hexdigest()
+
+
+_ROLES = {role.value: role for role in Role}
+_STATES = {state.value: state for state in State}
+_PLAIN_FIELDS = tuple(
+    a.name for a in attrs.fields(ContextItem) if a.init and a.name not in ("role", "state")
+)
+
+
+def stored_item(fields: Mapping[str, Any], digest: str) -> ContextItem:
+    """The item a store read back, its text already hashed to ``digest``, built without converters.
+
+    A resumed session reads every item of its commit, so the converters would be its cost.
+
+    ``fields`` is `ContextItem.to_json` of the item that was stored; a missing field or an
+    unknown role or state is a `KeyError`.
+
+    >>> item = ContextItem("n1", "tool", rendered="ok", tokens=1)
+    >>> stored_item(item.to_json(), item.digest) == item
+    True
+    """
+    item = _NEW(ContextItem)
+    for name in _PLAIN_FIELDS:
+        _SET(item, name, fields[name])
+    _SET(item, "role", _ROLES[fields["role"]])
+    _SET(item, "state", _STATES[fields["state"]])
+    _SET(item, "_digest", digest)
+    _SET(item, "memo", None)
+    return item
+
+
+_NEW = object.__new__
+_SET = object.__setattr__

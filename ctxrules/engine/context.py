@@ -154,12 +154,17 @@ class Context:
                 raise InputError(f"cannot read message {message!r:.80}: {entries.reason}")
             for entry in entries:
                 if isinstance(entry, ToolOutput):
-                    self.add_tool_result(entry.call_id, entry.text, is_error=entry.is_error)
+                    self._result(entry.call_id, entry.text, is_error=entry.is_error)
                 else:
                     self._say(entry)
+            self._store()
 
     def add_tool_result(self, call_id: str, output: object, *, is_error: bool = False) -> None:
         """Record what the tool call ``call_id`` returned."""
+        self._result(call_id, output, is_error=is_error)
+        self._store()
+
+    def _result(self, call_id: str, output: object, *, is_error: bool) -> None:
         node = next(
             (
                 n
@@ -173,7 +178,7 @@ class Context:
         status = Status.ERROR if is_error else Status.DONE
         self.session = _unwrap(self.session.complete(node.id, output, status), InputError)
         if self._keeper is not None:
-            _unwrap(self._keeper.complete(node.id, output, status), StoreFailed)
+            self._keeper.complete(node.id)
 
     def _say(self, said: Said) -> None:
         now = self.clock()
@@ -198,8 +203,7 @@ class Context:
         added = session.head if moved else session.graph.callees_of(session.head or "")[-1]
         self.session = session
         if self._keeper is not None and added is not None:
-            call = session.graph.nodes[added]
-            _unwrap(self._keeper.append(call, session.head), StoreFailed)
+            self._keeper.append(added)
 
     # -- one LLM call ------------------------------------------------------------------------
 
@@ -217,7 +221,7 @@ class Context:
         self._prep = _unwrap(prep, InputError)
         if self._keeper is not None:
             state = self.engine.states[self.session.session_id]
-            _unwrap(self._keeper.prepared(state, self._prep.head), StoreFailed)
+            _unwrap(self._keeper.flush(self.session, state, self._prep.head), StoreFailed)
         return self._prep
 
     def openai(self, **extra: object) -> dict[str, object]:
@@ -244,9 +248,8 @@ class Context:
         self._say(said)
         if usage is not None and self._prep is not None:
             self.engine.after_turn(self.session.session_id, usage, self._prep)
-            if self._keeper is not None:
-                state = self.engine.states[self.session.session_id]
-                _unwrap(self._keeper.prepared(state, self._prep.head), StoreFailed)
+        # The reply, its tool calls and the usage land together: never a reply without them.
+        self._store()
         self._offload()
         return Reply(said.text, said.tool_calls, usage)
 
@@ -307,6 +310,14 @@ class Context:
     def last(self) -> TurnPrep | None:
         """What the engine decided for the last request (tokens, commit, decision path)."""
         return self._prep
+
+    def _store(self) -> None:
+        # One transaction per call that changed the session: what it added, the head, and
+        # (after a response) the usage; a request adds its commits.
+        if self._keeper is not None:
+            state = self.engine.states.get(self.session.session_id)
+            head = self._prep.head if self._prep is not None else None
+            _unwrap(self._keeper.flush(self.session, state, head), StoreFailed)
 
     def close(self) -> None:
         """Close the store, if this object opened it."""

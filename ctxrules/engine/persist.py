@@ -1,8 +1,8 @@
 """Keeping a live session in a store as it happens, and picking it up in another process.
 
-Nodes are stored when they are appended, a tool result when it arrives, and after each
-prepare the new commits, the head and the usage (with the compaction hold). Reopening
-rebuilds the engine's state from them, so the next request is the one the old process
+What a turn adds (its nodes, tool results, head, commits and usage with the compaction
+hold) is stored in one transaction at each request. Reopening reads the last commit and
+the usage back instead of regenerating, so the next request is the one the old process
 would have sent.
 """
 
@@ -15,42 +15,83 @@ from returns.result import Failure, Result, Success
 from ctxrules.commit import ContextCommit
 from ctxrules.compaction import Hold
 from ctxrules.compaction.occupancy import Measurement
-from ctxrules.dag import Call, Session, branch
+from ctxrules.dag import Session, branch
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.turn import SessionState
 from ctxrules.generation.generate import item_for
 from ctxrules.rules import ReferenceTracker
-from ctxrules.store.commits import parents_first
 from ctxrules.store.errors import StoreError
 from ctxrules.store.protocol import Store
+from ctxrules.store.turn import Completion, TurnWrite, TurnWritten
+from ctxrules.tokens.usage import UsageState
 
 
 @attrs.define
 class Keeper:
-    """Writes one session's changes to the store as they happen."""
+    """Writes one session's changes to the store: each `flush` one transaction.
+
+    `Context` flushes once per call that changed the session: a message with its tool
+    calls and the head move, a response with the usage, a tool result, a request with its
+    commits. A crash leaves the store at the last call that returned, never half of one.
+    """
 
     store: Store
     session_id: str
     saved_commits: set[str] = attrs.Factory(set)
     head: str | None = None
+    #: Nodes appended since the last flush, in order (stored in their form at the flush).
+    pending: list[str] = attrs.Factory(list)
+    #: Nodes stored while running whose result came since the last flush.
+    completed: list[str] = attrs.Factory(list)
+    #: What the last flush wrote (rows and bytes of commit objects), for the tests.
+    last_written: TurnWritten | None = None
+    saved_usage: UsageState | None = None
 
-    def append(self, call: Call, head: str | None) -> Result[None, StoreError]:
-        """Store a node just appended to the session, and the session's head."""
-        appended = self.store.append_node(self.session_id, call)
-        if isinstance(appended, Failure):
-            return Failure(appended.failure())
-        if head is None or head == self.head:
+    def append(self, node_id: str) -> None:
+        """Note a node just appended to the session; stored at the next flush."""
+        self.pending.append(node_id)
+
+    def complete(self, node_id: str) -> None:
+        """Note a tool result; a node not stored yet is stored with it at the next flush."""
+        if node_id not in self.pending and node_id not in self.completed:
+            self.completed.append(node_id)
+
+    def flush(
+        self, session: Session, state: SessionState | None = None, head: str | None = None
+    ) -> Result[None, StoreError]:
+        """Store what happened since the last flush, with the commits made for ``head``."""
+        graph = session.graph
+        completions = tuple(
+            Completion(i, graph.nodes[i].output, graph.nodes[i].status) for i in self.completed
+        )
+        moved = (self.head, session.head) if session.head not in (None, self.head) else None
+        fresh = self._fresh(state, head) if state is not None and head is not None else []
+        usage = None
+        if state is not None:
+            hold = state.hold.until if state.hold is not None else None
+            usage = attrs.evolve(state.usage, hold_until=hold)
+            usage = None if usage == self.saved_usage else usage
+        turn = TurnWrite(
+            self.session_id,
+            nodes=tuple(graph.nodes[i] for i in self.pending),
+            completions=completions,
+            head=moved,
+            commits=tuple(fresh),
+            usage=usage,
+        )
+        if turn.empty:
             return Success(None)
-        moved = self.store.move_head(self.session_id, "main", self.head, head)
-        self.head = head if isinstance(moved, Success) else self.head
-        return moved
+        written = self.store.write_turn(turn)
+        if isinstance(written, Failure):
+            return Failure(written.failure())
+        self.last_written = written.unwrap()
+        self.pending, self.completed = [], []
+        self.head = session.head
+        self.saved_commits.update(c.id for c in fresh)
+        self.saved_usage = usage or self.saved_usage
+        return Success(None)
 
-    def complete(self, node_id: str, output: object, status: str) -> Result[None, StoreError]:
-        """Store a running node's output (a tool result)."""
-        return self.store.complete_node(self.session_id, node_id, output, status)
-
-    def prepared(self, state: SessionState, head: str) -> Result[None, StoreError]:
-        """Store the commits made for ``head`` since the last save, and the usage with its hold."""
+    def _fresh(self, state: SessionState, head: str) -> list[ContextCommit]:
         latest = state.commits.get(head)
         fresh: list[ContextCommit] = []
         pending = [latest] if latest is not None else []
@@ -60,19 +101,16 @@ class Keeper:
                 continue
             fresh.append(commit)
             pending.extend(state.by_id[p] for p in commit.parent_ids if p in state.by_id)
-        for commit in parents_first(fresh):
-            put = self.store.put_commit(commit)
-            if isinstance(put, Failure):
-                return put
-            self.saved_commits.add(commit.id)
-        hold = state.hold.until if state.hold is not None else None
-        return self.store.put_usage(self.session_id, attrs.evolve(state.usage, hold_until=hold))
+        return fresh
 
 
 def open_session(
     store: Store, session_id: str, engine: DefaultContextEngine, *, created_at: float
 ) -> Result[tuple[Keeper, Session], StoreError]:
-    """The stored session (its engine state restored) or a new one, and its keeper."""
+    """The stored session (its engine state restored) or a new one, and its keeper.
+
+    Reads the graph, the head, the last stored commit and the usage: not every commit.
+    """
     listed = store.list_sessions()
     if isinstance(listed, Failure):
         return Failure(listed.failure())
@@ -80,15 +118,15 @@ def open_session(
         created = store.create_session(session_id, created_at=created_at)
         return created.map(lambda _: (Keeper(store, session_id), Session(session_id)))
     loaded = store.load_session(session_id)
-    commits = store.commits_for(session_id)
-    head = store.get_head(session_id)
-    for result in (loaded, commits, head):
+    last = store.last_commit(session_id)
+    for result in (loaded, last):
         if isinstance(result, Failure):
             return Failure(result.failure())
     session = loaded.unwrap()
-    stored = commits.unwrap()
+    commit = last.unwrap()
+    stored = [commit] if commit is not None else []
     engine.states[session_id] = restored_state(session, stored, store.load_usage(session_id))
-    keeper = Keeper(store, session_id, {c.id for c in stored}, head.unwrap())
+    keeper = Keeper(store, session_id, {c.id for c in stored}, session.head)
     return Success((keeper, session))
 
 

@@ -23,7 +23,7 @@ from returns.result import Failure, Result, Success
 
 from ctxrules.canonical import canonical_json
 from ctxrules.commit import ContextCommit, ContextItem, commit_from_json
-from ctxrules.commit.item import item_digest
+from ctxrules.commit.item import item_digest, stored_item
 from ctxrules.commit.vector import CHUNK, Chunk, ItemVector
 from ctxrules.store.errors import CorruptRecord, StoreError, UnknownCommit
 from ctxrules.store.rows import Rows, in_batches, placeholders
@@ -58,11 +58,13 @@ def item_from_row(digest: str, data: str, *, check: bool = False) -> ContextItem
     if not isinstance(fields, dict):
         msg = f"item {digest[:12]} is not a JSON object"
         raise TypeError(msg)
+    if not check:
+        # The text hashes to the digest the store wrote it under: an item's own fields.
+        return stored_item(fields, digest)
     item = ContextItem(**fields)
-    if check and item_digest(item) != digest:
+    if item_digest(item) != digest:
         msg = f"item {digest[:12]} does not read back to its digest"
         raise ValueError(msg)
-    # The digest is the row's key, checked above: kept, so the commit id costs no rehash.
     object.__setattr__(item, "_digest", digest)
     return item
 

@@ -18,6 +18,7 @@ from ctxrules.dag import Call, Graph, Session, Status
 from ctxrules.store.errors import StoreError
 from ctxrules.store.search import SearchHit
 from ctxrules.store.sessions import SessionInfo
+from ctxrules.store.turn import TurnWrite, TurnWritten
 from ctxrules.tokens.usage import UsageState
 
 
@@ -113,12 +114,24 @@ class Store(Protocol):
         """Store a commit under its content id; storing it again is a no-op."""
         ...
 
-    def get_commit(self, commit_id: str) -> Result[ContextCommit, StoreError]:
-        """The commit with this id, or `UnknownCommit`."""
+    def get_commit(
+        self, commit_id: str, *, check: bool = False
+    ) -> Result[ContextCommit, StoreError]:
+        """The commit with this id, or `UnknownCommit`; ``check`` rehashes every item."""
         ...
 
-    def commits_for(self, session_id: str) -> Result[list[ContextCommit], StoreError]:
-        """The session's commits in the order they were stored."""
+    def commits_for(
+        self, session_id: str, *, check: bool = False
+    ) -> Result[list[ContextCommit], StoreError]:
+        """The session's commits in the order they were stored, sharing their chunks."""
+        ...
+
+    def last_commit(self, session_id: str) -> Result[ContextCommit | None, StoreError]:
+        """The session's most recently stored commit, or None."""
+        ...
+
+    def write_turn(self, turn: TurnWrite) -> Result[TurnWritten, StoreError]:
+        """Store one turn's nodes, completions, head move, commits and usage, all or nothing."""
         ...
 
     def get_head(self, session_id: str, name: str = "main") -> Result[str | None, StoreError]:

@@ -10,7 +10,7 @@ from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.dag import Call, Graph
 from ctxrules.recall import handle_for, offload, recall_index
 from ctxrules.store import SqliteStore
-from ctxrules.store.schema import APPLICATION_ID, TABLES
+from ctxrules.store.schema import APPLICATION_ID, SCHEMA_VERSION, TABLES
 
 HUGE = "x" * 5000 + "END"
 
@@ -49,4 +49,4 @@ def test_a_version_1_store_gains_the_blob_tables(tmp_path: Path) -> None:
         store.create_session("s").unwrap()
         assert store.put_blob("s", "h:aaaaaaaa", "kept").unwrap()
         assert store.get_blob("s", "h:aaaaaaaa").unwrap() == "kept"
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
