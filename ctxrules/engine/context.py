@@ -147,16 +147,22 @@ class Context:
     # -- adding to the session ---------------------------------------------------------------
 
     def add(self, *messages: object) -> None:
-        """Add messages (OpenAI, Anthropic or ``{"role", "content"}`` dicts, or SDK objects)."""
-        for message in messages:
-            entries = read_message(message)
-            if isinstance(entries, Unreadable):
-                raise InputError(f"cannot read message {message!r:.80}: {entries.reason}")
-            for entry in entries:
-                if isinstance(entry, ToolOutput):
-                    self._result(entry.call_id, entry.text, is_error=entry.is_error)
-                else:
-                    self._say(entry)
+        """Add messages (OpenAI, Anthropic or ``{"role", "content"}`` dicts, or SDK objects).
+
+        With a store, the messages added are stored in one transaction, those before a bad
+        one included.
+        """
+        try:
+            for message in messages:
+                entries = read_message(message)
+                if isinstance(entries, Unreadable):
+                    raise InputError(f"cannot read message {message!r:.80}: {entries.reason}")
+                for entry in entries:
+                    if isinstance(entry, ToolOutput):
+                        self._result(entry.call_id, entry.text, is_error=entry.is_error)
+                    else:
+                        self._say(entry)
+        finally:
             self._store()
 
     def add_tool_result(self, call_id: str, output: object, *, is_error: bool = False) -> None:

@@ -21,11 +21,11 @@ from ctxrules.dag import (
     Status,
     UnknownNode,
     UnknownReads,
-    call_from_json,
     call_to_json,
     freeze,
     thaw,
 )
+from ctxrules.dag.bulk import graph_from_records
 from ctxrules.store.errors import CorruptRecord, DagRefused, NodeConflict, StoreError, row_json
 
 #: The fields `complete` may change; every other field of a stored node is fixed.
@@ -148,19 +148,10 @@ def append_graph(
 
 
 def load_graph(conn: sqlite3.Connection, session_id: str) -> Result[Graph, StoreError]:
-    """Rebuild the session's graph by `Graph.append` in seq order."""
-    graph = Graph()
+    """Read the session's graph back in one pass (`graph_from_records`), every row checked."""
     rows = conn.execute(
         "SELECT id, seq, data FROM nodes WHERE session_id = ? ORDER BY seq", (session_id,)
     )
-    for node_id, seq, data in rows:
-        if seq != graph.next_seq:
-            return Failure(CorruptRecord("node", node_id, f"seq {seq}, expected {graph.next_seq}"))
-        parsed = call_from_json(row_json(data, "node", str(node_id)), seq + 1)
-        if isinstance(parsed, Failure):
-            return Failure(CorruptRecord("node", node_id, parsed.failure().message))
-        appended = graph.append(parsed.unwrap())
-        if isinstance(appended, Failure):
-            return Failure(CorruptRecord("node", node_id, appended.failure().message))
-        graph = appended.unwrap()
-    return Success(graph)
+    # row_json raises DamagedRow for a row that is not JSON; `run` turns it into a Failure.
+    records = ((str(i), seq, row_json(data, "node", str(i))) for i, seq, data in rows)
+    return graph_from_records(records).alt(lambda bad: CorruptRecord("node", bad[0], bad[1]))

@@ -22,11 +22,11 @@ from ctxrules.dag import (
     Status,
     UnknownNode,
     UnknownReads,
-    call_from_json,
     call_to_json,
     freeze,
     thaw,
 )
+from ctxrules.dag.bulk import graph_from_records
 from ctxrules.store.errors import CorruptRecord, DagRefused, NodeConflict, StoreError
 from ctxrules.store.postgres.connection import Conn
 from ctxrules.store.postgres.words import body_text, words
@@ -187,24 +187,16 @@ def append_graph(conn: Conn, session_id: str, graph: Graph) -> Result[int, Store
 
 
 def load_graph(conn: Conn, session_id: str) -> Result[Graph, StoreError]:
-    """Rebuild the session's graph by `Graph.append` in seq order."""
-    graph = Graph()
+    """Read the session's graph back in one pass (`graph_from_records`), every row checked."""
     rows = conn.execute(
         "SELECT id, seq, fixed, output, status FROM nodes WHERE session_id = %s ORDER BY seq",
         (session_id,),
     )
+    records = []
     for node_id, seq, fixed, output, status in rows:
-        if seq != graph.next_seq:
-            return Failure(CorruptRecord("node", node_id, f"seq {seq}, expected {graph.next_seq}"))
         try:
             record = {**json.loads(fixed), "output": json.loads(output), "status": status}
         except (json.JSONDecodeError, TypeError) as err:
             return Failure(CorruptRecord("node", node_id, str(err)))
-        parsed = call_from_json({**record, "seq": seq}, seq + 1)
-        if isinstance(parsed, Failure):
-            return Failure(CorruptRecord("node", node_id, parsed.failure().message))
-        appended = graph.append(parsed.unwrap())
-        if isinstance(appended, Failure):
-            return Failure(CorruptRecord("node", node_id, appended.failure().message))
-        graph = appended.unwrap()
-    return Success(graph)
+        records.append((str(node_id), seq, {**record, "seq": seq}))
+    return graph_from_records(records).alt(lambda bad: CorruptRecord("node", bad[0], bad[1]))
