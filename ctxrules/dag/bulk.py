@@ -25,23 +25,13 @@ from ctxrules.dag.errors import (
 from ctxrules.dag.graph import Graph
 from ctxrules.dag.json_values import clean_text
 from ctxrules.dag.jsonl import CALL_FIELDS, call_from_json
-from ctxrules.dag.payload import Frozen, freeze
+from ctxrules.dag.payload import freeze_all
 
 _FIELDS = frozenset(CALL_FIELDS)
 _ROLES = {role.value: role for role in Role}
 _STATUSES = {status.value: status for status in Status}
 _NEW = object.__new__
 _SET = object.__setattr__
-
-
-def _frozen_payloads(record: Mapping[str, object]) -> tuple[Frozen, Frozen, Frozen] | None:
-    frozen = []
-    for field in ("input", "output", "metadata"):
-        value = freeze(record.get(field, {} if field == "metadata" else None), field)
-        if isinstance(value, Failure):
-            return None
-        frozen.append(value.unwrap())
-    return frozen[0], frozen[1], frozen[2]
 
 
 def _fast_call(record: Mapping[str, object], seq: int) -> Call | None:
@@ -65,7 +55,17 @@ def _fast_call(record: Mapping[str, object], seq: int) -> Call | None:
         and not isinstance(created, bool)
         and _FIELDS.issuperset(record)
     )
-    payloads = _frozen_payloads(record) if plain else None
+    payloads = (
+        freeze_all(
+            {
+                "input": record.get("input"),
+                "output": record.get("output"),
+                "metadata": record.get("metadata", {}),
+            }
+        )
+        if plain
+        else None
+    )
     if payloads is None or not isinstance(payloads[2], PMap):
         return None
     call: Call = _NEW(Call)

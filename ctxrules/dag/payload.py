@@ -64,6 +64,18 @@ def freeze(value: object, path: str = "value") -> Result[Frozen, InvalidPayload]
         return Failure(InvalidPayload(err.path, err.found))
 
 
+def freeze_all(values: Mapping[str, object]) -> tuple[Frozen, ...] | None:
+    """Each value frozen, in order, or None if any is not JSON-like (no `Result` per value).
+
+    >>> freeze_all({"input": [1], "output": "ok"})
+    (pvector([1]), 'ok')
+    """
+    try:
+        return tuple(_freeze(value, path) for path, value in values.items())
+    except _NotJson:
+        return None
+
+
 def freeze_or_raise(value: object) -> Frozen:
     """Freeze for attrs converters; public constructors check with `freeze` first."""
     try:
