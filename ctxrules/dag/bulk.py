@@ -28,16 +28,16 @@ from ctxrules.dag.jsonl import CALL_FIELDS, call_from_json
 from ctxrules.dag.payload import freeze_all
 
 _FIELDS = frozenset(CALL_FIELDS)
-_ROLES = {role.value: role for role in Role}
-_STATUSES = {status.value: status for status in Status}
+_ROLES: dict[object, Role] = {role.value: role for role in Role}
+_STATUSES: dict[object, Status] = {status.value: status for status in Status}
 _NEW = object.__new__
 _SET = object.__setattr__
 
 
 def _fast_call(record: Mapping[str, object], seq: int) -> Call | None:
     """The call, or None when the record is anything but plainly well formed."""
-    role = _ROLES.get(record.get("role"))  # type: ignore[arg-type]
-    status = _STATUSES.get(record.get("status", "done"))  # type: ignore[arg-type]
+    role = _ROLES.get(record.get("role"))
+    status = _STATUSES.get(record.get("status", "done"))
     node_id, name = record.get("id"), record.get("name", "")
     reads, created = record.get("reads", []), record.get("created_at", 0.0)
     predecessor, caller = record.get("predecessor"), record.get("caller")
