@@ -1,4 +1,8 @@
-"""`ctxrules migrate SRC DST`: copy sessions between stores (SQLite and PostgreSQL), verified."""
+"""`ctxrules migrate SRC DST`: copy sessions between stores (SQLite and PostgreSQL), verified.
+
+Each session arrives whole: nodes, heads, commits (as shared objects), usage and its
+offloaded originals; see `ctxrules.store.copy`.
+"""
 
 from __future__ import annotations
 
@@ -32,7 +36,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         sys.stderr.write(f"migrate: {copied.failure()}\n")
         return 2
     out.writelines(
-        f"{one.session_id}: {one.nodes} nodes ({one.added} new), {one.commits} commits, verified\n"
+        f"{one.session_id}: {one.nodes} nodes ({one.added} new), {one.commits} commits, "
+        f"{one.blobs} offloaded originals, verified\n"
         for one in copied.unwrap()
     )
     out.write(f"migrated {len(copied.unwrap())} sessions\n")

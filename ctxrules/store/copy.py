@@ -1,20 +1,23 @@
 """Copying sessions between stores (SQLite to PostgreSQL and back), verified on arrival.
 
-A session is copied whole: its row, its nodes in seq order, its ``main`` head, its commits
-in stored order and its usage. The copy is then read back and compared with the source:
-the JSON Lines export byte for byte, the commit ids in order, the head and the usage.
-Copying again is a no-op, so an interrupted copy is finished by running it again.
+A session is copied whole: its row, its nodes in seq order, its named heads, its commits
+in stored order (through the target's own `put_commit`, so only objects it lacks are
+written), its usage and its offloaded originals. The copy is then read back and compared
+with the source: the JSON Lines export byte for byte, the commit ids in order (every item
+of the copy rehashed), the heads, the usage and every blob. Copying again is a no-op, so
+an interrupted copy is finished by running it again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.dag import thaw
 from ctxrules.store.errors import StoreError, UnknownSession
+from ctxrules.store.listing import KeepsBlobs, session_blobs, session_heads
 from ctxrules.store.protocol import Store
 from ctxrules.store.sessions import SessionInfo
 
@@ -34,22 +37,49 @@ class CopyMismatch(StoreError):
 
 @attrs.frozen
 class Copied:
-    """One session copied: its id, the nodes and commits it holds, the nodes added."""
+    """One session copied: its id, the nodes, commits and blobs it holds, the nodes added."""
 
     session_id: str
     nodes: int
     commits: int
     added: int
+    blobs: int
+
+
+def _move_heads(target: Store, sid: str, heads: Mapping[str, str]) -> Result[None, StoreError]:
+    # ``main`` came with the session; the others are set as the source has them. A head
+    # the target already points elsewhere is `HeadMoved`, as for ``main``: never overwritten.
+    for name, node in heads.items():
+        now = target.get_head(sid, name)
+        if isinstance(now, Failure):
+            return Failure(now.failure())
+        if now.unwrap() != node:
+            moved = target.move_head(sid, name, None, node)
+            if isinstance(moved, Failure):
+                return moved
+    return Success(None)
+
+
+def _put_blobs(target: Store, sid: str, blobs: Mapping[str, str]) -> Result[None, StoreError]:
+    if not blobs:
+        return Success(None)
+    if not isinstance(target, KeepsBlobs):
+        return Failure(CopyMismatch(sid, "offloaded originals (the target keeps no blobs)"))
+    for handle, text in blobs.items():
+        put = target.put_blob(sid, handle, text)
+        if isinstance(put, Failure):
+            return Failure(put.failure())
+    return Success(None)
 
 
 def _copy_one(source: Store, target: Store, info: SessionInfo) -> Result[Copied, StoreError]:
     sid = info.id
     loaded = source.load_session(sid)
     commits = source.commits_for(sid)
-    if isinstance(loaded, Failure):
-        return Failure(loaded.failure())
-    if isinstance(commits, Failure):
-        return Failure(commits.failure())
+    heads, blobs = session_heads(source, sid), session_blobs(source, sid)
+    for read in (loaded, commits, heads, blobs):
+        if isinstance(read, Failure):
+            return Failure(read.failure())
     session, usage = loaded.unwrap(), source.load_usage(sid)
     metadata = thaw(info.metadata)
     created = target.create_session(
@@ -68,28 +98,42 @@ def _copy_one(source: Store, target: Store, info: SessionInfo) -> Result[Copied,
         put = target.put_commit(commit)
         if isinstance(put, Failure):
             return Failure(put.failure())
-    return _verify(source, target, sid).map(
-        lambda _: Copied(sid, len(session.graph), len(commits.unwrap()), added.unwrap())
+    rest = _move_heads(target, sid, heads.unwrap()).bind(
+        lambda _: _put_blobs(target, sid, blobs.unwrap())
+    )
+    return rest.bind(lambda _: _verify(source, target, sid)).map(
+        lambda _: Copied(
+            sid, len(session.graph), len(commits.unwrap()), added.unwrap(), len(blobs.unwrap())
+        )
     )
 
 
-def _fingerprint(store: Store, sid: str) -> Result[tuple[object, ...], StoreError]:
-    # What must match byte for byte: the export, the commit ids in order, the head.
+#: What must match between the source and the copy, in the order it is compared.
+_COMPARED = ("JSON Lines export", "commit ids", "heads", "offloaded originals")
+
+
+def _fingerprint(store: Store, sid: str, *, check: bool) -> Result[tuple[object, ...], StoreError]:
+    # ``check`` rehashes every item of every commit from its content (the copy's side).
     return (
         store.export_jsonl(sid)
-        .bind(lambda text: store.commits_for(sid).map(lambda cs: (text, [c.id for c in cs])))
-        .bind(lambda got: store.get_head(sid).map(lambda head: (*got, head)))
+        .bind(
+            lambda text: store.commits_for(sid, check=check).map(
+                lambda cs: (text, [c.id for c in cs])
+            )
+        )
+        .bind(lambda got: session_heads(store, sid).map(lambda heads: (*got, heads)))
+        .bind(lambda got: session_blobs(store, sid).map(lambda blobs: (*got, blobs)))
     )
 
 
 def _verify(source: Store, target: Store, sid: str) -> Result[None, StoreError]:
-    mine, theirs = _fingerprint(source, sid), _fingerprint(target, sid)
+    mine = _fingerprint(source, sid, check=False)
+    theirs = _fingerprint(target, sid, check=True)
     if isinstance(mine, Failure):
         return Failure(mine.failure())
     if isinstance(theirs, Failure):
         return Failure(theirs.failure())
-    names = ("JSON Lines export", "commit ids", "head")
-    for what, one, other in zip(names, mine.unwrap(), theirs.unwrap(), strict=True):
+    for what, one, other in zip(_COMPARED, mine.unwrap(), theirs.unwrap(), strict=True):
         if one != other:
             return Failure(CopyMismatch(sid, what))
     if source.load_usage(sid) != target.load_usage(sid):
@@ -106,8 +150,11 @@ def copy_sessions(
     >>> from ctxrules.store import open_store
     >>> with open_store("sqlite://").unwrap() as a, open_store("sqlite://").unwrap() as b:
     ...     _ = a.save_session(Session("s").send("user", "hi").unwrap()).unwrap()
+    ...     _ = a.put_blob("s", "h:1", "the whole original").unwrap()
     ...     copy_sessions(a, b).unwrap()
-    [Copied(session_id='s', nodes=1, commits=0, added=1)]
+    ...     b.get_blob("s", "h:1").unwrap()
+    [Copied(session_id='s', nodes=1, commits=0, added=1, blobs=1)]
+    'the whole original'
     """
     listed = source.list_sessions()
     if isinstance(listed, Failure):

@@ -51,7 +51,7 @@ def test_a_session_copies_across_backends_and_back(
         store.put_commit(commit).unwrap()
 
     copied = copy_sessions(store, other)
-    assert copied == Success([Copied("s1", len(session.graph), 2, len(session.graph))])
+    assert copied == Success([Copied("s1", len(session.graph), 2, len(session.graph), 0)])
     assert other.export_jsonl("s1") == store.export_jsonl("s1")
     assert other.commits_for("s1") == Success([first, second])
     assert other.load_session("s1") == Success(session)
