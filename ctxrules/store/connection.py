@@ -11,9 +11,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from returns.result import Failure, Result, Success
 
@@ -51,6 +52,31 @@ def run(
     """Run ``work`` in one transaction: commit on `Success`, roll back on `Failure` or error."""
     if conn is None:
         return Failure(StoreClosed(operation))
+    with _lock_of(conn):
+        return _run(conn, operation, work, write=write)
+
+
+class LockedConnection(sqlite3.Connection):
+    """A connection with its own lock: `run` holds it for each transaction.
+
+    `Context.aopenai` runs each call in a worker thread, and two threads' statements must
+    never interleave in one transaction.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: ANN401 - sqlite3.connect passes its own
+        super().__init__(*args, **kwargs)
+        self.lock = threading.RLock()
+
+
+def _lock_of(conn: sqlite3.Connection) -> contextlib.AbstractContextManager[object]:
+    # A connection made elsewhere (a test's) is used from its own thread only.
+    lock = getattr(conn, "lock", None)
+    return lock if lock is not None else contextlib.nullcontext()
+
+
+def _run(
+    conn: sqlite3.Connection, operation: str, work: Work[T], *, write: bool
+) -> Result[T, StoreError]:
     try:
         conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         result = work(conn)
@@ -97,7 +123,14 @@ def _read_only(name: str, busy_timeout: float) -> sqlite3.Connection:
     uri = Path(name).absolute().as_uri()
     live = Path(f"{name}-wal").exists()
     query = "mode=ro" if live else "mode=ro&immutable=1"
-    return sqlite3.connect(f"{uri}?{query}", timeout=busy_timeout, isolation_level=None, uri=True)
+    return sqlite3.connect(
+        f"{uri}?{query}",
+        timeout=busy_timeout,
+        isolation_level=None,
+        uri=True,
+        check_same_thread=False,
+        factory=LockedConnection,
+    )
 
 
 def connect(
@@ -111,10 +144,18 @@ def connect(
     name = os.fspath(path)
     try:
         # isolation_level=None: the module opens no implicit transactions; `run` does.
+        # check_same_thread=False: async callers reach the store from worker threads, and
+        # `run` holds the connection's lock for each transaction.
         conn = (
             _read_only(name, busy_timeout)
             if synchronous == "READ_ONLY"
-            else sqlite3.connect(name, timeout=busy_timeout, isolation_level=None)
+            else sqlite3.connect(
+                name,
+                timeout=busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+                factory=LockedConnection,
+            )
         )
     except sqlite3.Error as err:
         return Failure(OpenFailed(name, str(err)))
