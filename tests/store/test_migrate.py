@@ -13,8 +13,9 @@ from returns.result import Success
 from ctxrules.cli.main import build_parser
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Session
-from ctxrules.store import Store, UnknownSession, open_store
+from ctxrules.store import HeadMoved, Store, UnknownSession, open_store
 from ctxrules.store.copy import Copied, copy_sessions
+from ctxrules.store.listing import session_blobs
 from ctxrules.tokens.usage import ProviderUsage, UsageState
 
 REAL_SESSION = "claude-code/5d_755497c182_0.jsonl"
@@ -41,7 +42,7 @@ def other(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> Itera
 def test_a_session_copies_across_backends_and_back(
     store: Store, other: Store, session: Session
 ) -> None:
-    """Nodes, head, commits (in stored order), usage and the session row arrive intact."""
+    """Nodes, heads, commits (in stored order), usage, blobs and the session row arrive intact."""
     store.create_session("s1", created_at=5.0, title="t", metadata={"team": ["a"]}).unwrap()
     second = ContextCommit("s1", summary="second")
     first = ContextCommit("s1", parent_ids=(second.id,), summary="child stored first")
@@ -49,17 +50,48 @@ def test_a_session_copies_across_backends_and_back(
     store.save_session(session, usage=usage).unwrap()
     for commit in (first, second):
         store.put_commit(commit).unwrap()
+    store.move_head("s1", "draft", None, session.graph.order[0]).unwrap()
+    blobs = {"h:aaaaaaaa": "row\x00 naïve ✓\n" * 600, "h:bbbbbbbb": ""}
+    for handle, text in blobs.items():
+        store.put_blob("s1", handle, text).unwrap()  # type: ignore[attr-defined]
 
     copied = copy_sessions(store, other)
-    assert copied == Success([Copied("s1", len(session.graph), 2, len(session.graph), 0)])
+    assert copied == Success([Copied("s1", len(session.graph), 2, len(session.graph), 2)])
     assert other.export_jsonl("s1") == store.export_jsonl("s1")
     assert other.commits_for("s1") == Success([first, second])
     assert other.load_session("s1") == Success(session)
+    assert other.get_head("s1", "draft") == Success(session.graph.order[0])
+    assert session_blobs(other, "s1") == Success(blobs)
     assert other.load_usage("s1") == store.load_usage("s1") is not None
     assert other.list_sessions() == store.list_sessions()
     # Again: nothing new, still verified; and back the other way changes nothing.
     assert copy_sessions(store, other).unwrap()[0].added == 0
     assert copy_sessions(other, store).unwrap()[0].added == 0
+
+
+def test_a_head_the_target_points_elsewhere_is_not_overwritten(
+    store: Store, other: Store, session: Session
+) -> None:
+    """A named head the target already moves elsewhere fails the copy, as ``main`` does."""
+    for where in (store, other):
+        where.save_session(session).unwrap()
+    store.move_head("s1", "draft", None, session.graph.order[0]).unwrap()
+    other.move_head("s1", "draft", None, session.graph.order[1]).unwrap()
+    refused = copy_sessions(store, other).failure()
+    assert isinstance(refused, HeadMoved)
+    assert other.get_head("s1", "draft") == Success(session.graph.order[1])
+
+
+def test_a_blob_the_target_names_otherwise_fails_the_copy(
+    store: Store, other: Store, session: Session
+) -> None:
+    """A handle the target holds with another text is refused, never overwritten."""
+    for where, text in ((store, "source text"), (other, "target text")):
+        where.save_session(session).unwrap()
+        where.put_blob("s1", "h:aaaaaaaa", text).unwrap()  # type: ignore[attr-defined]
+    refused = copy_sessions(store, other).failure()
+    assert refused.name == "handle"  # type: ignore[attr-defined]
+    assert session_blobs(other, "s1") == Success({"h:aaaaaaaa": "target text"})
 
 
 def test_an_unknown_session_is_a_failure(store: Store, other: Store) -> None:
