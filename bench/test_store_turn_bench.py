@@ -1,0 +1,188 @@
+"""A turn through `ctxrules.Context` as a persistent user pays for it: no store, SQLite, PostgreSQL.
+
+One turn is what an agent loop does per model call: add the user's message, record a
+response with a tool call, add the tool's result, build the next ``openai()`` request;
+with a store, each of those calls is one transaction. The session is first filled to 1k,
+10k or 100k messages (100k is `bench_large`). ``extra_info`` keeps what a turn wrote (the
+store file's growth, and the commit objects' rows and bytes), and the resume benchmark
+opens the stored session in a new `Context` and builds its next request.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxrules import Context
+from ctxrules.tokens import TiktokenCounter, load_encoding
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "store"))
+
+BACKENDS = ("none", "sqlite", "postgresql")
+WINDOW = 128_000
+ROUNDS = {1_000: 20, 10_000: 10, 100_000: 5}
+
+
+def _filler(count: int) -> list[dict[str, object]]:
+    """``count`` messages of earlier turns: a request, a tool call and its 0.5 kB result."""
+    messages: list[dict[str, object]] = []
+    turn = 0
+    while len(messages) < count:
+        call = {
+            "id": f"b{turn}",
+            "type": "function",
+            "function": {"name": "read_file", "arguments": "{}"},
+        }
+        messages += [
+            {"role": "user", "content": f"please do task {turn} " + "word " * 30},
+            {"role": "assistant", "content": f"ok {turn}", "tool_calls": [call]},
+            {
+                "role": "tool",
+                "tool_call_id": f"b{turn}",
+                "content": f"def f{turn}():\n    return {turn}\n" * 20,
+            },
+        ]
+        turn += 1
+    return messages[:count] if count % 3 == 0 else messages
+
+
+def _response(turn: int) -> dict[str, object]:
+    call = {
+        "id": f"c{turn}",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/m{turn}.py"})},
+    }
+    message = {"role": "assistant", "content": f"step {turn}", "tool_calls": [call]}
+    return {
+        "id": f"r{turn}",
+        "object": "chat.completion",
+        "model": "gpt-4o",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 5_000, "completion_tokens": 50, "total_tokens": 5_050},
+    }
+
+
+class Loop:
+    """One session filled to a size, and the turns an agent adds to it."""
+
+    def __init__(self, url: str | None, size: int, ruler: TiktokenCounter) -> None:
+        self.url, self.size, self.ruler, self.turn = url, size, ruler, 0
+        self.ctx = self.open()
+        self.ctx.add(*_filler(size))
+        self.ctx.openai()
+
+    def open(self) -> Context:
+        """A `Context` on the session (a resume, when the store holds it already)."""
+        return Context(
+            model="gpt-4o",
+            window=WINDOW,
+            store=self.url,
+            session="bench",
+            tokenizer=self.ruler,
+            clock=lambda: 1_000.0 + self.turn,
+        )
+
+    def one_turn(self) -> dict[str, object]:
+        """A user message, a response with a tool call, its result, the next request."""
+        self.turn += 1
+        ctx = self.ctx
+        ctx.add({"role": "user", "content": f"next step {self.turn}"})
+        reply = ctx.record(_response(self.turn))
+        ctx.add_tool_result(reply.tool_calls[0].id, f"contents of m{self.turn}.py\n" * 50)
+        return ctx.openai()
+
+    def file_bytes(self) -> int:
+        """The SQLite store's bytes on disk, its write-ahead log included (0 otherwise)."""
+        if self.url is None or self.url.startswith("postgresql://"):
+            return 0
+        files = (Path(self.url), Path(f"{self.url}-wal"))
+        return sum(f.stat().st_size for f in files if f.exists())
+
+
+@pytest.fixture(scope="session")
+def pg_url_maker() -> Iterator[Callable[[], str] | None]:
+    """Fresh schemas on one throwaway PostgreSQL server, or None where there is none."""
+    try:
+        import pg_server  # noqa: PLC0415 - beside the store tests
+        import psycopg  # noqa: F401, PLC0415 - the extra may be missing
+    except ImportError:
+        yield None
+        return
+    bindir = pg_server.find_bin()
+    server = pg_server.start(bindir) if bindir is not None else None
+    if server is None or isinstance(server, str):
+        yield None
+        return
+    yield lambda: pg_server.fresh_schema_url(server)
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def loops(pg_url_maker: Callable[[], str] | None) -> Iterator[Callable[[str, int], Loop]]:
+    """A getter of the filled session of each backend and size, each filled once per run."""
+    ruler = load_encoding("cl100k_base").unwrap()
+    made: dict[tuple[str, int], Loop] = {}
+    with tempfile.TemporaryDirectory() as folder:
+
+        def get(backend: str, size: int) -> Loop:
+            if (backend, size) not in made:
+                if backend == "postgresql" and pg_url_maker is None:
+                    pytest.skip("no PostgreSQL server (binaries or psycopg missing)")
+                url = {
+                    "none": None,
+                    "sqlite": str(Path(folder) / f"{size}.sqlite"),
+                    "postgresql": pg_url_maker() if pg_url_maker else None,
+                }[backend]
+                made[(backend, size)] = Loop(url, size, ruler)
+            return made[(backend, size)]
+
+        yield get
+        for loop in made.values():
+            loop.ctx.close()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_context_turn(
+    benchmark: Any, loops: Callable[[str, int], Loop], backend: str, size: int
+) -> None:
+    """One agent turn through `Context`, with each store or none."""
+    loop = loops(backend, size)
+    before_bytes, before_turn = loop.file_bytes(), loop.turn
+    request = benchmark.pedantic(loop.one_turn, rounds=ROUNDS[size], iterations=1, warmup_rounds=1)
+    turns = loop.turn - before_turn
+    keeper = loop.ctx._keeper  # noqa: SLF001 - what the last flush wrote, kept for the tests
+    written = keeper.last_written if keeper is not None else None
+    benchmark.extra_info.update(
+        kind=f"context_turn_{backend}",
+        size=size,
+        file_bytes_per_turn=(loop.file_bytes() - before_bytes) // max(turns, 1),
+        object_rows=written.object_rows if written else 0,
+        object_bytes=written.object_bytes if written else 0,
+    )
+    assert request["messages"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS[1:])
+def test_context_resume(
+    benchmark: Any, loops: Callable[[str, int], Loop], backend: str, size: int
+) -> None:
+    """A new process's first request: open the stored session in a `Context`, build ``openai()``."""
+    loop = loops(backend, size)
+    expected = loop.ctx.openai()
+
+    def resume() -> dict[str, object]:
+        ctx = loop.open()
+        try:
+            return ctx.openai()
+        finally:
+            ctx.close()
+
+    request = benchmark.pedantic(resume, rounds=3 if size < 100_000 else 1, iterations=1)
+    benchmark.extra_info.update(kind=f"context_resume_{backend}", size=size)
+    assert request["messages"] == expected["messages"]
