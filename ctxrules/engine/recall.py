@@ -20,7 +20,8 @@ from ctxrules.engine.shapes import ToolCall, plain
 from ctxrules.importers.claude_blocks import assistant_blocks
 from ctxrules.importers.messages import openai_tool_calls
 from ctxrules.importers.records import Unreadable
-from ctxrules.recall.lookup import recall_index
+from ctxrules.recall.growing import CommitHandles, NodeHandles, SessionHandles
+from ctxrules.recall.lookup import RecallIndex
 from ctxrules.recall.offload import BlobStore, changed_positions, offload_plan
 from ctxrules.recall.tools import (
     RECALL,
@@ -106,18 +107,25 @@ def memory_search(session: Session) -> Iterator[HistorySearch | None]:
 
 @attrs.define
 class SessionRecall:
-    """One session's recall: the options from the spec, and what offload has kept so far.
+    """One session's recall: the options from the spec, its handles so far, what offload has kept.
 
-    ``offloaded`` holds the handles already in the blob store; ``last`` the commit the
-    previous offload saw, so the next visits only the items changed since.
+    ``nodes`` and ``in_commit`` are the handle index, grown on each ``recall`` by the nodes
+    appended and the items changed since the last one (a `Context` resumed from a store
+    starts empty and walks the graph once, on its first recall). ``offloaded`` holds the
+    handles already in the blob store; ``last`` the commit the previous offload saw, so
+    the next visits only the items changed since.
     """
 
     options: RecallOptions
     tokenizer: Tokenizer
     offloaded: set[str] = attrs.field(factory=set)
     last: ContextCommit | None = None
+    nodes: NodeHandles = attrs.field(factory=NodeHandles)
+    in_commit: CommitHandles = attrs.field(factory=CommitHandles)
     #: Items examined by the offloads so far (work counted, for the tests that guard it).
     visited: int = 0
+    #: Nodes and commit items the handle index has looked at so far (work counted too).
+    indexed: int = 0
 
     def tools(self) -> tuple[dict[str, object], ...]:
         """The two tool schemas when the spec offers them (either request shape reads them)."""
@@ -133,11 +141,22 @@ class SessionRecall:
         return answer_tool_call(
             call.name,
             {str(k): v for k, v in arguments.items()},
-            index=recall_index(session.graph, commit),
+            index=self.handles(session, commit) if call.name == RECALL else RecallIndex(),
             tokenizer=self.tokenizer,
             search=store_search(store, session) if store is not None else None,
             page_tokens=self.options.page_tokens,
         )
+
+    def handles(self, session: Session, commit: ContextCommit | None) -> SessionHandles:
+        """The session's handles now: the index grown by what is new since the last call."""
+        self.nodes = self.nodes.grown(session.graph)
+        self.indexed += self.nodes.visited
+        if commit is None:
+            self.in_commit = CommitHandles()
+        else:
+            self.in_commit = self.in_commit.moved_to(commit, session.graph)
+            self.indexed += self.in_commit.visited
+        return SessionHandles(session.graph, self.nodes, self.in_commit)
 
     def offload(
         self, store: BlobStore, session: Session, commit: ContextCommit

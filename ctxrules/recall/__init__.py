@@ -1,6 +1,14 @@
 """Nothing is lost: recall handles, offloaded originals, and the tools a model calls to get them back."""
 
-from ctxrules.recall.lookup import Original, RecallIndex, node_index, node_original, recall_index
+from ctxrules.recall.growing import CommitHandles, NodeHandles, SessionHandles
+from ctxrules.recall.lookup import (
+    Handles,
+    Original,
+    RecallIndex,
+    node_index,
+    node_original,
+    recall_index,
+)
 from ctxrules.recall.offload import OFFLOAD_CHARS, BlobStore, offload, offload_plan
 from ctxrules.recall.paging import page_bounds
 from ctxrules.recall.tools import (
@@ -24,10 +32,14 @@ __all__ = [
     "RECALL",
     "SEARCH_HISTORY",
     "BlobStore",
+    "CommitHandles",
+    "Handles",
     "HistoryHit",
     "HistorySearch",
+    "NodeHandles",
     "Original",
     "RecallIndex",
+    "SessionHandles",
     "ToolAnswer",
     "answer_recall",
     "answer_search",

@@ -10,6 +10,7 @@ the index from what it already holds and answers the model's tool call from it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Protocol
 
 import attrs
 from pyrsistent import PMap, pmap
@@ -44,12 +45,28 @@ class Original:
     offloaded: bool = False
 
 
+class Handles(Protocol):
+    """What the recall tools read a handle from: a `RecallIndex`, or the per-turn `SessionHandles`."""
+
+    def ambiguous(self, handle: str) -> bool:
+        """Whether two sources share the handle (it then resolves to nothing)."""
+        ...
+
+    def get(self, handle: str) -> Original | None:
+        """The original a handle names, or None when unknown or ambiguous."""
+        ...
+
+
 @attrs.frozen
 class RecallIndex:
     """Every resolvable handle of one session, and the handles two sources share (if any)."""
 
     entries: PMap[str, Original] = attrs.field(factory=pmap)
     collisions: PMap[str, tuple[str, ...]] = attrs.field(factory=pmap)
+
+    def ambiguous(self, handle: str) -> bool:
+        """Whether two sources share the handle."""
+        return handle in self.collisions
 
     def get(self, handle: str) -> Original | None:
         """The original a handle names, or None when unknown or ambiguous."""
@@ -122,7 +139,7 @@ def _pointer_texts(graph: Graph, commit: ContextCommit) -> dict[str, str]:
     }
 
 
-def _attached_entries(
+def attached_entries(
     commit: ContextCommit, graph: Graph, sources: Mapping[str, ContextCommit]
 ) -> list[Original]:
     """The handles of the commit's attached copies: each names what its attachment showed.
@@ -150,13 +167,31 @@ def _attached_entries(
     return found
 
 
-def _summary_entries(commit: ContextCommit) -> list[Original]:
+@attrs.frozen
+class Fold:
+    """A fold's handle and the items it replaced; its listing is written when it is read.
+
+    Listing every folded item costs a handle per item: the per-turn index keeps the fold
+    like this, so that only a recall of the fold pays for it.
+    """
+
+    handle: str
+    source_id: str
+    members: tuple[ContextItem, ...]
+    kind = "fold"
+
+    def original(self) -> Original:
+        """The fold as a recall shows it: one line per folded item."""
+        return Original(self.handle, self.kind, self.source_id, listing(list(self.members)))
+
+
+def commit_entries(commit: ContextCommit) -> list[Original | Fold]:
     """The handles of every summary item in the commit and of the fold each one made."""
     folded: dict[str, list[ContextItem]] = {}
     for item in commit.items:
         if item.merged_into is not None:
             folded.setdefault(item.merged_into, []).append(item)
-    found: list[Original] = []
+    found: list[Original | Fold] = []
     for item in commit.items:
         sid = item.source_node_id
         if item.state is State.SUMMARY or sid in folded:
@@ -164,8 +199,13 @@ def _summary_entries(commit: ContextCommit) -> list[Original]:
         members = folded.get(sid, [])
         if members:
             ids = [m.source_node_id for m in members]
-            found.append(Original(fold_handle(ids), "fold", sid, listing(members)))
+            found.append(Fold(fold_handle(ids), sid, tuple(members)))
     return found
+
+
+def summary_entries(commit: ContextCommit) -> list[Original]:
+    """`commit_entries` with each fold's listing written out."""
+    return [e.original() if isinstance(e, Fold) else e for e in commit_entries(commit)]
 
 
 def node_index(graph: Graph, offloaded: Mapping[str, str] | None = None) -> RecallIndex:
@@ -212,5 +252,5 @@ def recall_index(
     base = nodes if nodes is not None else node_index(graph, offloaded)
     if commit is None:
         return base
-    summaries = (o for o in _summary_entries(commit) if o.source_id not in graph)
-    return _indexed([*_attached_entries(commit, graph, sources or {}), *summaries], base)
+    summaries = (o for o in summary_entries(commit) if o.source_id not in graph)
+    return _indexed([*attached_entries(commit, graph, sources or {}), *summaries], base)

@@ -12,7 +12,7 @@ from typing import Literal, Protocol
 
 import attrs
 
-from ctxrules.recall.lookup import Original, RecallIndex
+from ctxrules.recall.lookup import Handles, Original
 from ctxrules.recall.paging import page_bounds
 from ctxrules.rules.handles import handle_for
 from ctxrules.rules.text import head, one_line
@@ -134,7 +134,7 @@ def _header(original: Original, page: int, pages: int) -> str:
 
 
 def answer_recall(
-    index: RecallIndex,
+    index: Handles,
     arguments: Mapping[str, object],
     *,
     tokenizer: Tokenizer,
@@ -146,7 +146,7 @@ def answer_recall(
     if not isinstance(handle, str) or page is None:
         return _error("recall needs a handle (a string like h:abcd2345) and a page number >= 1")
     handle = handle.strip()
-    if handle in index.collisions:
+    if index.ambiguous(handle):
         return _error(f"handle {handle} is ambiguous in this session; use search_history")
     original = index.get(handle)
     if original is None:
@@ -187,7 +187,7 @@ def answer_tool_call(
     name: str,
     arguments: Mapping[str, object],
     *,
-    index: RecallIndex,
+    index: Handles,
     tokenizer: Tokenizer,
     search: HistorySearch | None = None,
     page_tokens: int = PAGE_TOKENS,

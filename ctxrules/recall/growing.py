@@ -1,0 +1,212 @@
+"""The recall index kept turn by turn: grown by what is new, never rebuilt from the history.
+
+`recall_index` builds every handle of a session at once, which is right for a check over
+a stored session but costs the whole history per answer. A host that answers recall
+calls turn after turn keeps these instead: `NodeHandles` visits each DAG node once, when
+it is appended; `CommitHandles` follows the commit and looks at the items it changed,
+rebuilding only when a summary, a folded item or an attached copy is among them (after a
+compaction, once). `SessionHandles` reads both as the recall tools do. All are values: a
+new version shares everything unchanged with the old one (``immutables.Map``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+from immutables import Map
+
+from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.dag import Graph
+from ctxrules.recall.lookup import (
+    Fold,
+    Original,
+    attached_entries,
+    commit_entries,
+    node_original,
+)
+from ctxrules.recall.offload import changed_positions
+from ctxrules.rules.handles import handle_for
+
+_NO_OWNERS: Map[str, str] = Map()
+_NO_CLASHES: Map[str, tuple[str, ...]] = Map()
+_NO_ENTRIES: Map[str, Original | Fold] = Map()
+
+
+def _owner(kind: str, source_id: str) -> str:
+    return f"{kind}:{source_id}"
+
+
+def _clash(known: tuple[str, ...], *owners: str) -> tuple[str, ...]:
+    return tuple(sorted({*known, *owners}))
+
+
+@attrs.frozen
+class NodeHandles:
+    """The handle of every node of a graph, by node id, grown by the nodes appended since.
+
+    A node's handle depends on its id alone, so each node is visited once, when it is
+    new; its original is read from the graph when the handle is recalled (a running tool
+    node completes later without changing its handle). ``seen`` nodes of the graph's
+    order are indexed, the last being ``last``; ``visited`` counts the nodes the step that
+    made this version looked at (work counted, for the tests that guard it).
+
+    >>> from ctxrules.dag import Call
+    >>> g = Graph().append(Call("u1", "user", output="hi")).unwrap()
+    >>> one = NodeHandles().grown(g)
+    >>> g = g.append(Call("t1", "tool", output="ok", predecessor="u1")).unwrap()
+    >>> two = one.grown(g)
+    >>> (one.visited, two.visited, two.owners[handle_for("t1")])
+    (1, 1, 't1')
+    """
+
+    owners: Map[str, str] = _NO_OWNERS
+    clashes: Map[str, tuple[str, ...]] = _NO_CLASHES
+    seen: int = 0
+    last: str | None = None
+    visited: int = 0
+
+    def grown(self, graph: Graph) -> NodeHandles:
+        """This index with the nodes of ``graph`` appended since; rebuilt for another graph."""
+        order = graph.order
+        same = self.seen <= len(order) and (self.seen == 0 or order[self.seen - 1] == self.last)
+        base = self if same else NodeHandles()
+        if base.seen == len(order):
+            return base if base.visited == 0 else attrs.evolve(base, visited=0)
+        owners, clashes = base.owners.mutate(), base.clashes.mutate()
+        for position in range(base.seen, len(order)):
+            node_id = order[position]
+            handle = handle_for(node_id)
+            known = owners.get(handle)
+            if known is None:
+                owners[handle] = node_id
+            elif known != node_id:
+                clashes[handle] = _clash(
+                    clashes.get(handle, ()), _owner("node", known), _owner("node", node_id)
+                )
+        return NodeHandles(
+            owners.finish(), clashes.finish(), len(order), order[-1], len(order) - base.seen
+        )
+
+
+def _in_commit_only(item: ContextItem | None, covers: frozenset[str]) -> bool:
+    """Whether the commit's own handles depend on this item (a summary, a fold, a copy)."""
+    return item is not None and (
+        item.state in {State.SUMMARY, State.SUMMARIZED}
+        or item.merged_into is not None
+        or item.attached_from is not None
+        or item.source_node_id in covers
+    )
+
+
+def _may_hold(commit: ContextCommit) -> bool:
+    """Whether a commit can have handles of its own: a summary, a folded item or an attachment."""
+    return commit.summary_at != -1 or bool(commit.hidden) or bool(commit.attached)
+
+
+@attrs.frozen
+class CommitHandles:
+    """The handles that live in one commit: its summaries, their folds, its attached copies.
+
+    ``covers`` are the source ids that items were folded into. `moved_to` follows the
+    next commit: when it was generated from this one and changed none of the items these
+    handles depend on, the entries carry over after a look at the changed items alone.
+    ``visited`` counts the items the step that made this version looked at.
+    """
+
+    commit: ContextCommit | None = None
+    entries: Map[str, Original | Fold] = _NO_ENTRIES
+    clashes: Map[str, tuple[str, ...]] = _NO_CLASHES
+    covers: frozenset[str] = frozenset()
+    visited: int = 0
+
+    @classmethod
+    def of(
+        cls,
+        commit: ContextCommit,
+        graph: Graph,
+        sources: Mapping[str, ContextCommit] | None = None,
+    ) -> CommitHandles:
+        """The commit's own handles, from all its items (none without a summary, fold or copy)."""
+        if not _may_hold(commit):
+            return cls(commit)
+        entries, clashes = _NO_ENTRIES.mutate(), _NO_CLASHES.mutate()
+        found: list[Original | Fold] = [
+            *attached_entries(commit, graph, sources or {}),
+            *(o for o in commit_entries(commit) if o.source_id not in graph),
+        ]
+        for original in found:
+            known = entries.get(original.handle)
+            if known is None:
+                entries[original.handle] = original
+            elif (known.kind, known.source_id) != (original.kind, original.source_id):
+                owners = (
+                    _owner(known.kind, known.source_id),
+                    _owner(original.kind, original.source_id),
+                )
+                clashes[original.handle] = _clash(clashes.get(original.handle, ()), *owners)
+        covers = frozenset(o.source_id for o in found if isinstance(o, Fold))
+        return cls(commit, entries.finish(), clashes.finish(), covers, len(commit.items))
+
+    def moved_to(
+        self,
+        commit: ContextCommit,
+        graph: Graph,
+        sources: Mapping[str, ContextCommit] | None = None,
+    ) -> CommitHandles:
+        """The handles of ``commit``, carried over from this one when its changes leave them be."""
+        if commit is self.commit:
+            return self if self.visited == 0 else attrs.evolve(self, visited=0)
+        if not _may_hold(commit):
+            return CommitHandles(commit)
+        before = self.commit
+        positions = None if before is None else changed_positions(before, commit)
+        if before is None or positions is None:
+            return CommitHandles.of(commit, graph, sources)
+        old, new = before.items, commit.items
+        for position in positions:
+            was = old[position] if position < len(old) else None
+            if _in_commit_only(was, self.covers) or _in_commit_only(new[position], self.covers):
+                rebuilt = CommitHandles.of(commit, graph, sources)
+                return attrs.evolve(rebuilt, visited=rebuilt.visited + len(positions))
+        return attrs.evolve(self, commit=commit, visited=len(positions))
+
+
+@attrs.frozen
+class SessionHandles:
+    """Every handle of a session as the recall tools read it: a node's from the graph, the rest from the commit.
+
+    A handle two sources share is ambiguous: it resolves to nothing, as in `recall_index`.
+
+    >>> from ctxrules.dag import Call
+    >>> g = Graph().append(Call("t1", "tool", name="cat", output="all of it")).unwrap()
+    >>> handles = SessionHandles(g, NodeHandles().grown(g))
+    >>> handles.get(handle_for("t1")).text, handles.get("h:zzzzzzzz")
+    ('all of it', None)
+    """
+
+    graph: Graph
+    nodes: NodeHandles = NodeHandles()
+    commit: CommitHandles = CommitHandles()
+
+    def ambiguous(self, handle: str) -> bool:
+        """Whether two sources share the handle."""
+        if handle in self.nodes.clashes or handle in self.commit.clashes:
+            return True
+        node_id = self.nodes.owners.get(handle)
+        other = self.commit.entries.get(handle)
+        return (
+            node_id is not None
+            and other is not None
+            and (other.kind, other.source_id) != ("node", node_id)
+        )
+
+    def get(self, handle: str) -> Original | None:
+        """The original a handle names, or None when unknown or ambiguous."""
+        if self.ambiguous(handle):
+            return None
+        node_id = self.nodes.owners.get(handle)
+        if node_id is not None:
+            return node_original(self.graph, node_id)
+        found = self.commit.entries.get(handle)
+        return found.original() if isinstance(found, Fold) else found
