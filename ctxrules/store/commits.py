@@ -1,55 +1,11 @@
-"""Commit rows: content-addressed, so a stored id always holds the same commit."""
+"""The order commits are stored in: each after its parents, so a stored parent id always resolves."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections import deque
 from collections.abc import Iterable
 
-from returns.result import Failure, Result
-
 from ctxrules.commit import ContextCommit
-from ctxrules.store import objects
-from ctxrules.store.errors import StoreError
-from ctxrules.store.rows import SqliteRows
-from ctxrules.store.sessions import require_session
-
-
-def put_commit(
-    conn: sqlite3.Connection, commit: ContextCommit, known: set[str] | frozenset[str] = frozenset()
-) -> Result[objects.Written, StoreError]:
-    """Store ``commit`` and the objects it names not stored yet; a stored id is a no-op."""
-    missing = require_session(conn, commit.session_id)
-    if missing is not None:
-        return Failure(missing)
-    return objects.put_commit(SqliteRows(conn), commit, known)
-
-
-def get_commit(
-    conn: sqlite3.Connection, commit_id: str, *, check: bool = False
-) -> Result[ContextCommit, StoreError]:
-    """The commit with this id, or `UnknownCommit`."""
-    return objects.CommitReader(SqliteRows(conn), check=check).get(commit_id)
-
-
-def commits_for(
-    conn: sqlite3.Connection, session_id: str, *, check: bool = False
-) -> Result[list[ContextCommit], StoreError]:
-    """The session's commits in the order they were stored, sharing their chunks."""
-    missing = require_session(conn, session_id)
-    if missing is not None:
-        return Failure(missing)
-    return objects.CommitReader(SqliteRows(conn), check=check).session(session_id)
-
-
-def last_commit(
-    conn: sqlite3.Connection, session_id: str
-) -> Result[ContextCommit | None, StoreError]:
-    """The session's most recently stored commit, or None."""
-    missing = require_session(conn, session_id)
-    if missing is not None:
-        return Failure(missing)
-    return objects.CommitReader(SqliteRows(conn)).last(session_id)
 
 
 def parents_first(batch: Iterable[ContextCommit]) -> list[ContextCommit]:

@@ -1,13 +1,16 @@
-"""Node rows: append with the next seq, complete once, and rebuild the graph in seq order.
+"""Node rules on either backend: append with the next seq, complete once, rebuild in seq order.
 
-Every function runs inside the caller's transaction (see `connection.run`), so the checks
-and the write they guard see the same state.
+A backend's `NodeTable` holds only its SQL and its encoding of a node row; the checks
+that keep the stored graph one that `Graph.append` can rebuild are here, once. Every
+function runs inside the caller's transaction, with the session held for writing.
 """
 
 from __future__ import annotations
 
-import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Protocol
 
+import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.canonical import canonical_json
@@ -21,106 +24,129 @@ from ctxrules.dag import (
     Status,
     UnknownNode,
     UnknownReads,
+    call_from_json,
     call_to_json,
     freeze,
     thaw,
 )
-from ctxrules.dag.bulk import graph_from_records
-from ctxrules.store.errors import CorruptRecord, DagRefused, NodeConflict, StoreError, row_json
+from ctxrules.store.errors import CorruptRecord, DagRefused, NodeConflict, StoreError
+from ctxrules.store.rows import Rows, in_batches, placeholders
 
-#: The fields `complete` may change; every other field of a stored node is fixed.
-_COMPLETED = ("output", "status", "seq")
-
-
-def _stored(conn: sqlite3.Connection, session_id: str, node_id: str) -> dict[str, object] | None:
-    row = conn.execute(
-        "SELECT data FROM nodes WHERE session_id = ? AND id = ?", (session_id, node_id)
-    ).fetchone()
-    if row is None:
-        return None
-    record = row_json(row[0], "node", node_id)
-    return record if isinstance(record, dict) else {}
+#: The fields a completion may change; every other field of a stored node is fixed.
+COMPLETED = ("output", "status", "seq")
 
 
-def _has(conn: sqlite3.Connection, session_id: str, node_id: str) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM nodes WHERE session_id = ? AND id = ?", (session_id, node_id)
-    ).fetchone()
-    return row is not None
+@attrs.frozen
+class StoredNode:
+    """A stored node as its table decodes it: its JSON record without the seq, and the seq."""
+
+    record: dict[str, object]
+    seq: int
 
 
-def _edge_error(conn: sqlite3.Connection, session_id: str, call: Call) -> DagError | None:
-    # The same checks as Graph.append, against the stored session, so load_graph can
-    # always rebuild what was stored.
+class NodeTable(Protocol):
+    """A backend's node rows inside one transaction: its SQL and how it encodes a node."""
+
+    rows: Rows
+
+    def stored(self, session_id: str, node_id: str) -> StoredNode | None:
+        """The stored node with this id, or None."""
+        ...
+
+    def insert(self, session_id: str, call: Call) -> int:
+        """Insert ``call`` with the session's next seq (its edges checked); that seq."""
+        ...
+
+    def complete(self, session_id: str, node_id: str, done: StoredNode) -> None:
+        """Rewrite a running node's row with its completed record."""
+        ...
+
+    def scan(self, session_id: str) -> Iterable[tuple[str, int, object]]:
+        """Every node's id, seq and JSON record (seq included), in seq order."""
+        ...
+
+
+def fixed_text(record: dict[str, object]) -> str:
+    """The canonical JSON of the fields of a node record that never change."""
+    return canonical_json({k: v for k, v in record.items() if k not in COMPLETED})
+
+
+def same_node(stored: StoredNode, call: Call) -> bool:
+    """Whether the stored node is exactly ``call`` (its seq aside): a retried write."""
+    record = {k: v for k, v in call_to_json(call).items() if k != "seq"}
+    return canonical_json(stored.record) == canonical_json(record)
+
+
+def edge_targets(call: Call) -> list[str]:
+    """The ids ``call``'s edges name: predecessor, caller and reads."""
+    return [t for t in (call.predecessor, call.caller) if t is not None] + list(call.reads)
+
+
+def edge_error(call: Call, missing: set[str]) -> DagError | None:
+    """What `Graph.append` would refuse, given which edge targets the session lacks."""
     if call.predecessor is not None and call.caller is not None:
         return ConflictingEdges(call.id, call.predecessor, call.caller)
     for edge, target in (("predecessor", call.predecessor), ("caller", call.caller)):
-        if target is not None and not _has(conn, session_id, target):
+        if target is not None and target in missing:
             return UnknownNode(target, edge)
-    missing = tuple(node_id for node_id in call.reads if not _has(conn, session_id, node_id))
-    return UnknownReads(call.id, missing) if missing else None
+    unread = tuple(node_id for node_id in call.reads if node_id in missing)
+    return UnknownReads(call.id, unread) if unread else None
 
 
-def _without(record: dict[str, object], fields: tuple[str, ...]) -> dict[str, object]:
-    return {key: value for key, value in record.items() if key not in fields}
+def missing_nodes(rows: Rows, session_id: str, ids: Sequence[str]) -> set[str]:
+    """Which of ``ids`` the session does not store."""
+    found: set[str] = set()
+    for batch in in_batches(list(dict.fromkeys(ids))):
+        marks = placeholders(len(batch))
+        sql = f"SELECT id FROM nodes WHERE session_id = ? AND id IN ({marks})"  # noqa: S608 - only placeholders
+        found.update(str(row[0]) for row in rows.all(sql, (session_id, *batch)))
+    return set(ids) - found
 
 
-def _insert(conn: sqlite3.Connection, session_id: str, call: Call) -> Result[int, StoreError]:
-    error = _edge_error(conn, session_id, call)
+def _insert(table: NodeTable, session_id: str, call: Call) -> Result[int, StoreError]:
+    # The same checks as Graph.append, against the stored session, so load_graph can
+    # always rebuild what was stored.
+    error = edge_error(call, missing_nodes(table.rows, session_id, edge_targets(call)))
     if error is not None:
         return Failure(DagRefused(session_id, error))
-    row = conn.execute(
-        "SELECT coalesce(max(seq), -1) + 1 FROM nodes WHERE session_id = ?", (session_id,)
-    ).fetchone()
-    seq = int(row[0])
-    record = {**call_to_json(call), "seq": seq}
-    conn.execute(
-        "INSERT INTO nodes (session_id, id, seq, role, data) VALUES (?, ?, ?, ?, ?)",
-        (session_id, call.id, seq, call.role.value, canonical_json(record)),
-    )
-    return Success(seq)
+    return Success(table.insert(session_id, call))
 
 
-def append_node(conn: sqlite3.Connection, session_id: str, call: Call) -> Result[int, StoreError]:
+def append_node(table: NodeTable, session_id: str, call: Call) -> Result[int, StoreError]:
     """Store ``call`` with the session's next seq; the same node again returns its seq.
 
     ``call.seq`` is ignored: the store assigns seqs, densely, in commit order.
     """
-    stored = _stored(conn, session_id, call.id)
+    stored = table.stored(session_id, call.id)
     if stored is None:
-        return _insert(conn, session_id, call)
-    if _without(stored, ("seq",)) == _without(call_to_json(call), ("seq",)):
-        seq = stored.get("seq")
-        return Success(seq if isinstance(seq, int) else -1)
+        return _insert(table, session_id, call)
+    if same_node(stored, call):
+        return Success(stored.seq)
     return Failure(NodeConflict(session_id, call.id))
 
 
 def complete_node(
-    conn: sqlite3.Connection, session_id: str, node_id: str, output: object, status: Status | str
+    table: NodeTable, session_id: str, node_id: str, output: object, status: Status | str
 ) -> Result[None, StoreError]:
     """Fill a running node's output and final status, exactly once (as `Graph.complete`)."""
-    stored = _stored(conn, session_id, node_id)
+    stored = table.stored(session_id, node_id)
     if stored is None:
         return Failure(DagRefused(session_id, UnknownNode(node_id, "node_id")))
-    if stored.get("status") != Status.RUNNING.value:
-        return Failure(DagRefused(session_id, NotRunning(node_id, str(stored.get("status")))))
+    if stored.record.get("status") != Status.RUNNING.value:
+        found = str(stored.record.get("status"))
+        return Failure(DagRefused(session_id, NotRunning(node_id, found)))
     if status not in (Status.DONE, Status.ERROR):
         error = InvalidValue("status", "'done' or 'error'", repr(status))
         return Failure(DagRefused(session_id, error))
     frozen = freeze(output, "output")
     if isinstance(frozen, Failure):
         return Failure(DagRefused(session_id, frozen.failure()))
-    record = {**stored, "output": thaw(frozen.unwrap()), "status": Status(status).value}
-    conn.execute(
-        "UPDATE nodes SET data = ? WHERE session_id = ? AND id = ?",
-        (canonical_json(record), session_id, node_id),
-    )
+    done = {**stored.record, "output": thaw(frozen.unwrap()), "status": Status(status).value}
+    table.complete(session_id, node_id, StoredNode(done, stored.seq))
     return Success(None)
 
 
-def append_graph(
-    conn: sqlite3.Connection, session_id: str, graph: Graph
-) -> Result[int, StoreError]:
+def append_graph(table: NodeTable, session_id: str, graph: Graph) -> Result[int, StoreError]:
     """Make the session hold ``graph``: add its new nodes in seq order; the count added.
 
     A node already stored the same is skipped, and a stored running node that ``graph``
@@ -129,29 +155,34 @@ def append_graph(
     added = 0
     for node_id in graph.order:
         call = graph.nodes[node_id]
-        stored = _stored(conn, session_id, node_id)
+        stored = table.stored(session_id, node_id)
         if stored is None:
-            inserted = _insert(conn, session_id, call)
+            inserted = _insert(table, session_id, call)
             if isinstance(inserted, Failure):
                 return Failure(inserted.failure())
             added += 1
             continue
-        record = call_to_json(call)
-        if _without(stored, ("seq",)) == _without(record, ("seq",)):
+        if same_node(stored, call):
             continue
-        if _without(stored, _COMPLETED) != _without(record, _COMPLETED):
+        if fixed_text(stored.record) != fixed_text(call_to_json(call)):
             return Failure(NodeConflict(session_id, node_id))
-        completed = complete_node(conn, session_id, node_id, call.output_value(), call.status)
+        completed = complete_node(table, session_id, node_id, call.output_value(), call.status)
         if isinstance(completed, Failure):
             return Failure(NodeConflict(session_id, node_id))
     return Success(added)
 
 
-def load_graph(conn: sqlite3.Connection, session_id: str) -> Result[Graph, StoreError]:
-    """Read the session's graph back in one pass (`graph_from_records`), every row checked."""
-    rows = conn.execute(
-        "SELECT id, seq, data FROM nodes WHERE session_id = ? ORDER BY seq", (session_id,)
-    )
-    # row_json raises DamagedRow for a row that is not JSON; `run` turns it into a Failure.
-    records = ((str(i), seq, row_json(data, "node", str(i))) for i, seq, data in rows)
-    return graph_from_records(records).alt(lambda bad: CorruptRecord("node", bad[0], bad[1]))
+def load_graph(table: NodeTable, session_id: str) -> Result[Graph, StoreError]:
+    """Rebuild the session's graph by `Graph.append` in seq order."""
+    graph = Graph()
+    for node_id, seq, record in table.scan(session_id):
+        if seq != graph.next_seq:
+            return Failure(CorruptRecord("node", node_id, f"seq {seq}, expected {graph.next_seq}"))
+        parsed = call_from_json(record, seq + 1)
+        if isinstance(parsed, Failure):
+            return Failure(CorruptRecord("node", node_id, parsed.failure().message))
+        appended = graph.append(parsed.unwrap())
+        if isinstance(appended, Failure):
+            return Failure(CorruptRecord("node", node_id, appended.failure().message))
+        graph = appended.unwrap()
+    return Success(graph)

@@ -1,45 +1,39 @@
-"""Saving a whole session at once: its nodes, head, commits and usage in one transaction."""
+"""Writes of many parts in one transaction, on either backend: a whole session, a turn, an append at the head."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
+from functools import partial
 
 from returns.result import Failure, Result, Success
 
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Session
-from ctxrules.store import commits, heads, nodes, sessions
+from ctxrules.store import heads, nodes, objects, sessions
+from ctxrules.store.commits import parents_first
 from ctxrules.store.errors import HeadMoved, StoreError
-from ctxrules.store.rows import SqliteRows
+from ctxrules.store.rows import Rows
+from ctxrules.store.sessions import require_session
 from ctxrules.store.turn import TurnSteps, TurnWrite, TurnWritten, apply_turn
+from ctxrules.store.tx import Tx
 from ctxrules.tokens.usage import UsageState
 
 
-def _ensure_session(
-    conn: sqlite3.Connection, session_id: str, created_at: float, title: str
-) -> Result[None, StoreError]:
-    if sessions.require_session(conn, session_id) is None:
-        return Success(None)
-    return sessions.create_session(conn, session_id, created_at, title, None)
-
-
-def _sync_head(
-    conn: sqlite3.Connection, session: Session, name: str, expected: str | None
-) -> Result[None, StoreError]:
-    if session.head is None:
-        return Success(None)
-    stored = heads.get_head(conn, session.session_id, name)
-    if isinstance(stored, Success) and stored.unwrap() == session.head:
-        return Success(None)
-    return heads.move_head(conn, session.session_id, name, expected, session.head)
+def _steps(tx: Tx) -> TurnSteps:
+    return TurnSteps(
+        tx.rows,
+        partial(nodes.append_node, tx.nodes),
+        partial(nodes.complete_node, tx.nodes),
+        partial(heads.move_head, tx.rows),
+        partial(sessions.put_usage, tx.rows),
+    )
 
 
 def _put_commits(
-    conn: sqlite3.Connection, batch: Iterable[ContextCommit], known: set[str], fresh: list[str]
+    rows: Rows, batch: Iterable[ContextCommit], known: set[str], fresh: list[str]
 ) -> Result[None, StoreError]:
-    for commit in commits.parents_first(batch):
-        put = commits.put_commit(conn, commit, known)
+    for commit in parents_first(batch):
+        put = objects.put_commit(rows, commit, known)
         if isinstance(put, Failure):
             return Failure(put.failure())
         fresh.extend(put.unwrap().digests)
@@ -47,7 +41,7 @@ def _put_commits(
 
 
 def save_session(
-    conn: sqlite3.Connection,
+    tx: Tx,
     session: Session,
     *,
     batch: Iterable[ContextCommit],
@@ -59,57 +53,52 @@ def save_session(
     known: set[str],
     fresh: list[str],
 ) -> Result[int, StoreError]:
-    """Store ``session`` (created if missing) and what goes with it; the nodes added.
+    """Store ``session`` (created if missing) with its head, commits and usage; nodes added.
 
-    Saving the same session again adds nothing. The head moves by compare-and-set from
-    ``expected_head`` unless it already points at ``session.head``.
+    The head moves by compare-and-set from ``expected_head`` unless it already points at
+    ``session.head``, so saving the same session again adds nothing.
     """
     session_id = session.session_id
-    return (
-        _ensure_session(conn, session_id, created_at, title)
-        .bind(lambda _: nodes.append_graph(conn, session_id, session.graph))
-        .bind(
-            lambda added: (
-                _sync_head(conn, session, head_name, expected_head)
-                .bind(lambda _: _put_commits(conn, batch, known, fresh))
-                .bind(
-                    lambda _: (
-                        sessions.put_usage(conn, session_id, usage)
-                        if usage is not None
-                        else Success(None)
-                    )
-                )
-                .map(lambda _: added)
-            )
-        )
-    )
-
-
-def append_at_head(
-    conn: sqlite3.Connection, session_id: str, call: Call, head_name: str
-) -> Result[int, StoreError]:
-    """Append ``call`` and move the head from ``call.predecessor`` to it; `HeadMoved` if stale."""
-    actual = heads.get_head(conn, session_id, head_name)
-    if isinstance(actual, Success) and actual.unwrap() != call.predecessor:
-        return Failure(HeadMoved(session_id, head_name, call.predecessor, actual.unwrap()))
-    return nodes.append_node(conn, session_id, call).bind(
-        lambda seq: heads.move_head(conn, session_id, head_name, call.predecessor, call.id).map(
-            lambda _: seq
-        )
-    )
+    if require_session(tx.rows, session_id) is not None:
+        created = sessions.create_session(tx.rows, session_id, created_at, title, None)
+        if isinstance(created, Failure):
+            return Failure(created.failure())
+    refused = tx.hold(session_id)
+    if refused is not None:
+        return Failure(refused)
+    added = nodes.append_graph(tx.nodes, session_id, session.graph)
+    if isinstance(added, Failure):
+        return added
+    head = session.head
+    if head is not None and heads.get_head(tx.rows, session_id, head_name) != head:
+        moved = heads.move_head(tx.rows, session_id, head_name, expected_head, head)
+        if isinstance(moved, Failure):
+            return Failure(moved.failure())
+    put = _put_commits(tx.rows, batch, known, fresh)
+    if isinstance(put, Failure):
+        return Failure(put.failure())
+    if usage is not None:
+        sessions.put_usage(tx.rows, session_id, usage)
+    return added
 
 
 def write_turn(
-    conn: sqlite3.Connection, turn: TurnWrite, known: set[str], fresh: list[str]
+    tx: Tx, turn: TurnWrite, known: set[str], fresh: list[str]
 ) -> Result[TurnWritten, StoreError]:
-    """Store a turn's nodes, completions, head, commits and usage; all or nothing."""
-    steps = TurnSteps(
-        SqliteRows(conn),
-        lambda sid, call: nodes.append_node(conn, sid, call),
-        lambda sid, node_id, output, status: nodes.complete_node(
-            conn, sid, node_id, output, status
-        ),
-        lambda sid, name, old, new: heads.move_head(conn, sid, name, old, new),
-        lambda sid, usage: sessions.put_usage(conn, sid, usage),
+    """Store a turn's nodes, completions, head, commits and usage, all or nothing."""
+    refused = tx.hold(turn.session_id)
+    if refused is not None:
+        return Failure(refused)
+    return apply_turn(_steps(tx), turn, known, fresh)
+
+
+def append_at_head(tx: Tx, session_id: str, call: Call, head_name: str) -> Result[int, StoreError]:
+    """Append ``call`` and move the head from ``call.predecessor`` to it; `HeadMoved` if stale."""
+    actual = heads.get_head(tx.rows, session_id, head_name)
+    if actual != call.predecessor:
+        return Failure(HeadMoved(session_id, head_name, call.predecessor, actual))
+    return nodes.append_node(tx.nodes, session_id, call).bind(
+        lambda seq: heads.move_head(tx.rows, session_id, head_name, call.predecessor, call.id).map(
+            lambda _: seq
+        )
     )
-    return apply_turn(steps, turn, known, fresh)

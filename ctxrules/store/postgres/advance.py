@@ -17,13 +17,10 @@ from ctxrules.store.errors import (
     StoreError,
     UnknownSession,
 )
+from ctxrules.store.nodes import edge_error, edge_targets, same_node
 from ctxrules.store.postgres.connection import Conn
-from ctxrules.store.postgres.nodes import (
-    edge_error,
-    edge_targets,
-    insert_statement,
-    same_as_stored,
-)
+from ctxrules.store.postgres.nodes import SELECT_STORED, decode, insert_statement
+from ctxrules.store.postgres.rows import pg_sql
 
 _SET_HEAD = (
     "INSERT INTO heads (session_id, name, node_id) VALUES (%s, %s, %s)"
@@ -44,29 +41,28 @@ def append_at_head(
             "SELECT node_id FROM heads WHERE session_id = %s AND name = %s",
             (session_id, head_name),
         )
-        stored = conn.execute(
-            "SELECT fixed, output, status, seq FROM nodes WHERE session_id = %s AND id = %s",
-            (session_id, call.id),
-        )
+        stored = conn.execute(pg_sql(SELECT_STORED), (session_id, call.id))
         present = conn.execute(
             "SELECT id FROM nodes WHERE session_id = %s AND id = ANY(%s)", (session_id, targets)
         )
         if lock.fetchone() is None:
             return Failure(UnknownSession(session_id))
-        row = head.fetchone()
-        actual = None if row is None else str(row[0])
+        head_row = head.fetchone()
+        actual = None if head_row is None else str(head_row[0])
         if actual != call.predecessor:
             return Failure(HeadMoved(session_id, head_name, call.predecessor, actual))
-        found = stored.fetchone()
+        row = stored.fetchone()
+        found = None if row is None else decode(call.id, row)
         missing = set(targets) - {r[0] for r in present.fetchall()}
-        if found is not None and not same_as_stored(tuple(found), call):
+        if found is not None and not same_node(found, call):
             return Failure(NodeConflict(session_id, call.id))
         error = edge_error(call, missing) if found is None else None
         if error is not None:
             return Failure(DagRefused(session_id, error))
-        inserted = conn.execute(*insert_statement(session_id, call)) if found is None else None
+        sql, params = insert_statement(session_id, call)
+        inserted = conn.execute(pg_sql(sql), params) if found is None else None
         conn.execute(_SET_HEAD, (session_id, head_name, call.id))
-        if inserted is None:
-            return Success(int(found[3]))  # type: ignore[index]
-        seq_row = inserted.fetchone()
+        seq_row = None if inserted is None else inserted.fetchone()
+    if found is not None:
+        return Success(found.seq)
     return Success(int(seq_row[0]) if seq_row is not None else 0)

@@ -17,6 +17,8 @@ from psycopg_pool import ConnectionPool
 from returns.result import Failure, Result, Success
 
 from ctxrules.store.errors import (
+    CorruptRecord,
+    DamagedRow,
     OpenFailed,
     PostgresFailed,
     StoreClosed,
@@ -77,6 +79,12 @@ def run(pool: ConnectionPool[Any] | None, operation: str, work: Work[T]) -> Resu
                 raise psycopg.Rollback
     except psycopg.Error as err:
         return Failure(failed(operation, err))
+    except DamagedRow as err:
+        return Failure(CorruptRecord(err.table, err.key, err.reason))
+    except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as err:
+        # A row the store wrote decodes by construction: one that fails was changed outside
+        # it (the transaction is rolled back already), and is reported, not raised.
+        return Failure(CorruptRecord("row", operation, f"{type(err).__name__}: {err}"))
     return result
 
 

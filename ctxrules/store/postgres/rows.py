@@ -9,7 +9,8 @@ from ctxrules.store.postgres.connection import Conn
 from ctxrules.store.rows import Params
 
 
-def _sql(sql: str) -> str:
+def pg_sql(sql: str) -> str:
+    """The shared layers' SQL with psycopg's placeholders."""
     # The shared SQL holds no literal '?' or '%': each '?' is a placeholder.
     return sql.replace("?", "%s")
 
@@ -24,18 +25,18 @@ class PgRows:
 
     def one(self, sql: str, params: Params = ()) -> tuple[Any, ...] | None:
         """The first row the statement returns, or None."""
-        row = self.conn.execute(_sql(sql), params).fetchone()
+        row = self.conn.execute(pg_sql(sql), params).fetchone()
         return tuple(row) if row is not None else None
 
     def all(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
         """Every row the statement returns."""
-        return [tuple(row) for row in self.conn.execute(_sql(sql), params).fetchall()]
+        return [tuple(row) for row in self.conn.execute(pg_sql(sql), params).fetchall()]
 
     def run(self, sql: str, params: Params = ()) -> None:
         """Run a statement that returns no rows."""
-        self.conn.execute(_sql(sql), params)
+        self.conn.execute(pg_sql(sql), params)
 
     def many(self, sql: str, rows: Iterable[Params]) -> None:
         """Run one statement once for each row of parameters."""
         with self.conn.cursor() as cursor:
-            cursor.executemany(_sql(sql), list(rows))
+            cursor.executemany(pg_sql(sql), list(rows))

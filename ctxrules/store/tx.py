@@ -1,0 +1,57 @@
+"""`Tx`: one open transaction of either backend, as the shared store operations see it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import attrs
+from returns.result import Failure, Result
+
+from ctxrules.store.errors import StoreError
+from ctxrules.store.nodes import NodeTable
+from ctxrules.store.rows import Rows
+from ctxrules.store.sessions import require_session
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class Tx:
+    """One open transaction of a backend, as the shared operations use it.
+
+    ``hold`` readies a session for a write, or says why not: SQLite checks that it is
+    stored (its write lock already holds the whole file), PostgreSQL locks its row.
+    """
+
+    rows: Rows
+    nodes: NodeTable
+    hold: Callable[[str], StoreError | None]
+
+
+#: Work inside one transaction; a `Failure` rolls it back.
+Work = Callable[[Tx], Result[T, StoreError]]
+
+#: Work that also lists the digests of the commit objects it wrote.
+FreshWork = Callable[[Tx, list[str]], Result[T, StoreError]]
+
+
+def reading(session_id: str, work: Work[T]) -> Work[T]:
+    """``work`` after a check that the session is stored."""
+
+    def checked(tx: Tx) -> Result[T, StoreError]:
+        missing = require_session(tx.rows, session_id)
+        return Failure(missing) if missing is not None else work(tx)
+
+    return checked
+
+
+def writing(session_id: str, work: Work[T]) -> Work[T]:
+    """``work`` after the session is held for writing."""
+
+    # Hold first: every read the write bases itself on happens after the hold.
+    def held(tx: Tx) -> Result[T, StoreError]:
+        refused = tx.hold(session_id)
+        return Failure(refused) if refused is not None else work(tx)
+
+    return held
