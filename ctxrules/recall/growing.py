@@ -3,10 +3,11 @@
 `recall_index` builds every handle of a session at once, which is right for a check over
 a stored session but costs the whole history per answer. A host that answers recall
 calls turn after turn keeps these instead: `NodeHandles` visits each DAG node once, when
-it is appended; `CommitHandles` follows the commit and looks at the items it changed,
-rebuilding only when a summary, a folded item or an attached copy is among them (after a
-compaction, once). `SessionHandles` reads both as the recall tools do. All are values: a
-new version shares everything unchanged with the old one (``immutables.Map``).
+it is appended; `CommitHandles` follows the commit and looks only at the 64-item chunks
+it does not share with the one before, rebuilding when a summary, a folded item or an
+attached copy is among them (after a compaction, once). `SessionHandles` reads both as
+the recall tools do. All are values: a new version shares everything unchanged with the
+old one (``immutables.Map``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from ctxrules.recall.lookup import (
     commit_entries,
     node_original,
 )
-from ctxrules.recall.offload import changed_positions
 from ctxrules.rules.handles import handle_for
 
 _NO_OWNERS: Map[str, str] = Map()
@@ -108,9 +108,9 @@ def _may_hold(commit: ContextCommit) -> bool:
 class CommitHandles:
     """The handles that live in one commit: its summaries, their folds, its attached copies.
 
-    ``covers`` are the source ids that items were folded into. `moved_to` follows the
-    next commit: when it was generated from this one and changed none of the items these
-    handles depend on, the entries carry over after a look at the changed items alone.
+    ``covers`` are the source ids that items were folded into. `moved_to` follows a later
+    commit: when it changed none of the items these handles depend on, the entries carry
+    over after a look at the chunks of items it does not share with this one.
     ``visited`` counts the items the step that made this version looked at.
     """
 
@@ -159,17 +159,40 @@ class CommitHandles:
             return self if self.visited == 0 else attrs.evolve(self, visited=0)
         if not _may_hold(commit):
             return CommitHandles(commit)
-        before = self.commit
-        positions = None if before is None else changed_positions(before, commit)
-        if before is None or positions is None:
+        if self.commit is None:
             return CommitHandles.of(commit, graph, sources)
-        old, new = before.items, commit.items
-        for position in positions:
-            was = old[position] if position < len(old) else None
-            if _in_commit_only(was, self.covers) or _in_commit_only(new[position], self.covers):
-                rebuilt = CommitHandles.of(commit, graph, sources)
-                return attrs.evolve(rebuilt, visited=rebuilt.visited + len(positions))
-        return attrs.evolve(self, commit=commit, visited=len(positions))
+        pairs, compared = _changed(self.commit, commit)
+        if any(
+            _in_commit_only(a, self.covers) or _in_commit_only(b, self.covers) for a, b in pairs
+        ):
+            rebuilt = CommitHandles.of(commit, graph, sources)
+            return attrs.evolve(rebuilt, visited=rebuilt.visited + compared)
+        return attrs.evolve(self, commit=commit, visited=compared)
+
+
+def _changed(
+    before: ContextCommit, commit: ContextCommit
+) -> tuple[list[tuple[ContextItem | None, ContextItem | None]], int]:
+    """The (old, new) items at each position where the commits differ, and the items compared.
+
+    A commit generated from another shares every chunk it did not change (however many
+    commits lie between), so only the items of the chunks they do not share are compared.
+    """
+    old, new = before.items.chunks(), commit.items.chunks()
+    pairs: list[tuple[ContextItem | None, ContextItem | None]] = []
+    compared = 0
+    for number in range(max(len(old), len(new))):
+        was = old[number] if number < len(old) else ()
+        now = new[number] if number < len(new) else ()
+        if was is now:
+            continue
+        for offset in range(max(len(was), len(now))):
+            compared += 1
+            a = was[offset] if offset < len(was) else None
+            b = now[offset] if offset < len(now) else None
+            if a is not b:
+                pairs.append((a, b))
+    return pairs, compared
 
 
 @attrs.frozen
