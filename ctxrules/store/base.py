@@ -247,6 +247,11 @@ class StoreBase(abc.ABC):
         )
         return self._transaction("move_head", work, write=True)
 
+    def heads(self, session_id: str) -> Result[dict[str, str], StoreError]:
+        """Every named head of the session, name to node id (what `ctxrules migrate` copies)."""
+        work = reading(session_id, lambda tx: Success(heads.all_heads(tx.rows, session_id)))
+        return self._transaction("heads", work, write=False)
+
     # -- search and usage --------------------------------------------------------------------
 
     def search(

@@ -17,7 +17,6 @@ from returns.result import Failure, Result, Success
 
 from ctxrules.dag import thaw
 from ctxrules.store.errors import StoreError, UnknownSession
-from ctxrules.store.listing import KeepsBlobs, session_blobs, session_heads
 from ctxrules.store.protocol import Store
 from ctxrules.store.sessions import SessionInfo
 
@@ -61,10 +60,6 @@ def _move_heads(target: Store, sid: str, heads: Mapping[str, str]) -> Result[Non
 
 
 def _put_blobs(target: Store, sid: str, blobs: Mapping[str, str]) -> Result[None, StoreError]:
-    if not blobs:
-        return Success(None)
-    if not isinstance(target, KeepsBlobs):
-        return Failure(CopyMismatch(sid, "offloaded originals (the target keeps no blobs)"))
     for handle, text in blobs.items():
         put = target.put_blob(sid, handle, text)
         if isinstance(put, Failure):
@@ -76,7 +71,7 @@ def _copy_one(source: Store, target: Store, info: SessionInfo) -> Result[Copied,
     sid = info.id
     loaded = source.load_session(sid)
     commits = source.commits_for(sid)
-    heads, blobs = session_heads(source, sid), session_blobs(source, sid)
+    heads, blobs = source.heads(sid), source.session_blobs(sid)
     for read in (loaded, commits, heads, blobs):
         if isinstance(read, Failure):
             return Failure(read.failure())
@@ -121,8 +116,8 @@ def _fingerprint(store: Store, sid: str, *, check: bool) -> Result[tuple[object,
                 lambda cs: (text, [c.id for c in cs])
             )
         )
-        .bind(lambda got: session_heads(store, sid).map(lambda heads: (*got, heads)))
-        .bind(lambda got: session_blobs(store, sid).map(lambda blobs: (*got, blobs)))
+        .bind(lambda got: store.heads(sid).map(lambda heads: (*got, heads)))
+        .bind(lambda got: store.session_blobs(sid).map(lambda blobs: (*got, blobs)))
     )
 
 

@@ -17,6 +17,14 @@ def get_head(rows: Rows, session_id: str, name: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def all_heads(rows: Rows, session_id: str) -> dict[str, str]:
+    """Every named head of the session, name to node id, in name order."""
+    listed = rows.all(
+        "SELECT name, node_id FROM heads WHERE session_id = ? ORDER BY name", (session_id,)
+    )
+    return {str(name): str(node) for name, node in listed}
+
+
 def bad_name(name: str) -> StoreError | None:
     """`InvalidArgument` for an empty head name, else None."""
     return (

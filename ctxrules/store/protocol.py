@@ -144,6 +144,22 @@ class Store(Protocol):
         """Compare-and-set: point ``name`` at ``new`` if it points at ``expected_old``."""
         ...
 
+    def heads(self, session_id: str) -> Result[dict[str, str], StoreError]:
+        """Every named head of the session, name to node id."""
+        ...
+
+    def put_blob(self, session_id: str, handle: str, text: str) -> Result[str, StoreError]:
+        """Keep an offloaded original whole under ``handle``; its content digest."""
+        ...
+
+    def get_blob(self, session_id: str, handle: str) -> Result[str | None, StoreError]:
+        """The original kept under ``handle``, or None."""
+        ...
+
+    def session_blobs(self, session_id: str) -> Result[dict[str, str], StoreError]:
+        """Every offloaded original of the session by handle."""
+        ...
+
     def search(
         self, query: str, session_id: str | None = None, limit: int = 20
     ) -> Result[list[SearchHit], StoreError]:

@@ -15,7 +15,6 @@ from ctxrules.commit import ContextCommit
 from ctxrules.dag import Session
 from ctxrules.store import HeadMoved, Store, UnknownSession, open_store
 from ctxrules.store.copy import Copied, copy_sessions
-from ctxrules.store.listing import session_blobs
 from ctxrules.tokens.usage import ProviderUsage, UsageState
 
 REAL_SESSION = "claude-code/5d_755497c182_0.jsonl"
@@ -61,7 +60,7 @@ def test_a_session_copies_across_backends_and_back(
     assert other.commits_for("s1") == Success([first, second])
     assert other.load_session("s1") == Success(session)
     assert other.get_head("s1", "draft") == Success(session.graph.order[0])
-    assert session_blobs(other, "s1") == Success(blobs)
+    assert other.session_blobs("s1") == Success(blobs)
     assert other.load_usage("s1") == store.load_usage("s1") is not None
     assert other.list_sessions() == store.list_sessions()
     # Again: nothing new, still verified; and back the other way changes nothing.
@@ -91,7 +90,7 @@ def test_a_blob_the_target_names_otherwise_fails_the_copy(
         where.put_blob("s1", "h:aaaaaaaa", text).unwrap()  # type: ignore[attr-defined]
     refused = copy_sessions(store, other).failure()
     assert refused.name == "handle"  # type: ignore[attr-defined]
-    assert session_blobs(other, "s1") == Success({"h:aaaaaaaa": "target text"})
+    assert other.session_blobs("s1") == Success({"h:aaaaaaaa": "target text"})
 
 
 def test_an_unknown_session_is_a_failure(store: Store, other: Store) -> None:

@@ -25,7 +25,6 @@ from ctxrules.commit import ContextCommit, commit_to_json
 from ctxrules.engine.context import Context
 from ctxrules.store import OpenFailed, Store, open_store
 from ctxrules.store import schema as sqlite_schema
-from ctxrules.store.listing import session_blobs, session_heads
 
 SESSIONS = ("alpha", "beta", "gamma")
 TURNS = 6
@@ -197,8 +196,8 @@ class Made:
             _drive(self.source, session)
         with open_store(self.source).unwrap() as store:
             self.commits = {s: store.commits_for(s).unwrap() for s in SESSIONS}
-            self.blobs = {s: session_blobs(store, s).unwrap() for s in SESSIONS}
-            self.heads = {s: session_heads(store, s).unwrap() for s in SESSIONS}
+            self.blobs = {s: store.session_blobs(s).unwrap() for s in SESSIONS}
+            self.heads = {s: store.heads(s).unwrap() for s in SESSIONS}
 
     def old(self, rows: list[tuple[object, ...]] | None = None) -> str:
         """A new store of schema version 2 holding the sessions (or the given commit rows)."""
@@ -230,8 +229,8 @@ def _check_commits(store: Store, made: Made) -> None:
         assert read == expected
         for commit in expected:
             assert store.get_commit(commit.id, check=True).unwrap() == commit
-        assert session_blobs(store, session).unwrap() == made.blobs[session]
-        assert session_heads(store, session).unwrap() == made.heads[session]
+        assert store.session_blobs(session).unwrap() == made.blobs[session]
+        assert store.heads(session).unwrap() == made.heads[session]
 
 
 # -- the tests -------------------------------------------------------------------------------
