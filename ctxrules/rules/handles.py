@@ -34,7 +34,9 @@ def handle_for(source_id: str) -> str:
     >>> handle_for("n1"), handle_for("n1") == handle_for("n1"), handle_for("n2") != handle_for("n1")
     ('h:m5vyxocm', True, True)
     """
-    digest = hashlib.sha256(source_id.encode()).digest()
+    # Base32 turns each 5 bytes into 8 characters: encoding only the bytes the handle shows
+    # gives the same characters at a third of the cost (a first recall hashes every node).
+    digest = hashlib.sha256(source_id.encode()).digest()[: -(-HANDLE_CHARS * 5 // 8)]
     return HANDLE_PREFIX + base64.b32encode(digest).decode()[:HANDLE_CHARS].lower()
 
 
