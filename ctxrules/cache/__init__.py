@@ -2,7 +2,14 @@
 
 from ctxrules.cache.breakpoints import stable_prefix_end
 from ctxrules.cache.pricing import CacheState, Entry, Priced
-from ctxrules.cache.profiles import NO_CACHE, PROFILES, CacheProfile, anthropic, openai
+from ctxrules.cache.profiles import (
+    NO_CACHE,
+    PROFILES,
+    CacheProfile,
+    anthropic,
+    openai,
+    profile_for_model,
+)
 
 __all__ = [
     "NO_CACHE",
@@ -13,5 +20,6 @@ __all__ = [
     "Priced",
     "anthropic",
     "openai",
+    "profile_for_model",
     "stable_prefix_end",
 ]

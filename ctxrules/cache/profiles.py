@@ -90,3 +90,19 @@ NO_CACHE = CacheProfile("none", read=1.0, write=1.0, output=4.0, ttl_seconds=0.0
 
 #: The profiles by the name ``ctxrules replay --provider`` takes.
 PROFILES = {"anthropic": anthropic(), "openai": openai(), "none": NO_CACHE}
+
+
+def profile_for_model(model: str) -> CacheProfile | None:
+    """The cache profile of a model's provider, known from its name, or None.
+
+    >>> profile_for_model("claude-sonnet-4").name, profile_for_model("gpt-4o").read
+    ('anthropic', 0.5)
+    >>> print(profile_for_model("llama-3-70b"))
+    None
+    """
+    name = model.lower().rsplit("/", 1)[-1]
+    if name.startswith("claude"):
+        return anthropic()
+    # The longest family the name starts with: "gpt-4o-mini" is gpt-4o, "gpt-4.1-nano" gpt-4.1.
+    families = sorted((f for f in OPENAI_READ_FACTORS if name.startswith(f)), key=len)
+    return openai(family=families[-1]) if families else None

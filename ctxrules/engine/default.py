@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 import attrs
 from returns.result import Failure, Result, Success
 
+from ctxrules.cache import CacheProfile
 from ctxrules.commit import ContextCommit
 from ctxrules.compaction import (
     CompactResult,
@@ -33,6 +34,7 @@ from ctxrules.engine.notices import (
     emit_compaction,
     outcome_step,
     request_note,
+    snip_note,
     window_problem,
 )
 from ctxrules.engine.rescue import RescueState, refusal_from_error
@@ -40,7 +42,7 @@ from ctxrules.engine.turn import SessionState, TurnPrep, turn_prep
 from ctxrules.render import Message, TextBlock, count_messages, render_commit
 from ctxrules.render.system_prompt import AgentProfile, build_system_prompt
 from ctxrules.rules import Facts, Pipeline, ReferenceTracker
-from ctxrules.rules.batching import BatchReason
+from ctxrules.rules.batching import BatchReason, last_batch
 from ctxrules.tokens import (
     BudgetAllocation,
     Tokenizer,
@@ -58,7 +60,11 @@ def _default_summarizer(_: tuple[Message, ...]) -> str:
 
 
 class DefaultContextEngine(ContextEngine):
-    """The default engine; every component is a keyword argument (001 §5.2)."""
+    """The default engine; every component is a keyword argument (001 §5.2).
+
+    ``cache_profile``, the provider's prompt cache when known, sets the batching policy's
+    cold trigger to the cache's lifetime: a gap that long means the cache has expired.
+    """
 
     name = "default"
 
@@ -77,8 +83,12 @@ class DefaultContextEngine(ContextEngine):
         usage_tracker: UsageState | None = None,
         reference_tracker: ReferenceTracker | None = None,
         on_event: OnEvent | None = None,
+        cache_profile: CacheProfile | None = None,
     ) -> None:
         self.pipeline = pipeline or Pipeline()
+        if cache_profile is not None and self.pipeline.batching is not None:
+            batching = self.pipeline.batching.with_cache_ttl(cache_profile.ttl_seconds)
+            self.pipeline = attrs.evolve(self.pipeline, batching=batching)
         self.summarizer = summarizer
         # A session counts the same texts again (tool names, an item at arrival and after a
         # replay's naive resend): the memo turns each repeat into a lookup.
@@ -160,6 +170,8 @@ class DefaultContextEngine(ContextEngine):
         )
         self.states[session.session_id] = state
         path.append("reuse_commit" if commit is before else "generate_commit")
+        if commit is not before:
+            commit = self._budget_point(session.session_id, before, commit, window, now, fixed)
         budget = self.allocate(window, system_tokens, commit.total_tokens, tools_tokens)
         action = decide(budget, self.policy, self._state(session.session_id).hold)
         path.append(f"decide:{action.value}")
@@ -187,6 +199,13 @@ class DefaultContextEngine(ContextEngine):
             snipped = snip(messages, max(limit, 0), self.tokenizer)
             path.append(f"snip:{len(messages)}->{len(snipped.messages)} messages")
             messages, request = snipped.messages, snipped.tokens
+            # A cut is never silent: a warning on the turn, and an event for the caller.
+            if cut := snip_note(snipped):
+                notes.append(cut)
+                if self.on_event is not None:
+                    self.on_event(
+                        "request_snipped", {"session_id": session.session_id, "warning": cut}
+                    )
         self.states[session.session_id] = attrs.evolve(
             self._state(session.session_id), last_request=request + fixed
         )
@@ -206,6 +225,38 @@ class DefaultContextEngine(ContextEngine):
             path=path,
         )
         return Success(prep)
+
+    def _budget_point(  # noqa: PLR0917 - private; the one caller passes all six
+        self,
+        session_id: str,
+        before: ContextCommit | None,
+        commit: ContextCommit,
+        window: int,
+        now: float,
+        fixed: int,
+    ) -> ContextCommit:
+        """``commit``, or it with pending tightening landed when it crosses the budget share.
+
+        Decided on the commit as it would be sent (new results already capped), not on the
+        raw originals: a huge result cut to a few thousand characters crosses nothing.
+        """
+        batching = self.pipeline.batching
+        state = self._state(session_id)
+        facts = Facts(
+            now=now, context_window=window, tokenizer=self.tokenizer, cited=state.references.cited
+        )
+        batched = before is not None and last_batch(commit)[0] != last_batch(before)[0]
+        if batching is None or batched or not batching.crosses_budget(before, commit, facts, fixed):
+            return commit
+        settled = self.pipeline.settle(commit, facts, BatchReason.BUDGET)
+        head = commit.head_node_id
+        assert head is not None  # noqa: S101 - a generated commit has its head
+        self.states[session_id] = attrs.evolve(
+            state,
+            commits=state.commits.set(head, settled),
+            by_id=state.by_id.set(settled.id, settled),
+        )
+        return settled
 
     def _refused(self, session_id: str, prompt_too_long: bool | str, request: int) -> RescueState:
         """The rescue state after this call's report: a refusal caps the request below the last."""

@@ -35,16 +35,23 @@ class BatchReason(enum.IntEnum):
     COMPACTION = 5
 
 
+#: The floor is at most this share of the input budget: at a small window a fixed floor
+#: would swallow the whole budget and no tightening would ever land.
+FLOOR_SHARE = 0.25
+
+
 @attrs.frozen
 class Batching:
     """When pending tightening is applied (the spec's ``[batching]`` table).
 
     A batch point is: every ``every_turns`` assistant turns since the last one; the turn the
-    history crosses ``budget_share`` of the input budget; a turn after a gap of at least
-    ``cold_after_seconds`` (the provider's cache has expired, so a rewrite costs nothing
-    extra); or a compaction (the engine settles pending tightening with it). Below
-    ``min_history_tokens`` nothing is a batch point: a small history is cheap to keep whole.
-    ``budget_share`` and ``cold_after_seconds`` of 0 switch that trigger off.
+    history *as sent* (new results already capped) crosses ``budget_share`` of the input
+    budget; a turn after a gap of at least ``cold_after_seconds`` (the provider's cache has
+    expired, so a rewrite costs nothing extra); or a compaction (the engine settles pending
+    tightening with it). While the history already sent is under the floor,
+    ``min_history_tokens`` but at most `FLOOR_SHARE` of the input budget, nothing is a batch
+    point: a small history is cheap to keep whole. ``budget_share`` and
+    ``cold_after_seconds`` of 0 switch that trigger off.
     """
 
     every_turns: int = 16
@@ -58,22 +65,58 @@ class Batching:
             return facts.budget
         return facts.context_window - output_reserve_for(facts.context_window)
 
+    def floor(self, facts: Facts) -> int:
+        """Tokens of sent history below which nothing is rewritten.
+
+        >>> Batching().floor(Facts(context_window=200_000)), Batching().floor(Facts(context_window=16_000))
+        (8000, 2000)
+        """
+        return min(self.min_history_tokens, int(FLOOR_SHARE * self.input_budget(facts)))
+
     def reason(
         self, parent: ContextCommit | None, grown: ContextCommit, facts: Facts
     ) -> BatchReason | None:
-        """Why ``grown`` (the parent plus the new items, before the rules) is a batch point, or None."""
+        """Why ``grown`` (the parent plus the new items, before the rules) is a batch point, or None.
+
+        Only what the rules cannot change is decided here: the start, the clock and the turn
+        count. Whether the history crosses the budget share depends on what the rules make of
+        the new items (a 190,000-character result is sent capped), so `crosses_budget`
+        decides it on the commit as it would be sent.
+        """
+        del grown  # the triggers decided here do not depend on the new items' size
         if parent is None or BATCH_COUNT not in parent.marks:
             return BatchReason.START
-        if grown.total_tokens < self.min_history_tokens:
+        if parent.total_tokens < self.floor(facts):
             return None
         if self.cold_after_seconds > 0 and facts.now - parent.created_at >= self.cold_after_seconds:
             return BatchReason.COLD
-        limit = self.budget_share * self.input_budget(facts)
-        if self.budget_share > 0 and parent.total_tokens < limit <= grown.total_tokens:
-            return BatchReason.BUDGET
         if facts.head_turn - parent.marks.get(BATCH_TURN, 0) >= self.every_turns:
             return BatchReason.TURNS
         return None
+
+    def crosses_budget(
+        self, parent: ContextCommit | None, sent: ContextCommit, facts: Facts, fixed: int = 0
+    ) -> bool:
+        """Whether ``sent`` (the commit as it would go out) is the turn that crosses the share.
+
+        ``fixed`` counts what every request carries besides the history (system prompt, tool
+        schemas). A history already past the share when the parent was sent does not cross
+        it again.
+        """
+        if self.budget_share <= 0 or parent is None or BATCH_COUNT not in parent.marks:
+            return False
+        limit = self.budget_share * self.input_budget(facts)
+        return parent.total_tokens + fixed < limit <= sent.total_tokens + fixed
+
+    def with_cache_ttl(self, ttl_seconds: float) -> Batching:
+        """This policy with the cold trigger at a provider's cache lifetime (kept if it is off or unknown).
+
+        >>> Batching().with_cache_ttl(3600.0).cold_after_seconds, Batching().with_cache_ttl(0).cold_after_seconds
+        (3600.0, 300.0)
+        """
+        if self.cold_after_seconds <= 0 or ttl_seconds <= 0:
+            return self
+        return attrs.evolve(self, cold_after_seconds=ttl_seconds)
 
 
 def mark_batch(commit: ContextCommit, facts: Facts, why: BatchReason) -> ContextCommit:

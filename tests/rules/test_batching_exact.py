@@ -54,12 +54,24 @@ def test_only_a_parent_never_batched_makes_a_start() -> None:
     assert TURNS_ONLY.reason(_commit(10), grown, Facts(head_turn=1)) is None
 
 
-def test_a_history_of_exactly_the_minimum_may_be_a_batch_point() -> None:
-    """Below ``min_history_tokens`` nothing is a batch point; at exactly the minimum it may be."""
+def test_a_sent_history_of_exactly_the_floor_may_be_a_batch_point() -> None:
+    """Below the floor the history already sent is never rewritten; at exactly the floor it may be."""
     policy = Batching(every_turns=3, budget_share=0, cold_after_seconds=0, min_history_tokens=50)
     facts = Facts(head_turn=3)
-    assert policy.reason(_commit(10), _commit(50), facts) is BatchReason.TURNS
-    assert policy.reason(_commit(10), _commit(49), facts) is None
+    assert policy.reason(_commit(50), _commit(60), facts) is BatchReason.TURNS
+    assert policy.reason(_commit(49), _commit(60), facts) is None
+    # The new items' raw size does not count: a huge new result is sent capped.
+    assert policy.reason(_commit(49), _commit(10_000), facts) is None
+
+
+def test_the_floor_is_at_most_a_quarter_of_the_input_budget() -> None:
+    """At a small window the floor shrinks to a quarter of the input budget, or nothing could land."""
+    policy = Batching(min_history_tokens=8_000)
+    assert policy.floor(Facts(budget=100_000)) == 8_000
+    assert policy.floor(Facts(budget=32_000)) == 8_000
+    assert policy.floor(Facts(budget=31_999)) == 7_999
+    assert policy.floor(Facts(budget=8_000)) == 2_000
+    assert Batching(min_history_tokens=0).floor(Facts(budget=8_000)) == 0
 
 
 def test_the_cold_trigger_fires_from_exactly_its_gap_and_only_when_on() -> None:
@@ -76,17 +88,32 @@ def test_the_cold_trigger_fires_from_exactly_its_gap_and_only_when_on() -> None:
     assert off.reason(parent, grown, Facts(now=10_000.0)) is None
 
 
-def test_the_budget_trigger_fires_on_the_turn_that_crosses_the_share() -> None:
-    """The budget point is the turn whose history reaches the share, not one already past it."""
+def test_the_budget_trigger_fires_on_the_sent_commit_that_crosses_the_share() -> None:
+    """The budget point is the sent commit that reaches the share, not one already past it."""
     policy = Batching(every_turns=99, budget_share=0.5, cold_after_seconds=0, min_history_tokens=0)
     facts = Facts(budget=1_000)  # limit: 500 tokens
-    assert policy.reason(_commit(100), _commit(600), facts) is BatchReason.BUDGET
-    assert policy.reason(_commit(100), _commit(500), facts) is BatchReason.BUDGET
-    assert policy.reason(_commit(100), _commit(499), facts) is None
-    assert policy.reason(_commit(500), _commit(700), facts) is None
-    assert policy.reason(_commit(600), _commit(700), facts) is None
+    assert policy.crosses_budget(_commit(100), _commit(600), facts)
+    assert policy.crosses_budget(_commit(100), _commit(500), facts)
+    assert not policy.crosses_budget(_commit(100), _commit(499), facts)
+    assert not policy.crosses_budget(_commit(500), _commit(700), facts)
+    assert not policy.crosses_budget(_commit(600), _commit(700), facts)
+    # The system prompt and tool schemas count too: 100 + 400 fixed reaches the limit.
+    assert policy.crosses_budget(_commit(50), _commit(100), facts, fixed=400)
+    assert not policy.crosses_budget(_commit(50), _commit(99), facts, fixed=400)
+    # The raw size never decides: reason() does not know what the rules make of new items.
+    assert policy.reason(_commit(100), _commit(10_000), facts) is None
     off = Batching(every_turns=99, budget_share=0, cold_after_seconds=0, min_history_tokens=0)
-    assert off.reason(_commit(0), _commit(10_000), facts) is None
+    assert not off.crosses_budget(_commit(0), _commit(10_000), facts)
+    assert not policy.crosses_budget(None, _commit(10_000), facts)
+    assert not policy.crosses_budget(ContextCommit("s"), _commit(10_000), facts)
+
+
+def test_the_cold_trigger_follows_a_provider_cache_lifetime() -> None:
+    """``with_cache_ttl`` moves the cold trigger to the TTL; an off trigger or an unknown TTL stays."""
+    assert Batching().with_cache_ttl(3_600.0).cold_after_seconds == 3_600.0
+    assert Batching().with_cache_ttl(0.0) == Batching()
+    off = Batching(cold_after_seconds=0)
+    assert off.with_cache_ttl(3_600.0) is off
 
 
 def test_the_turn_trigger_counts_turns_since_the_last_batch_point() -> None:
