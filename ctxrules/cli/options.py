@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import sys
 from pathlib import Path
 
-from returns.result import Failure, Result, Success
+from returns.result import Result
 
-from ctxrules.spec.builtin import builtin_specs, resolve_spec
-from ctxrules.spec.source import SpecSource, is_text
+from ctxrules.spec.builtin import find_spec
+from ctxrules.spec.source import SpecSource
 
 #: The session bundled with the package (a real Claude Code session; see its NOTICE.md).
 BUNDLED_SESSION = Path(__file__).resolve().parents[1] / "data" / "sessions"
@@ -27,16 +26,7 @@ def spec_source(value: str) -> Result[SpecSource, str]:
     >>> print(spec_source("defualt").failure())
     --spec defualt: no such file, and no built-in spec of that name (built-in: cache-sensitive, default, small-window); did you mean 'default'?
     """
-    resolved = resolve_spec(value)
-    if is_text(resolved) or Path(resolved).exists():
-        return Success(resolved)
-    names = builtin_specs()
-    close = difflib.get_close_matches(value, names, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return Failure(
-        f"--spec {value}: no such file, and no built-in spec of that name "
-        f"(built-in: {', '.join(names)}){hint}"
-    )
+    return find_spec(value).alt(lambda unknown: f"--spec {value}: {unknown}")
 
 
 def import_from_current_folder() -> None:

@@ -8,8 +8,10 @@ injectable ``clock``), keeps the session in a store when given one, and raises a
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Self, TypeVar
@@ -22,17 +24,20 @@ from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.persist import Keeper, open_session
 from ctxrules.engine.recall import SessionRecall, read_tool_call
 from ctxrules.engine.sdk import AnySummarizer, LoopBridge, anthropic_request, openai_request
+from ctxrules.engine.settings import argument_problem, room_problem, store_folder_problem
 from ctxrules.engine.shapes import Said, ToolCall, ToolOutput, read_message, read_response
 from ctxrules.engine.turn import TurnPrep
 from ctxrules.importers.records import Unreadable
 from ctxrules.recall.offload import BlobStore
+from ctxrules.render import Message, TextBlock, count_messages
 from ctxrules.rules import Pipeline
 from ctxrules.spec import load_spec
-from ctxrules.spec.builtin import resolve_spec
+from ctxrules.spec.builtin import find_spec
 from ctxrules.spec.recall import RecallOptions, recall_options
+from ctxrules.spec.source import SpecSource
 from ctxrules.store.protocol import Store
 from ctxrules.store.url import open_store, parse_store_url
-from ctxrules.tokens import Tokenizer, default_tokenizer, real_context_window
+from ctxrules.tokens import Tokenizer, default_tokenizer, real_context_window, tools_schema_tokens
 from ctxrules.tokens.usage import ProviderUsage
 
 T = TypeVar("T")
@@ -41,11 +46,12 @@ T = TypeVar("T")
 class ContextError(Exception):
     """What `Context` raises: bad input, a spec or model it cannot use, a store that failed.
 
-    ``error`` is the value the core returned (or the text), for code that wants the data.
+    ``error`` is the value the core returned (or the text), for code that wants the data;
+    ``text``, when given, is the message instead of ``str(error)``.
     """
 
-    def __init__(self, error: object) -> None:
-        super().__init__(str(error))
+    def __init__(self, error: object, text: str | None = None) -> None:
+        super().__init__(str(error) if text is None else text)
         self.error = error
 
 
@@ -59,6 +65,10 @@ class ConfigError(ContextError):
 
 class StoreFailed(ContextError):
     """The store refused a write (another process moved the session on, the disk failed)."""
+
+
+class ContextWarning(UserWarning):
+    """What `Context` warns of: a request cut to fit the window (``ctx.last.warnings`` has it too)."""
 
 
 @attrs.frozen
@@ -76,16 +86,38 @@ def _unwrap(result: Result[T, object], error: type[ContextError]) -> T:
     return result.unwrap()
 
 
+def _source(spec: SpecSource) -> SpecSource:
+    # A misspelt built-in name gets the CLI's suggestion, not "expected a readable file".
+    found = find_spec(spec)
+    if isinstance(found, Failure):
+        raise ConfigError(found.failure(), f"spec={spec!r}: {found.failure()}")
+    return found.unwrap()
+
+
 def _pipeline(spec: str | os.PathLike[str] | Pipeline, allow_imports: bool) -> Pipeline:
     if isinstance(spec, Pipeline):
         return spec
-    return _unwrap(load_spec(resolve_spec(spec), allow_imports=allow_imports), ConfigError)
+    return _unwrap(load_spec(_source(spec), allow_imports=allow_imports), ConfigError)
 
 
 def _recall(spec: str | os.PathLike[str] | Pipeline, given: RecallOptions | None) -> RecallOptions:
     if given is not None or isinstance(spec, Pipeline):
         return given or RecallOptions()
-    return _unwrap(recall_options(resolve_spec(spec)), ConfigError)
+    return _unwrap(recall_options(_source(spec)), ConfigError)
+
+
+#: The installed package's folder: a warning points at the first frame outside it.
+_PACKAGE = str(Path(__file__).resolve().parents[1])
+
+
+def _warn(event: str, data: Mapping[str, object]) -> None:
+    # The engine's cut of a request is shown, not only kept in ``ctx.last.warnings``.
+    if event != "request_snipped":
+        return
+    level, frame = 1, inspect.currentframe()
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(f"ctxrules: {data['warning']}", ContextWarning, stacklevel=level)
 
 
 class Context:
@@ -114,17 +146,34 @@ class Context:
         allow_imports: bool = False,
         recall: RecallOptions | None = None,
     ) -> None:
+        problem = argument_problem(
+            spec=spec,
+            model=model,
+            system=system,
+            tools=tools,
+            session=session,
+            clock=clock,
+            tokenizer=tokenizer,
+            summarizer=summarizer,
+            allow_imports=allow_imports,
+            recall=recall,
+        )
+        if problem is not None:
+            raise ConfigError(problem)
         self.model, self.system, self.tools, self.clock = model, system, tuple(tools), clock
         self.window = _unwrap(real_context_window(model, override=window), ConfigError)
         self._bridge = LoopBridge(summarizer) if summarizer is not None else None
         self.engine = DefaultContextEngine(
-            pipeline=_pipeline(spec, allow_imports), tokenizer=tokenizer or default_tokenizer()
+            pipeline=_pipeline(spec, allow_imports),
+            tokenizer=tokenizer or default_tokenizer(),
+            on_event=_warn,
         )
         if self._bridge is not None:
             self.engine.summarizer = self._bridge
         self.recall = SessionRecall(_recall(spec, recall), self.engine.tokenizer)
         # The recall tools are part of every request, so they are counted with the host's.
         self._tools = (*self.tools, *self.recall.tools())
+        self._check_room()
         self.session = Session(session)
         self._keeper: Keeper | None = None
         self._prep: TurnPrep | None = None
@@ -135,14 +184,32 @@ class Context:
                 open_session(opened, session, self.engine, created_at=clock()), ConfigError
             )
 
+    def _check_room(self) -> None:
+        # A window the system prompt and tool schemas fill alone could only send cut requests.
+        ruler = self.engine.tokenizer
+        system = (
+            count_messages((Message("system", (TextBlock(self.system),)),), ruler)
+            if self.system
+            else 0
+        )
+        budget = self.engine.allocate(
+            self.window, system, 0, tools_schema_tokens(self._tools, ruler)
+        )
+        if problem := room_problem(budget):
+            raise ConfigError(budget, problem)
+
     @staticmethod
     def _open(store: str | os.PathLike[str] | Store) -> Store:
         if not isinstance(store, str | os.PathLike):
             return store
         where = _unwrap(parse_store_url(store), ConfigError)
-        if where.backend == "sqlite" and where.target != ":memory:":
-            Path(where.target).parent.mkdir(parents=True, exist_ok=True)
-        return _unwrap(open_store(store), ConfigError)
+        if problem := store_folder_problem(store, where):
+            raise ConfigError(problem)
+        opened = open_store(store)
+        if isinstance(opened, Failure) and where.backend == "sqlite":
+            fix = "pass a new file or an existing ctxrules store, or ':memory:'"
+            raise ConfigError(opened.failure(), f"{opened.failure()}; {fix}")
+        return _unwrap(opened, ConfigError)
 
     # -- adding to the session ---------------------------------------------------------------
 

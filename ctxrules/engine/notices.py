@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from ctxrules.compaction import CompactResult
+from ctxrules.compaction import SNIP_MARKER, CompactResult, Snipped
 
 #: Receives engine events: a name (``compaction_recommended``, ``compaction_finished``, …) and data.
 OnEvent = Callable[[str, Mapping[str, object]], None]
@@ -34,6 +34,27 @@ def request_note(total: int, room: int, fixed: int) -> str | None:
     return (
         f"the request is {total:,} tokens, over the {room:,} the input may use; "
         f"the system prompt and tool schemas alone take {fixed:,}"
+    )
+
+
+def snip_note(snipped: Snipped) -> str | None:
+    """A warning when snip cut the request to fit: what it dropped and shortened, and the fix.
+
+    >>> print(snip_note(Snipped((), 40, 50, dropped=2, shortened=1)))
+    the request was cut to fit the 50 tokens the input may use (2 messages dropped, 1 text shortened at …[snipped]…); pass a larger window or send less
+    >>> print(snip_note(Snipped((), 40, 50)))
+    None
+    """
+    if not (snipped.dropped or snipped.shortened):
+        return None
+    cuts = (
+        f"{snipped.dropped} message{'s' * (snipped.dropped != 1)} dropped",
+        f"{snipped.shortened} text{'s' * (snipped.shortened != 1)} shortened at {SNIP_MARKER.strip()}",
+    )
+    done = ", ".join(cut for cut in cuts if not cut.startswith("0 "))
+    return (
+        f"the request was cut to fit the {snipped.limit:,} tokens the input may use ({done}); "
+        "pass a larger window or send less"
     )
 
 

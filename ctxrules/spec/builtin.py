@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from importlib.resources import files
 from pathlib import Path
+
+import attrs
+from returns.result import Failure, Result, Success
 
 from ctxrules.spec.source import SpecSource, is_text
 
@@ -35,3 +39,46 @@ def resolve_spec(source: SpecSource) -> SpecSource:
     if source in builtin_specs() and not Path(source).exists():
         return BUILTIN_DIR / f"{source}.toml"
     return source
+
+
+@attrs.frozen
+class UnknownSpec:
+    """A spec that names no file and no built-in spec: the name, and the closest built-in name."""
+
+    name: str
+    suggestion: str | None = None
+
+    @property
+    def message(self) -> str:
+        """What is missing, the built-in names, and the closest one.
+
+        >>> print(UnknownSpec("defualt", "default"))
+        no such file, and no built-in spec of that name (built-in: cache-sensitive, default, small-window); did you mean 'default'?
+        """
+        hint = f"; did you mean {self.suggestion!r}?" if self.suggestion else ""
+        return (
+            "no such file, and no built-in spec of that name "
+            f"(built-in: {', '.join(builtin_specs())}){hint}"
+        )
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def find_spec(source: SpecSource) -> Result[SpecSource, UnknownSpec]:
+    """`resolve_spec`, failing with the closest built-in name when no file has that name.
+
+    >>> find_spec("default").unwrap().name
+    'default.toml'
+    >>> find_spec("defualt").failure().suggestion
+    'default'
+    """
+    resolved = resolve_spec(source)
+    try:
+        if is_text(resolved) or Path(resolved).exists():
+            return Success(resolved)
+    except (OSError, ValueError):  # a name the file system refuses: load_spec says why
+        return Success(resolved)
+    name = os.fspath(source)
+    close = difflib.get_close_matches(name, builtin_specs(), n=1)
+    return Failure(UnknownSpec(name, close[0] if close else None))

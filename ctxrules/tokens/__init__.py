@@ -20,7 +20,13 @@ from ctxrules.tokens.heuristic import (
     HeuristicCounter,
 )
 from ctxrules.tokens.loading import default_tokenizer, load_encoding, tiktoken_cache_dir
-from ctxrules.tokens.models import CONTEXT_WINDOWS, UnknownModel, real_context_window
+from ctxrules.tokens.models import (
+    CONTEXT_WINDOWS,
+    MIN_CONTEXT_WINDOW,
+    BadWindow,
+    UnknownModel,
+    real_context_window,
+)
 from ctxrules.tokens.protocol import CHAT_MESSAGE_OVERHEAD, Tokenizer
 from ctxrules.tokens.tiktoken_counter import TiktokenCounter
 
@@ -32,9 +38,11 @@ __all__ = [
     "DEFAULT_OUTPUT_RESERVE",
     "ENCODINGS",
     "MAX_OUTPUT_SHARE",
+    "MIN_CONTEXT_WINDOW",
     "MIN_OUTPUT_SHARE",
     "OTHER_CHARS_PER_TOKEN",
     "TOOL_OVERHEAD",
+    "BadWindow",
     "BudgetAllocation",
     "CountingTokenizer",
     "EncodingSpec",

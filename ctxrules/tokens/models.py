@@ -9,7 +9,13 @@ from types import MappingProxyType
 import attrs
 from returns.result import Failure, Result, Success
 
-__all__ = ["CONTEXT_WINDOWS", "UnknownModel", "real_context_window"]
+__all__ = [
+    "CONTEXT_WINDOWS",
+    "MIN_CONTEXT_WINDOW",
+    "BadWindow",
+    "UnknownModel",
+    "real_context_window",
+]
 
 #: Total context window in tokens by model-name prefix, from the vendors' model pages.
 #: A dated or suffixed name (``claude-sonnet-4-20250514``) matches its longest prefix.
@@ -33,6 +39,10 @@ CONTEXT_WINDOWS: Mapping[str, int] = MappingProxyType(
     }
 )
 
+#: No chat model has a smaller window; a value under it is most likely thousands written as
+#: units (``window=128`` for 128k), and would leave the input less than a short message.
+MIN_CONTEXT_WINDOW = 1_024
+
 
 @attrs.frozen
 class UnknownModel:
@@ -46,13 +56,59 @@ class UnknownModel:
         """One line: what is unknown and how to fix it.
 
         >>> UnknownModel("gpt4o", ("gpt-4o",)).message
-        "model='gpt4o' has no known context window; pass context_window=..., or did you mean 'gpt-4o'?"
+        "model='gpt4o' has no known context window; pass window=..., or did you mean 'gpt-4o'?"
         """
         hint = f", or did you mean {self.suggestions[0]!r}?" if self.suggestions else ""
-        return f"model={self.model!r} has no known context window; pass context_window=...{hint}"
+        return f"model={self.model!r} has no known context window; pass window=...{hint}"
 
     def __str__(self) -> str:
         return self.message
+
+
+@attrs.frozen
+class BadWindow:
+    """A window override that cannot be a model's window: the value, the model, its known window.
+
+    >>> print(BadWindow(128, "gpt-4o", 128_000))
+    window=128: expected the model's context window in tokens, at least 1,024 (did you mean 128_000?); pass window=None for gpt-4o's 128,000
+    """
+
+    window: object
+    model: str
+    known: int | None = None
+
+    @property
+    def guess(self) -> int | None:
+        """The window meant when a value under the minimum reads as thousands, or None."""
+        value = self.window
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            return None
+        meant = value * 1_000
+        return (
+            meant if value < MIN_CONTEXT_WINDOW and meant <= max(CONTEXT_WINDOWS.values()) else None
+        )
+
+    @property
+    def message(self) -> str:
+        """One line: the value, what a window must be, and what to pass instead."""
+        hint = f" (did you mean {self.guess:_}?)" if self.guess is not None else ""
+        fix = (
+            f"pass window=None for {self.model}'s {self.known:,}"
+            if self.known is not None
+            else "pass the model's window, e.g. window=32_000"
+        )
+        return (
+            f"window={self.window!r}: expected the model's context window in tokens, "
+            f"at least {MIN_CONTEXT_WINDOW:,}{hint}; {fix}"
+        )
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _lookup(model: str, windows: Mapping[str, int]) -> int | None:
+    matches = [prefix for prefix in windows if model == prefix or model.startswith(prefix + "-")]
+    return windows[max(matches, key=len)] if matches else None
 
 
 def real_context_window(
@@ -60,22 +116,26 @@ def real_context_window(
     *,
     override: int | None = None,
     windows: Mapping[str, int] = CONTEXT_WINDOWS,
-) -> Result[int, UnknownModel]:
+) -> Result[int, UnknownModel | BadWindow]:
     """The model's total context window: ``override`` if given, else the longest matching prefix.
+
+    An ``override`` that is not a whole number of at least `MIN_CONTEXT_WINDOW` tokens fails.
 
     >>> real_context_window("claude-sonnet-4-20250514")
     <Success: 200000>
     >>> real_context_window("my-local-model", override=32_000)
     <Success: 32000>
     >>> print(real_context_window("gpt4o").failure())
-    model='gpt4o' has no known context window; pass context_window=..., or did you mean 'gpt-4o'?
+    model='gpt4o' has no known context window; pass window=..., or did you mean 'gpt-4o'?
+    >>> print(real_context_window("gpt-4o", override=0).failure())
+    window=0: expected the model's context window in tokens, at least 1,024; pass window=None for gpt-4o's 128,000
     """
+    known = _lookup(model, windows)
     if override is not None:
-        if override < 1:
-            msg = f"override={override} must be a positive number of tokens"
-            raise ValueError(msg)
-        return Success(override)
-    matches = [prefix for prefix in windows if model == prefix or model.startswith(prefix + "-")]
-    if matches:
-        return Success(windows[max(matches, key=len)])
+        whole = isinstance(override, int) and not isinstance(override, bool)
+        if whole and override >= MIN_CONTEXT_WINDOW:
+            return Success(override)
+        return Failure(BadWindow(override, model, known))
+    if known is not None:
+        return Success(known)
     return Failure(UnknownModel(model, tuple(difflib.get_close_matches(model, windows, n=3))))

@@ -77,7 +77,6 @@ INVALID = [
     (lambda: allocate(1_000, 0, 0, 0, output_reserve=-1), "output_reserve=-1"),
     (lambda: allocate(1_000, 0, 0, 0, min_output_share=0.6), "min_share=0.6"),
     (lambda: BudgetAllocation(-3), "context_window=-3"),
-    (lambda: real_context_window("x", override=0), "override=0"),
 ]
 
 
@@ -111,5 +110,7 @@ def test_override_wins_and_unknown_suggests():
     assert real_context_window("gpt-4o", override=64_000).unwrap() == 64_000
     error = real_context_window("claude-sonet-4").failure()
     assert error.suggestions[0] == "claude-sonnet-4"
-    assert "pass context_window=..." in error.message
+    assert "pass window=..." in error.message
+    bad = real_context_window("x", override=0).failure()
+    assert (bad.window, bad.known) == (0, None)
     assert all(window >= 128_000 for window in CONTEXT_WINDOWS.values())

@@ -247,7 +247,7 @@ def test_bad_configuration_raises_config_error() -> None:
     """An unknown model or spec raises ConfigError with the core's message."""
     with pytest.raises(ConfigError, match=re.escape("did you mean 'gpt-4o'")):
         _context(model="gpt4o")
-    with pytest.raises(ConfigError, match=r"readable file"):
+    with pytest.raises(ConfigError, match=r"no such file"):
         _context(spec="no-such-spec.toml")
 
 
