@@ -1,4 +1,9 @@
-"""SQLite's search: an FTS5 query over the node text index, per session or across sessions."""
+"""SQLite's search: an FTS5 query over the node text index, per session or across sessions.
+
+The index is contentless (schema step 4): it ranks, but holds no text to cut a snippet
+from. The hits' text is read back from their nodes and matched again in a small FTS5
+table of the connection's own (``temp``), so a snippet is exactly what FTS5 would cut.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +13,33 @@ from returns.result import Failure, Result, Success
 
 from ctxrules.store.errors import BadQuery, StoreError
 from ctxrules.store.rows import Rows
+from ctxrules.store.schema import (
+    COMPLETED,
+    NODE_FIELDS,
+    OUTPUT_FIELDS,
+    STORED_RUNNING,
+    text_of,
+)
 from ctxrules.store.search import SearchHit, best_hits
 
-_SELECT = """
-    SELECT f.session_id, f.node_id, n.seq, n.role,
-           snippet(nodes_fts, 2, '[', ']', '…', 16), f.rank
+#: A node stored running had no output yet: its first row is of its name and input.
+RUNNING_FIELDS = ("name", "input")
+
+_SELECT = f"""
+    SELECT n.session_id, n.id, n.seq, n.role, f.rank, f.rowid,
+           CASE r.kind WHEN {COMPLETED} THEN {text_of("n", *OUTPUT_FIELDS)}
+                WHEN {STORED_RUNNING} THEN {text_of("n", *RUNNING_FIELDS)}
+                ELSE {text_of("n", *NODE_FIELDS)} END
     FROM nodes_fts AS f
-    JOIN nodes AS n ON n.session_id = f.session_id AND n.id = f.node_id
-    WHERE nodes_fts MATCH ? {session}
+    JOIN nodes_fts_rows AS r ON r.id = f.rowid
+    JOIN nodes AS n ON n.session_id = r.session_id AND n.id = r.node_id
+    WHERE nodes_fts MATCH ? {{session}}
     ORDER BY f.rank, n.session_id, n.seq
     LIMIT ?
-"""
+"""  # noqa: S608 - the interpolated text is a constant of the schema
+
+_SNIPPETS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.snippets USING fts5(text)"
+_CUT = "SELECT rowid, snippet(snippets, 0, '[', ']', '…', 16) FROM temp.snippets WHERE snippets MATCH ?"
 
 
 def _is_query_error(err: sqlite3.Error) -> bool:
@@ -27,17 +48,34 @@ def _is_query_error(err: sqlite3.Error) -> bool:
     return err.sqlite_errorcode == sqlite3.SQLITE_ERROR and "no such table" not in str(err)
 
 
+def _snippets(rows: Rows, query: str, texts: dict[int, str]) -> dict[int, str]:
+    # A few rows (twice the limit at most) in a table of this connection's temp schema,
+    # emptied before and after: the main file is not written.
+    rows.run(_SNIPPETS, ())
+    rows.run("DELETE FROM temp.snippets", ())
+    for rowid, text in texts.items():
+        rows.run("INSERT INTO temp.snippets (rowid, text) VALUES (?, ?)", (rowid, text))
+    cut = {int(rowid): str(snippet) for rowid, snippet in rows.all(_CUT, (query,))}
+    rows.run("DELETE FROM temp.snippets", ())
+    return cut
+
+
 def search(
     rows: Rows, query: str, session_id: str | None, limit: int
 ) -> Result[list[SearchHit], StoreError]:
     """The best ``limit`` nodes for an FTS5 query, best first; ties in session and seq order."""
     scope = () if session_id is None else (session_id,)
-    sql = _SELECT.format(session="" if session_id is None else "AND f.session_id = ?")
+    sql = _SELECT.format(session="" if session_id is None else "AND n.session_id = ?")
     try:
-        # A completed node has two index rows (its input, then its output); keep its best.
+        # A completed node has two index rows (as stored, then its output); keep its best.
         found = rows.all(sql, (query, *scope, 2 * limit))
+        cut = _snippets(rows, query, {int(row[5]): str(row[6] or "") for row in found})
     except sqlite3.OperationalError as err:
         if _is_query_error(err):
             return Failure(BadQuery(query, str(err)))
         raise
-    return Success(best_hits((SearchHit(*row) for row in found), limit))
+    hits = (
+        SearchHit(str(sid), str(node), int(seq), str(role), cut.get(int(rowid), ""), float(rank))
+        for sid, node, seq, role, rank, rowid, _ in found
+    )
+    return Success(best_hits(hits, limit))

@@ -22,19 +22,25 @@ Statement = str | Callable[[sqlite3.Connection], str | None]
 APPLICATION_ID = 0x63747872
 
 
-def _text(*fields: str) -> str:
+def text_of(row: str, *fields: str) -> str:
+    """SQL for the indexed text of a node row's ``fields`` (``row`` is ``NEW`` or a table alias)."""
     # The non-empty fields joined by one space: a JSON string as it is, other JSON as text.
     # json_extract stops a string at a NUL, so the tokenizer would index nothing after it:
     # the escape is read as a space (a "\\u0000" written as text becomes "\\u0020", also valid).
-    data = "replace(NEW.data, '\\u0000', '\\u0020')"
+    data = f"replace({row}.data, '\\u0000', '\\u0020')"
     parts = " || ".join(
         f"coalesce(' ' || nullif(json_extract({data}, '$.{field}'), ''), '')" for field in fields
     )
     return f"ltrim({parts})"
 
 
-_NODE_TEXT = _text("name", "input", "output")
-_OUTPUT_TEXT = _text("name", "output")
+#: What the index holds of a node when it is stored, and of its output when it completes.
+NODE_FIELDS, OUTPUT_FIELDS = ("name", "input", "output"), ("name", "output")
+#: What a row of the index was made from (``nodes_fts_rows.kind``): a node stored whole, its
+#: output when it completed, a node stored running (its output came later, in its own row).
+STORED, COMPLETED, STORED_RUNNING = 0, 1, 2
+_NODE_TEXT = text_of("NEW", *NODE_FIELDS)
+_OUTPUT_TEXT = text_of("NEW", *OUTPUT_FIELDS)
 
 TABLES = (
     """
@@ -226,9 +232,59 @@ OBJECT_TABLES: tuple[Statement, ...] = (
     _COMMITS_NO_UPDATE,
 )
 
+#: The text index without a copy of the text (issue 27: the copy was a quarter of a store).
+#: A contentless FTS5 table keeps only the index; ``nodes_fts_rows`` names the node each
+#: index row is of, under an
+#: INTEGER PRIMARY KEY so that VACUUM keeps the ids; a search reads its hits' text back
+#: from the nodes themselves (``kind``: which fields the row was made from).
+CONTENTLESS_INDEX: tuple[Statement, ...] = (
+    "DROP TRIGGER nodes_fts_insert",
+    "DROP TRIGGER nodes_fts_complete",
+    "DROP TABLE nodes_fts",
+    "CREATE VIRTUAL TABLE nodes_fts USING fts5(text, content='')",
+    """
+    CREATE TABLE nodes_fts_rows (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        node_id TEXT NOT NULL,
+        kind INTEGER NOT NULL CHECK (kind IN (0, 1, 2))
+    )
+    """,
+    """
+    INSERT INTO nodes_fts_rows (session_id, node_id, kind)
+    SELECT session_id, id, 0 FROM nodes ORDER BY session_id, seq
+    """,
+    f"""
+    INSERT INTO nodes_fts (rowid, text)
+    SELECT r.id, {text_of("n", *NODE_FIELDS)}
+    FROM nodes_fts_rows AS r JOIN nodes AS n ON n.session_id = r.session_id AND n.id = r.node_id
+    """,  # noqa: S608 - the interpolated text is a constant of this module
+    f"""
+    CREATE TRIGGER nodes_fts_insert AFTER INSERT ON nodes
+    BEGIN
+        INSERT INTO nodes_fts_rows (session_id, node_id, kind) VALUES (
+            NEW.session_id, NEW.id, iif(json_extract(NEW.data, '$.status') = 'running', 2, 0)
+        );
+        INSERT INTO nodes_fts (rowid, text) VALUES (last_insert_rowid(), {_NODE_TEXT});
+    END
+    """,  # noqa: S608 - see above
+    f"""
+    CREATE TRIGGER nodes_fts_complete AFTER UPDATE ON nodes
+    BEGIN
+        INSERT INTO nodes_fts_rows (session_id, node_id, kind) VALUES (NEW.session_id, NEW.id, 1);
+        INSERT INTO nodes_fts (rowid, text) VALUES (last_insert_rowid(), {_OUTPUT_TEXT});
+    END
+    """,  # noqa: S608 - see above
+)
+
 #: The schema as ordered steps: step ``i`` (0-based) takes a file from version ``i`` to
 #: ``i + 1``. A change to the tables is a new step at the end, never an edit of an old one.
-MIGRATIONS: tuple[tuple[Statement, ...], ...] = (TABLES, BLOB_TABLES, OBJECT_TABLES)
+MIGRATIONS: tuple[tuple[Statement, ...], ...] = (
+    TABLES,
+    BLOB_TABLES,
+    OBJECT_TABLES,
+    CONTENTLESS_INDEX,
+)
 #: The version of a fully migrated file; a newer file is refused, not guessed at.
 SCHEMA_VERSION = len(MIGRATIONS)
 
