@@ -37,7 +37,7 @@ class BatchReason(enum.IntEnum):
 
 #: The floor is at most this share of the input budget: at a small window a fixed floor
 #: would swallow the whole budget and no tightening would ever land.
-FLOOR_SHARE = 0.25
+FLOOR_SHARE = 0.5
 
 
 @attrs.frozen
@@ -68,7 +68,7 @@ class Batching:
     def floor(self, facts: Facts) -> int:
         """Tokens of sent history below which nothing is rewritten.
 
-        >>> Batching().floor(Facts(context_window=200_000)), Batching().floor(Facts(context_window=16_000))
+        >>> Batching().floor(Facts(context_window=200_000)), Batching().floor(Facts(context_window=8_000))
         (8000, 2000)
         """
         return min(self.min_history_tokens, int(FLOOR_SHARE * self.input_budget(facts)))

@@ -64,13 +64,13 @@ def test_a_sent_history_of_exactly_the_floor_may_be_a_batch_point() -> None:
     assert policy.reason(_commit(49), _commit(10_000), facts) is None
 
 
-def test_the_floor_is_at_most_a_quarter_of_the_input_budget() -> None:
-    """At a small window the floor shrinks to a quarter of the input budget, or nothing could land."""
+def test_the_floor_is_at_most_half_the_input_budget() -> None:
+    """At a small window the floor shrinks to half the input budget, or nothing could land."""
     policy = Batching(min_history_tokens=8_000)
     assert policy.floor(Facts(budget=100_000)) == 8_000
-    assert policy.floor(Facts(budget=32_000)) == 8_000
-    assert policy.floor(Facts(budget=31_999)) == 7_999
-    assert policy.floor(Facts(budget=8_000)) == 2_000
+    assert policy.floor(Facts(budget=16_000)) == 8_000
+    assert policy.floor(Facts(budget=15_999)) == 7_999
+    assert policy.floor(Facts(budget=8_000)) == 4_000
     assert Batching(min_history_tokens=0).floor(Facts(budget=8_000)) == 0
 
 
