@@ -137,9 +137,13 @@ def _grow(  # noqa: PLR0917 - private; called once, positionally, below
     calls: tuple[Call, ...],
     sources: Mapping[str, ContextCommit],
     facts: Facts,
-    rules_version: str,
+    pipeline: Pipeline,
 ) -> tuple[ContextCommit, tuple[str, ...]]:
-    """``base`` with the new nodes' items appended; also the peers of a merge among them."""
+    """``base`` with the new nodes' items appended; also the peers of a merge among them.
+
+    Each new item goes through the pipeline's cap before it is counted, so counting a huge
+    tool result costs what the request will hold; the DAG keeps the whole original.
+    """
     commit, turn = base, base.next_turn()
     peers: tuple[str, ...] = ()
     for call in calls:
@@ -150,7 +154,7 @@ def _grow(  # noqa: PLR0917 - private; called once, positionally, below
                 sources,
                 turn=turn,
                 tokenizer=facts.tokenizer,
-                rules_version=rules_version,
+                rules_version=pipeline.version,
             )
             commit = attrs.evolve(
                 commit.append_items(block), attached=commit.attached.update(expanded)
@@ -164,7 +168,8 @@ def _grow(  # noqa: PLR0917 - private; called once, positionally, below
             fresh.extend(_tool_items(graph, call, turn))
             turn += 1
         commit = commit.append_items(
-            item_rendering.counted(item, facts.tokenizer) for item in fresh
+            item_rendering.counted(pipeline.on_arrival(item, facts), facts.tokenizer)
+            for item in fresh
         )
     return commit, peers
 
@@ -189,7 +194,7 @@ def generate_commit(
     base = (parent or ContextCommit(session_id)).begin_generation()
 
     def build(calls: tuple[Call, ...]) -> ContextCommit:
-        grown, peers = _grow(base, graph, calls, sources or {}, facts, pipeline.version)
+        grown, peers = _grow(base, graph, calls, sources or {}, facts, pipeline)
         ruled = pipeline.step(parent, grown, attrs.evolve(facts, head_turn=grown.next_turn()))
         return attrs.evolve(
             ruled,

@@ -9,6 +9,7 @@ import attrs
 
 from ctxrules.canonical import content_hash
 from ctxrules.commit.commit import ContextCommit
+from ctxrules.commit.item import ContextItem
 from ctxrules.rules.batching import (
     Batching,
     BatchReason,
@@ -16,6 +17,7 @@ from ctxrules.rules.batching import (
     hold_back,
     mark_batch,
 )
+from ctxrules.rules.cap import CapToolResult
 from ctxrules.rules.facts import Facts
 
 Rule: TypeAlias = Callable[[ContextCommit, Facts], ContextCommit]
@@ -56,6 +58,36 @@ class Pipeline:
         for named in self.rules:
             commit = named.rule(commit, facts)
         return commit
+
+    def on_arrival(self, item: ContextItem, facts: Facts) -> ContextItem:
+        """A new item as the first rule will leave it, when that rule is a cap; else the item.
+
+        Commit generation calls it before it counts the item, and a cap reads only the
+        head and tail it keeps: a huge tool result then costs what is sent, not its size.
+        A cap that is not first keeps running as a rule, after the ones before it.
+
+        >>> from ctxrules.rules.cap import cap_tool_result
+        >>> big = ContextItem("n", "tool", rendered="x" * 5000, tool_name="cat")
+        >>> capped = Pipeline((NamedRule("cap", cap_tool_result(1000, 0.3)),)).on_arrival(big, Facts())
+        >>> (capped.state.value, len(capped.rendered)), Pipeline().on_arrival(big, Facts()) is big
+        (('aged', 1000), True)
+        """
+        first = self.rules[0].rule if self.rules else None
+        return first.on_arrival(item, facts) if isinstance(first, CapToolResult) else item
+
+    @property
+    def result_chars(self) -> int | None:
+        """The longest tool result every cap in the pipeline keeps whole, if it has a cap.
+
+        A recall answer is paged to fit (`ctxrules.engine.recall.SessionRecall`), so the cap
+        never cuts what the model asked to see.
+
+        >>> from ctxrules.rules.cap import cap_tool_result
+        >>> Pipeline((NamedRule("cap", cap_tool_result(4000, 0.3)),)).result_chars, Pipeline().result_chars
+        (4000, None)
+        """
+        caps = [n.rule.max_chars for n in self.rules if isinstance(n.rule, CapToolResult)]
+        return min(caps) if caps else None
 
     def step(
         self, parent: ContextCommit | None, grown: ContextCommit, facts: Facts

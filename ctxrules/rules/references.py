@@ -12,6 +12,10 @@ from pyrsistent import PVector, pvector
 from ctxrules.commit import ContextItem
 
 MAX_PER_MESSAGE = 32
+#: Characters the tracker reads from each end of a longer text: the middle of a huge tool
+#: result is cut before any request shows it (``cap_tool_result`` keeps 4,000 characters
+#: by default), and reading it whole would make a turn cost the result's size.
+READ_CHARS = 16_000
 STOP_WORDS = frozenset(
     {
         "the",
@@ -125,9 +129,25 @@ def _candidates(words: tuple[str, ...], distinct: tuple[str, ...]) -> set[str]:
     return {w.strip("`.,;:()[]{}") for w in words} | set(distinct)
 
 
+def _ends(text: str) -> str:
+    """The text, or its first and last `READ_CHARS` characters when it is longer."""
+    if len(text) <= 2 * READ_CHARS:
+        return text
+    return f"{text[:READ_CHARS]}\n{text[-READ_CHARS:]}"
+
+
 def item_text(item: ContextItem) -> str:
-    """The text of an item the tracker reads: its rendering and, for tools, the arguments."""
-    return f"{item.rendered}\n{item.arguments}" if item.arguments else item.rendered
+    """The text of an item the tracker reads: its rendering and, for tools, the arguments.
+
+    Of a text longer than twice `READ_CHARS` only both ends are read, so observing an item
+    costs a bounded amount however large its original.
+
+    >>> huge = ContextItem("n", "tool", rendered="a/b/c.py " * 1_000_000, arguments="{}")
+    >>> len(item_text(huge)) <= 2 * READ_CHARS + 4
+    True
+    """
+    rendered = _ends(item.rendered)
+    return f"{rendered}\n{_ends(item.arguments)}" if item.arguments else rendered
 
 
 @attrs.frozen

@@ -1,19 +1,26 @@
-"""Tool-result aging: stub results outside the tail window, and cap any huge result."""
+"""Tool-result aging: stub results outside the tail window (the cap lives in `cap`)."""
 
 from __future__ import annotations
 
 from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.rules.cap import CAPPED, cap_marker, cap_tool_result
 from ctxrules.rules.facts import Facts
-from ctxrules.rules.handles import handle_for, handle_source, with_note
+from ctxrules.rules.handles import handle_source, with_note
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
 from ctxrules.rules.protected import PROTECTED_TOOLS, is_protected, protected_keys
 from ctxrules.rules.scan import scan
-from ctxrules.rules.text import head, head_and_tail, one_line
+from ctxrules.rules.text import head, one_line
 from ctxrules.rules.tighten import tighten
 
-__all__ = ["CAPPED", "PROTECTED_TOOLS", "age_tool_results", "cap_tool_result", "tool_stub"]
-CAPPED = "capped"
+__all__ = [
+    "CAPPED",
+    "PROTECTED_TOOLS",
+    "age_tool_results",
+    "cap_marker",
+    "cap_tool_result",
+    "tool_stub",
+]
 
 
 def tool_stub(item: ContextItem, head_chars: int, tail_chars: int, *, handles: bool = True) -> str:
@@ -84,68 +91,5 @@ def age_tool_results(
                 if aged is not None and aged != item:
                     changes[index] = aged
         return commit.replace_items(changes).with_mark(key, stop)
-
-    return rule
-
-
-def cap_marker(cut: int, total: int, source_id: str, *, handles: bool = True) -> str:
-    r"""What stands for the cut middle of a capped text: its size and recall handle.
-
-    >>> cap_marker(6000, 10000, "n")
-    '\n…[6000 of 10000 characters cut; recall h:dmlldx2t]…\n'
-    >>> cap_marker(6000, 10000, "n", handles=False)
-    '\n…[6000 characters cut]…\n'
-    """
-    if not handles:
-        return f"\n…[{cut} characters cut]…\n"
-    return f"\n…[{cut} of {total} characters cut; recall {handle_for(source_id)}]…\n"
-
-
-def cap_tool_result(
-    max_chars: int, tail_share: float, max_args_chars: int = 0, *, handles: bool = True
-) -> Rule:
-    """Any tool result over ``max_chars`` keeps its head and tail (inside the tail window too).
-
-    ``max_args_chars`` (0: off) does the same to a call's arguments, such as the content
-    of a file the agent wrote, which would otherwise stay whole until the call ages. The
-    capped item is ``aged`` with reason ``capped``; the marker between head and tail gives
-    the full size and the recall handle (unless ``handles`` is false). Each item is
-    examined once, when new, so capping never rewrites a request already sent.
-    """
-    params: dict[str, object] = {"max_chars": max_chars, "tail_share": tail_share}
-    if max_args_chars:
-        params["max_args_chars"] = max_args_chars
-    params["handles"] = handles
-    key = mark_key("cap_tool_result", params)
-
-    def cut(text: str, limit: int, source_id: str) -> str:
-        marker = cap_marker(len(text) - limit, len(text), source_id, handles=handles)
-        room = max(limit - len(marker), 0)
-        tail_chars = int(room * tail_share)
-        return head_and_tail(text, room - tail_chars, tail_chars, marker)
-
-    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
-        changes: dict[int, ContextItem] = {}
-        for index, item in scan(commit, commit.marks.get(key, 0), facts):
-            if not item.is_tool or item.state is not State.FULL:
-                continue
-            long_result = len(item.rendered) > max_chars
-            long_args = bool(max_args_chars) and len(item.arguments) > max_args_chars
-            if long_result or long_args:
-                capped = tighten(
-                    item,
-                    State.AGED,
-                    facts,
-                    rendered=cut(item.rendered, max_chars, handle_source(item))
-                    if long_result
-                    else item.rendered,
-                    arguments=cut(item.arguments, max_args_chars, handle_source(item))
-                    if long_args
-                    else item.arguments,
-                    reason=CAPPED,
-                )
-                if capped is not None and capped != item:
-                    changes[index] = capped
-        return commit.replace_items(changes).with_mark(key, len(commit.items))
 
     return rule

@@ -1,0 +1,133 @@
+"""The single-result cap: a tool result (or call) over a size keeps its head and tail."""
+
+from __future__ import annotations
+
+import attrs
+
+from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.rules.facts import Facts
+from ctxrules.rules.handles import handle_for, handle_source
+from ctxrules.rules.marks import mark_key
+from ctxrules.rules.scan import scan
+from ctxrules.rules.text import head_and_tail
+from ctxrules.rules.tighten import tighten
+
+__all__ = ["CAPPED", "CapToolResult", "cap_marker", "cap_tool_result"]
+#: The ``reason`` of a capped item: aged on arrival, still agable by the tail window.
+CAPPED = "capped"
+
+
+def cap_marker(cut: int, total: int, source_id: str, *, handles: bool = True) -> str:
+    r"""What stands for the cut middle of a capped text: its size and recall handle.
+
+    >>> cap_marker(6000, 10000, "n")
+    '\n…[6000 of 10000 characters cut; recall h:dmlldx2t]…\n'
+    >>> cap_marker(6000, 10000, "n", handles=False)
+    '\n…[6000 characters cut]…\n'
+    """
+    if not handles:
+        return f"\n…[{cut} characters cut]…\n"
+    return f"\n…[{cut} of {total} characters cut; recall {handle_for(source_id)}]…\n"
+
+
+@attrs.frozen
+class CapToolResult:
+    """The rule `cap_tool_result` returns: its parameters, the rule, and the cut on arrival.
+
+    ``on_arrival`` is the rule's work on one new item, done by commit generation before
+    the item is counted or read (`ctxrules.rules.Pipeline.on_arrival`), so a 50 MB
+    result costs what its head and tail cost, never what its whole text does.
+
+    >>> CapToolResult(4000, 0.33)
+    CapToolResult(max_chars=4000, tail_share=0.33, max_args_chars=0, handles=True)
+    """
+
+    max_chars: int
+    tail_share: float
+    max_args_chars: int = 0
+    handles: bool = True
+    key: str = attrs.field(init=False, repr=False)
+
+    @key.default
+    def _key(self) -> str:
+        params: dict[str, object] = {"max_chars": self.max_chars, "tail_share": self.tail_share}
+        if self.max_args_chars:
+            params["max_args_chars"] = self.max_args_chars
+        params["handles"] = self.handles
+        return mark_key("cap_tool_result", params)
+
+    def __call__(self, commit: ContextCommit, facts: Facts) -> ContextCommit:
+        """The commit with every new tool item over a limit capped (a `Rule`)."""
+        changes: dict[int, ContextItem] = {}
+        for index, item in scan(commit, commit.marks.get(self.key, 0), facts):
+            cut = self._cut(item)
+            if cut is None:
+                continue
+            rendered, arguments = cut
+            capped = tighten(
+                item, State.AGED, facts, rendered=rendered, arguments=arguments, reason=CAPPED
+            )
+            if capped is not None and capped != item:
+                changes[index] = capped
+        return commit.replace_items(changes).with_mark(self.key, len(commit.items))
+
+    def on_arrival(self, item: ContextItem, facts: Facts) -> ContextItem:
+        """A new item as the rule will leave it, not yet counted: reads only what it keeps.
+
+        Unlike the rule it cannot compare the cut's tokens with the whole text's (that
+        would count the whole text): a new item is born capped, never tightened.
+
+        >>> item = ContextItem("n", "tool", rendered="x" * 900, tool_name="cat")
+        >>> capped = CapToolResult(300, 0.5).on_arrival(item, Facts(now=5.0))
+        >>> (capped.state.value, capped.reason, len(capped.rendered), capped.changed_at)
+        ('aged', 'capped', 300, 5.0)
+        """
+        if item.locked:
+            return item
+        cut = self._cut(item)
+        if cut is None:
+            return item
+        rendered, arguments = cut
+        return attrs.evolve(
+            item,
+            state=State.AGED,
+            rendered=rendered,
+            arguments=arguments,
+            reason=CAPPED,
+            changed_at=facts.now,
+        )
+
+    def _cut(self, item: ContextItem) -> tuple[str, str] | None:
+        """The item's capped result and arguments, or None when it is not a full tool item over a limit."""
+        if not item.is_tool or item.state is not State.FULL:
+            return None
+        long_result = len(item.rendered) > self.max_chars
+        long_args = bool(self.max_args_chars) and len(item.arguments) > self.max_args_chars
+        if not (long_result or long_args):
+            return None
+        source = handle_source(item)
+        rendered = self._cut_text(item.rendered, self.max_chars, source) if long_result else None
+        arguments = (
+            self._cut_text(item.arguments, self.max_args_chars, source) if long_args else None
+        )
+        return (rendered or item.rendered, arguments or item.arguments)
+
+    def _cut_text(self, text: str, limit: int, source_id: str) -> str:
+        marker = cap_marker(len(text) - limit, len(text), source_id, handles=self.handles)
+        room = max(limit - len(marker), 0)
+        tail_chars = int(room * self.tail_share)
+        return head_and_tail(text, room - tail_chars, tail_chars, marker)
+
+
+def cap_tool_result(
+    max_chars: int, tail_share: float, max_args_chars: int = 0, *, handles: bool = True
+) -> CapToolResult:
+    """Any tool result over ``max_chars`` keeps its head and tail (inside the tail window too).
+
+    ``max_args_chars`` (0: off) does the same to a call's arguments, such as the content
+    of a file the agent wrote, which would otherwise stay whole until the call ages. The
+    capped item is ``aged`` with reason ``capped``; the marker between head and tail gives
+    the full size and the recall handle (unless ``handles`` is false). Each item is
+    examined once, when new, so capping never rewrites a request already sent.
+    """
+    return CapToolResult(max_chars, tail_share, max_args_chars, handles)
