@@ -20,6 +20,7 @@ from returns.result import Failure
 
 from ctxrules.cli.options import spec_source
 from ctxrules.spec.builtin import builtin_specs
+from ctxrules.tokens.models import MIN_CONTEXT_WINDOW, BadWindow, real_context_window
 
 #: Exit status for bad input (the shell's convention for a usage error).
 BAD_INPUT = 2
@@ -33,7 +34,9 @@ READ = frozenset({"path"})
 #: Arguments naming a spec: a built-in spec's name, or a file read as such.
 SPECS = frozenset({"spec", "spec_option"})
 WRITTEN = frozenset({"report"})
-POSITIVE = frozenset({"window", "examples"})
+POSITIVE = frozenset({"examples"})
+#: Arguments naming a model's context window (`MIN_CONTEXT_WINDOW` tokens at least).
+WINDOWS = frozenset({"window"})
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -113,6 +116,32 @@ def positive_int(text: str) -> int:
     return value
 
 
+def context_window(text: str) -> int:
+    """``text`` as a model's context window: a whole number of at least 1,024 tokens.
+
+    >>> context_window("32000")
+    32000
+    >>> context_window("100")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected the model's context window, at least 1,024 tokens (did you mean 100000?), found '100'
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    checked = real_context_window("", override=value)
+    if isinstance(checked, Failure):
+        bad = checked.failure()
+        guess = bad.guess if isinstance(bad, BadWindow) else None
+        hint = f" (did you mean {guess}?)" if guess is not None else ""
+        raise argparse.ArgumentTypeError(
+            f"expected the model's context window, at least {MIN_CONTEXT_WINDOW:,} tokens"
+            f"{hint}, found {text!r}"
+        )
+    return checked.unwrap()
+
+
 def _kind(mode: int) -> str:
     kinds = {
         stat.S_ISDIR: "a folder",
@@ -140,6 +169,8 @@ def check_arguments(parser: argparse.ArgumentParser) -> None:
             action.type = writable_file
         elif action.dest in POSITIVE:
             action.type = positive_int
+        elif action.dest in WINDOWS:
+            action.type = context_window
 
 
 def run_guarded(

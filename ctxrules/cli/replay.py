@@ -20,12 +20,12 @@ from ctxrules.cli.options import (
 )
 from ctxrules.cli.replay_report import print_summary, totals, write_report
 from ctxrules.compaction import Summarizer
-from ctxrules.dag import Session
+from ctxrules.dag import Role, Session
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.recall import memory_search
-from ctxrules.engine.replay import replay
+from ctxrules.engine.replay import llm_calls, replay
 from ctxrules.engine.turn import SessionState
-from ctxrules.importers import import_session
+from ctxrules.importers import ImportResult, import_session
 from ctxrules.recall.audit import audit_commits, audit_line, latest_commit
 from ctxrules.recall.offload import BlobStore, offload
 from ctxrules.spec import load_spec
@@ -52,6 +52,36 @@ def _summarizer(reference: str | None) -> Summarizer | str:
     return found if callable(found) else f"--summarizer {reference}: not callable"
 
 
+def _read(path: str, skip_bad: bool) -> ImportResult | str:
+    """The imported log, each bad record named on stderr; without ``skip_bad`` they stop it."""
+    # Read past bad records to name every one of them, then stop unless --skip-bad.
+    imported = import_session(path, skip_bad=True)
+    if isinstance(imported, Failure):
+        return str(imported.failure())
+    result = imported.unwrap()
+    bad = result.stats.bad_records
+    for record in bad:
+        sys.stderr.write(f"{path}: {'skipped ' if skip_bad else ''}{record}\n")
+    if not bad:
+        return result
+    graph = result.session.graph
+    calls = sum(1 for call in graph.nodes.values() if call.role is Role.ASSISTANT)
+    kept = sum(1 for _ in llm_calls(result.session))
+    cut_off = (
+        f"; only {kept} of the log's {calls} LLM calls can be replayed, "
+        "the rest are cut off from the last message by them"
+        if kept < calls
+        else ""
+    )
+    if skip_bad:
+        sys.stderr.write(f"{path}: {len(bad)} bad record(s) skipped{cut_off}\n")
+        return result
+    return (
+        f"{path}: {len(bad)} bad record(s), nothing replayed{cut_off}; "
+        "fix them, or pass --skip-bad to replay the rest"
+    )
+
+
 def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str, str] | str:
     """The recorded session, the engine and the log's path, or the one line saying what is wrong."""
     # What is missing is said before any work, not after the whole replay ran.
@@ -63,9 +93,9 @@ def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str
     if isinstance(source, Failure):
         return str(source.failure())
     path = args.path or str(bundled_session())
-    imported = import_session(path, skip_bad=True)
-    if isinstance(imported, Failure):
-        return str(imported.failure())
+    result = _read(path, args.skip_bad)
+    if isinstance(result, str):
+        return result
     if args.allow_imports:
         import_from_current_folder()
     spec = load_spec(source.unwrap(), allow_imports=args.allow_imports)
@@ -77,7 +107,6 @@ def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str
     engine = DefaultContextEngine(
         pipeline=spec.unwrap(), summarizer=summarizer, tokenizer=default_tokenizer()
     )
-    result = imported.unwrap()
     return result.session, engine, path, str(getattr(result.format, "value", result.format))
 
 
@@ -97,11 +126,19 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     )
     print_summary(requests, Path(path).name, out)
     figures = totals(requests)
+    # A request snip cut is not a saving: the model would not have had what it needed.
+    cut = f", {figures['snipped']:,.0f} requests cut to fit" if figures["snipped"] else ""
     out.write(
         f"tokens sent {figures['sent']:,.0f} vs naive {figures['naive']:,.0f}; "
         f"cost ({args.provider}) {figures['cost']:,.0f} vs {figures['naive_cost']:,.0f}"
-        f" ({figures['cost'] / max(figures['naive_cost'], 1):.0%} of naive)\n"
+        f" ({figures['cost'] / max(figures['naive_cost'], 1):.0%} of naive{cut})\n"
     )
+    if figures["snipped"]:
+        sys.stderr.write(
+            f"warning: {figures['snipped']:,.0f} of {figures['requests']:,.0f} requests were cut "
+            f"to fit --window {args.window:,} (snipped), so the cost is not a saving; "
+            "pass the model's real window\n"
+        )
     # A session with no LLM call was never prepared, so it has no commits to audit.
     commits = engine.states.get(session.session_id, SessionState()).by_id.values()
     with memory_search(session) as search:
@@ -221,4 +258,9 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
         help="store to keep the run in: a path, sqlite:///PATH or postgresql://USER@HOST/DB",
     )
     parser.add_argument("--report", default=None, help="write a self-contained HTML report here")
+    parser.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="replay past bad records (each is still reported); without it they stop the replay",
+    )
     parser.set_defaults(run=run)

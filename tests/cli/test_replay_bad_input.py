@@ -1,0 +1,121 @@
+"""`ctxrules replay` names every bad record and stops without --skip-bad; a too small window warns."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ctxrules.cli.main import main
+from ctxrules.importers import import_session
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = ROOT / "ctxrules" / "data" / "sessions" / "entire-cli-5d_755497c182_0.jsonl"
+
+
+def _corrupt(source: Path, line: int, target: Path) -> Path:
+    """``source`` with its ``line``-th line replaced by a broken JSON object."""
+    lines = source.read_text(encoding="utf-8").splitlines()
+    lines[line - 1] = '{"type": "user", "uuid": '
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return target
+
+
+def _ctxrules_jsonl(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """The bundled session as ctxrules JSON Lines, where later lines name earlier ones."""
+    assert main(["export", str(BUNDLED)]) == 0
+    path = tmp_path / "session.jsonl"
+    path.write_text(capsys.readouterr().out, encoding="utf-8")
+    return path
+
+
+def test_a_corrupt_line_stops_the_replay_and_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --skip-bad: exit 2, each bad line on stderr with its number, nothing replayed."""
+    log = _corrupt(BUNDLED, 20, tmp_path / "log.jsonl")
+    status = main(["replay", str(log), "--store", ":memory:"])
+    captured = capsys.readouterr()
+    assert status == 2
+    assert captured.out == ""
+    assert "Traceback" not in captured.err
+    lines = captured.err.splitlines()
+    assert lines[0].startswith(f"{log}: line 20: invalid JSON at column")
+    assert lines[-1] == (
+        f"{log}: {len(lines) - 1} bad record(s), nothing replayed; only 13 of the log's 18 LLM "
+        "calls can be replayed, the rest are cut off from the last message by them; fix them, "
+        "or pass --skip-bad to replay the rest"
+    )
+
+
+def test_skip_bad_reports_each_line_and_replays_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With --skip-bad: the same lines as skipped, the replay runs, exit 0."""
+    log = _corrupt(BUNDLED, 20, tmp_path / "log.jsonl")
+    bad = import_session(log, skip_bad=True).unwrap().stats.bad_records
+    status = main(["replay", str(log), "--store", ":memory:", "--skip-bad"])
+    captured = capsys.readouterr()
+    assert status == 0
+    assert re.search(r"requests\s+│\s+13 │", captured.out)
+    assert captured.err.splitlines() == [
+        *(f"{log}: skipped {record}" for record in bad),
+        (
+            f"{log}: {len(bad)} bad record(s) skipped; only 13 of the log's 18 LLM calls can be "
+            "replayed, the rest are cut off from the last message by them"
+        ),
+    ]
+
+
+def test_every_line_a_corrupt_line_takes_with_it_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In ctxrules JSON Lines, the lines naming a lost node are each reported, by number."""
+    log = _corrupt(_ctxrules_jsonl(tmp_path, capsys), 5, tmp_path / "broken.jsonl")
+    bad = import_session(log, skip_bad=True).unwrap().stats.bad_records
+    assert len(bad) > 10  # the corrupt line takes the nodes after it with it
+    assert main(["replay", str(log), "--store", ":memory:"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[:-1] == [f"{log}: {record}" for record in bad]
+    assert [int(re.search(r": line (\d+):", line)[1]) for line in err[:-1]] == [  # type: ignore[index]
+        record.line for record in bad
+    ]
+    assert main(["replay", str(log), "--store", ":memory:", "--skip-bad"]) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == f"{log}: {len(bad)} bad record(s) skipped"
+
+
+def test_a_clean_log_reports_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    """No bad record: nothing on stderr, exit 0, as before."""
+    assert main(["replay", str(BUNDLED), "--store", ":memory:", "--window", "32000"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_a_window_under_any_models_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--window 100 exits 2 with one line suggesting 100000, instead of printing a saving."""
+    assert main(["replay", str(BUNDLED), "--window", "100", "--store", ":memory:"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "ctxrules replay: argument --window: expected the model's context window, at least "
+        "1,024 tokens (did you mean 100000?), found '100' (see ctxrules replay --help)\n"
+    )
+
+
+def test_a_window_that_forces_cuts_warns_that_the_cost_is_no_saving(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--window 2000 snips requests: a warning line on stderr, and the cost line says so."""
+    assert main(["replay", str(BUNDLED), "--window", "2000", "--store", ":memory:"]) == 0
+    captured = capsys.readouterr()
+    snipped = re.search(r"compactions / snips\s+│\s+\d+ / (\d+) │", captured.out)
+    assert snipped is not None
+    cut = int(snipped[1])
+    assert cut > 0
+    assert f"of naive, {cut} requests cut to fit)" in captured.out
+    assert captured.err == (
+        f"warning: {cut} of 18 requests were cut to fit --window 2,000 (snipped), so the cost "
+        "is not a saving; pass the model's real window\n"
+    )
