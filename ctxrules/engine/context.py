@@ -340,7 +340,10 @@ class Context:
             raise InputError(f"cannot read tool call {call!r:.80}: {read.reason}")
         store = self._keeper.store if self._keeper is not None else None
         commit = self._prep.commit if self._prep is not None else None
-        answer = self.recall.answer(read, self.session, commit, store)
+        # Paged to fit under the pipeline's cap, so the answer reaches the model whole.
+        answer = self.recall.answer(
+            read, self.session, commit, store, max_chars=self.engine.pipeline.result_chars
+        )
         if answer is None:
             return None
         self.add_tool_result(read.id, answer.text, is_error=answer.is_error)

@@ -132,9 +132,19 @@ class SessionRecall:
         return recall_tools("anthropic") if self.options.tools else ()
 
     def answer(
-        self, call: ToolCall, session: Session, commit: ContextCommit | None, store: object
+        self,
+        call: ToolCall,
+        session: Session,
+        commit: ContextCommit | None,
+        store: object,
+        *,
+        max_chars: int | None = None,
     ) -> ToolAnswer | None:
-        """The answer to a ``recall`` or ``search_history`` call; None for any other tool."""
+        """The answer to a ``recall`` or ``search_history`` call; None for any other tool.
+
+        ``max_chars`` is the longest tool result the pipeline keeps whole (its cap): the
+        answer is paged to fit, so it reaches the model byte for byte.
+        """
         if call.name not in {RECALL, SEARCH_HISTORY}:
             return None
         arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
@@ -145,6 +155,7 @@ class SessionRecall:
             tokenizer=self.tokenizer,
             search=store_search(store, session) if store is not None else None,
             page_tokens=self.options.page_tokens,
+            max_chars=max_chars,
         )
 
     def handles(self, session: Session, commit: ContextCommit | None) -> SessionHandles:

@@ -8,9 +8,9 @@ from ctxrules.tokens import Tokenizer
 _CHARS_PER_TOKEN = 4
 
 
-def _page_end(text: str, start: int, limit: int, tokenizer: Tokenizer) -> int:
-    """Where the page that starts at ``start`` ends: at most ``limit`` tokens, at least one char."""
-    end = min(len(text), start + limit * _CHARS_PER_TOKEN)
+def _page_end(text: str, start: int, limit: int, tokenizer: Tokenizer, max_chars: int) -> int:
+    """Where the page from ``start`` ends: at most ``limit`` tokens and ``max_chars`` chars, at least one."""
+    end = min(len(text), start + limit * _CHARS_PER_TOKEN, start + max(max_chars, 1))
     while end - start > 1 and tokenizer.count(text[start:end]) > limit:
         end = start + max(1, (end - start) * 3 // 4)
     if end < len(text):
@@ -21,10 +21,13 @@ def _page_end(text: str, start: int, limit: int, tokenizer: Tokenizer) -> int:
     return end
 
 
-def page_bounds(text: str, limit: int, tokenizer: Tokenizer) -> tuple[tuple[int, int], ...]:
+def page_bounds(
+    text: str, limit: int, tokenizer: Tokenizer, max_chars: int | None = None
+) -> tuple[tuple[int, int], ...]:
     r"""The (start, end) of each page: contiguous, covering the text, each within ``limit`` tokens.
 
-    A single character over the limit still makes a page of its own, so paging always ends.
+    ``max_chars``, when given, also bounds each page's length in characters. A single
+    character over the limit still makes a page of its own, so paging always ends.
 
     >>> from ctxrules.tokens import HeuristicCounter
     >>> bounds = page_bounds("line\n" * 100, 20, HeuristicCounter())
@@ -32,13 +35,15 @@ def page_bounds(text: str, limit: int, tokenizer: Tokenizer) -> tuple[tuple[int,
     (0, 500, True)
     >>> page_bounds("", 20, HeuristicCounter())
     ((0, 0),)
+    >>> max(end - start for start, end in page_bounds("line\n" * 100, 20, HeuristicCounter(), 30))
+    30
     """
     if not text:
         return ((0, 0),)
     bounds: list[tuple[int, int]] = []
     start = 0
     while start < len(text):
-        end = _page_end(text, start, max(limit, 1), tokenizer)
+        end = _page_end(text, start, max(limit, 1), tokenizer, max_chars or len(text))
         bounds.append((start, end))
         start = end
     return tuple(bounds)

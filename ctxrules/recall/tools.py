@@ -124,13 +124,32 @@ def _page_arg(arguments: Mapping[str, object]) -> int | None:
     return page
 
 
-def _header(original: Original, page: int, pages: int) -> str:
+def _header(original: Original, page: int, pages: int, args_chars: int | None = None) -> str:
     kinds = {"node": "original", "attached": "attached original", "fold": "folded items"}
     what = kinds.get(original.kind, original.kind)
     tool = f" of tool {original.tool_name}" if original.tool_name else ""
-    args = f"; arguments {original.arguments}" if original.arguments and page == 1 else ""
+    shown = original.arguments if args_chars is None else head(original.arguments, args_chars)
+    args = f"; arguments {shown}" if original.arguments and page == 1 else ""
     more = f"; recall page {page + 1} for more" if page < pages else ""
     return f"[{original.handle}: {what}{tool}, page {page} of {pages}{args}{more}]"
+
+
+def _page_room(original: Original, max_chars: int) -> tuple[int, int | None]:
+    """Characters of the original one page may hold so that header and page fit in ``max_chars``.
+
+    Also the characters of the arguments the first page's header shows: all of them, unless
+    they would take more than half the answer.
+    """
+    # The page numbers have at most as many digits as the text's length plus one.
+    digits = len(str(len(original.text) + 1))
+
+    def widest(args_chars: int | None) -> int:
+        return len(_header(original, 1, 2, args_chars)) + 3 * (digits - 1) + len("\n")
+
+    args_chars: int | None = None
+    if widest(None) > max_chars // 2:
+        args_chars = max(len(original.arguments) - (widest(None) - max_chars // 2), 0)
+    return max(max_chars - widest(args_chars), 1), args_chars
 
 
 def answer_recall(
@@ -139,8 +158,13 @@ def answer_recall(
     *,
     tokenizer: Tokenizer,
     page_tokens: int = PAGE_TOKENS,
+    max_chars: int | None = None,
 ) -> ToolAnswer:
-    """One page (at most ``page_tokens`` tokens of the original) of what a handle names."""
+    """One page (at most ``page_tokens`` tokens of the original) of what a handle names.
+
+    With ``max_chars`` (the longest tool result the pipeline keeps whole) pages are cut so
+    that the whole answer, header included, fits: the model then reads every page whole.
+    """
     handle = arguments.get("handle")
     page = _page_arg(arguments)
     if not isinstance(handle, str) or page is None:
@@ -151,19 +175,27 @@ def answer_recall(
     original = index.get(handle)
     if original is None:
         return _error(f"no item has the handle {handle!r} in this session")
-    bounds = page_bounds(original.text, page_tokens, tokenizer)
+    room, args_chars = (None, None) if max_chars is None else _page_room(original, max_chars)
+    bounds = page_bounds(original.text, page_tokens, tokenizer, room)
     if page > len(bounds):
         return _error(f"{handle} has {len(bounds)} page(s); page {page} does not exist")
     start, end = bounds[page - 1]
     body = original.text[start:end]
-    text = f"{_header(original, page, len(bounds))}\n{body}"
+    text = f"{_header(original, page, len(bounds), args_chars)}\n{body}"
     return ToolAnswer(text, body=body, page=page, pages=len(bounds))
 
 
 def answer_search(
-    search: HistorySearch | None, arguments: Mapping[str, object], *, snippet_chars: int = 300
+    search: HistorySearch | None,
+    arguments: Mapping[str, object],
+    *,
+    snippet_chars: int = 300,
+    max_chars: int | None = None,
 ) -> ToolAnswer:
-    """The snippets the host's search finds, each with its node's handle."""
+    """The snippets the host's search finds, each with its node's handle.
+
+    With ``max_chars`` only the hits that fit are listed, then how many were left out.
+    """
     query = arguments.get("query")
     limit = arguments.get("limit", SEARCH_LIMIT)
     if not isinstance(query, str) or not query.strip():
@@ -180,7 +212,24 @@ def answer_search(
     lines = [
         f"{handle_for(hit.node_id)} {head(one_line(hit.snippet), snippet_chars)}" for hit in hits
     ]
-    return ToolAnswer("\n".join(lines))
+    return ToolAnswer("\n".join(_fitting(lines, max_chars)))
+
+
+def _fitting(lines: list[str], max_chars: int | None) -> list[str]:
+    """The first lines that fit in ``max_chars`` with a last line saying how many did not.
+
+    >>> _fitting(["a" * 40, "b" * 40, "c" * 40], 100)
+    ['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', '[2 more matches not shown; narrow the query]']
+    """
+    if max_chars is None or len("\n".join(lines)) <= max_chars:
+        return lines
+    kept: list[str] = []
+    for line in lines:
+        note = f"[{len(lines) - len(kept)} more matches not shown; narrow the query]"
+        if len("\n".join([*kept, line, note])) > max_chars:
+            break
+        kept.append(line)
+    return [*kept, f"[{len(lines) - len(kept)} more matches not shown; narrow the query]"]
 
 
 def answer_tool_call(
@@ -191,8 +240,11 @@ def answer_tool_call(
     tokenizer: Tokenizer,
     search: HistorySearch | None = None,
     page_tokens: int = PAGE_TOKENS,
+    max_chars: int | None = None,
 ) -> ToolAnswer:
     """Answer a ``recall`` or ``search_history`` call; any other name is an error answer.
+
+    ``max_chars``, when given, bounds the answer's length so that no cap cuts it.
 
     >>> from ctxrules.dag import Call, Graph
     >>> from ctxrules.recall.lookup import recall_index
@@ -204,7 +256,9 @@ def answer_tool_call(
     all the lines
     """
     if name == RECALL:
-        return answer_recall(index, arguments, tokenizer=tokenizer, page_tokens=page_tokens)
+        return answer_recall(
+            index, arguments, tokenizer=tokenizer, page_tokens=page_tokens, max_chars=max_chars
+        )
     if name == SEARCH_HISTORY:
-        return answer_search(search, arguments)
+        return answer_search(search, arguments, max_chars=max_chars)
     return _error(f"unknown tool {name!r}; the recall tools are {RECALL!r} and {SEARCH_HISTORY!r}")
