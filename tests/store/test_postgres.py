@@ -57,8 +57,8 @@ def _raw(url: str, sql: str, *params: object) -> str:
         ("TRUNCATE nodes CASCADE", "nodes is append-only: it is never truncated"),
         (
             (
-                "INSERT INTO nodes (session_id, id, seq, role, status, fixed, output, body, words)"
-                " SELECT session_id, id, seq, role, status, fixed, '1', body, words FROM nodes"
+                "INSERT INTO nodes (session_id, id, seq, role, status, fixed, output, words)"
+                " SELECT session_id, id, seq, role, status, fixed, '1', words FROM nodes"
                 " ON CONFLICT (session_id, id) DO UPDATE SET output = excluded.output"
             ),
             "only a running node is completed, once",
@@ -221,3 +221,15 @@ def test_bad_fts5_syntax_is_named(query: str, detail: str) -> None:
     """Each syntax error says near what, as SQLite's FTS5 does."""
     with pytest.raises(QuerySyntaxError, match=re.escape(detail)):
         translate(query)
+
+
+def test_a_node_is_stored_without_a_copy_of_its_text(pg_store: Store, url: str) -> None:
+    """Step 4: no ``body`` column; a hit's snippet is cut from the node's own record."""
+    session = Session("s").send("user", "Where is the TOML loader?").unwrap()
+    pg_store.save_session(session).unwrap()
+    with psycopg.connect(url) as conn:
+        columns = {row[0] for row in conn.execute("SELECT * FROM nodes LIMIT 0").description or ()}
+    assert "body" not in columns
+    assert {"fixed", "output", "words"} <= columns
+    hits = pg_store.search("loader", session_id="s").unwrap()
+    assert [hit.snippet for hit in hits] == ["Where is the TOML [loader]?"]

@@ -1,7 +1,7 @@
 """PostgreSQL's node rows: a node split into ``fixed``, ``output`` and ``status``, with its search text.
 
 ``fixed`` is the canonical JSON of every field but output, status and seq, so the
-database checks a completion by comparing text; ``body`` and ``words`` feed the index.
+database checks a completion by comparing text; ``words`` feeds the index.
 """
 
 from __future__ import annotations
@@ -21,16 +21,15 @@ SELECT_STORED = "SELECT fixed, output, status, seq FROM nodes WHERE session_id =
 
 # The next seq is read in the insert itself: one round trip, under the session's lock.
 _INSERT = (
-    "INSERT INTO nodes (session_id, id, seq, role, status, fixed, output, body, words)"
-    " SELECT ?, ?, coalesce(max(seq), -1) + 1, ?, ?, ?, ?, ?, ?"
+    "INSERT INTO nodes (session_id, id, seq, role, status, fixed, output, words)"
+    " SELECT ?, ?, coalesce(max(seq), -1) + 1, ?, ?, ?, ?, ?"
     " FROM nodes WHERE session_id = ? RETURNING seq"
 )
 
 
-def _search_text(record: dict[str, object]) -> tuple[str, str]:
-    # PostgreSQL text refuses NUL; the words column is what the index reads.
-    body = body_text(record)
-    return body.replace("\x00", ""), words(body)
+def _search_text(record: dict[str, object]) -> str:
+    # The words the index reads; a search cuts its snippets from the hits' own records.
+    return words(body_text(record))
 
 
 def decode(node_id: str, row: Sequence[Any]) -> StoredNode:
@@ -52,7 +51,7 @@ def insert_statement(session_id: str, call: Call) -> tuple[str, tuple[object, ..
         call.status.value,
         fixed_text(record),
         canonical_json(record["output"]),
-        *_search_text(record),
+        _search_text(record),
         session_id,
     )
     return _INSERT, params
@@ -79,12 +78,11 @@ class PgNodes:
     def complete(self, session_id: str, node_id: str, done: StoredNode) -> None:
         """Set a running node's output and final status, and its search text with them."""
         self.rows.run(
-            "UPDATE nodes SET output = ?, status = ?, body = ?, words = ?"
-            " WHERE session_id = ? AND id = ?",
+            "UPDATE nodes SET output = ?, status = ?, words = ? WHERE session_id = ? AND id = ?",
             (
                 canonical_json(done.record["output"]),
                 done.record["status"],
-                *_search_text(done.record),
+                _search_text(done.record),
                 session_id,
                 node_id,
             ),

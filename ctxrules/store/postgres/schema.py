@@ -238,6 +238,11 @@ MIGRATIONS = (
         _rewrite_commits,
         ("ALTER TABLE commits ENABLE TRIGGER commits_immutable",),
     ),
+    Migration(
+        4,
+        "no copy of each node's text beside its words (issue 27): snippets are cut from the node",
+        ("ALTER TABLE nodes DROP COLUMN body",),
+    ),
 )
 
 #: The version a fully migrated database reports.

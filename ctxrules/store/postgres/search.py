@@ -2,23 +2,32 @@
 
 from __future__ import annotations
 
+import json
+
 from returns.result import Failure, Result, Success
 
 from ctxrules.store.errors import BadQuery, StoreError
 from ctxrules.store.postgres.query import QuerySyntaxError, translate
-from ctxrules.store.postgres.words import snippet
+from ctxrules.store.postgres.words import body_text, snippet
 from ctxrules.store.rows import Rows
 from ctxrules.store.search import SearchHit, best_hits
 
 # Rank normalisation 1 divides by the log of the length, so shorter nodes rank first, as
 # BM25 does in SQLite; the rank is negated so that, as there, lower is better.
 _SELECT = """
-    SELECT n.session_id, n.id, n.seq, n.role, n.body, -ts_rank(n.tsv, q, 1) AS rank
+    SELECT n.session_id, n.id, n.seq, n.role, n.fixed, n.output, -ts_rank(n.tsv, q, 1) AS rank
     FROM nodes AS n, to_tsquery('simple', ?) AS q
     WHERE n.tsv @@ q {session}
     ORDER BY rank, n.session_id, n.seq
     LIMIT ?
 """
+
+
+def _body(fixed: str, output: str) -> str:
+    # The text a snippet is cut from, read back from the node (no copy of it is stored).
+    record = json.loads(fixed)
+    record["output"] = json.loads(output)
+    return body_text(record).replace("\x00", "")
 
 
 def search(
@@ -38,9 +47,9 @@ def search(
             node_id,
             seq,
             role,
-            snippet(body, translated.terms, translated.prefixes),
+            snippet(_body(fixed, output), translated.terms, translated.prefixes),
             float(rank),
         )
-        for sid, node_id, seq, role, body, rank in found
+        for sid, node_id, seq, role, fixed, output, rank in found
     )
     return Success(best_hits(hits, limit))
