@@ -19,6 +19,7 @@ from typing import Self, TypeVar
 import attrs
 from returns.result import Failure, Result
 
+from ctxrules.cache.profiles import profile_for_model
 from ctxrules.dag import Session, Status
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.persist import Keeper, open_session
@@ -167,6 +168,8 @@ class Context:
             pipeline=_pipeline(spec, allow_imports),
             tokenizer=tokenizer or default_tokenizer(),
             on_event=_warn,
+            # A gap longer than the provider's cache lifetime is a batch point: the cache is cold.
+            cache_profile=profile_for_model(model),
         )
         if self._bridge is not None:
             self.engine.summarizer = self._bridge
