@@ -8,6 +8,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.rules.cap import CAPPED
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.scan import scan
 from ctxrules.rules.tighten import tighten
@@ -36,7 +37,9 @@ class DeclarativeRule:
 
     One pass over the items; locked items, summaries, summarized items and items already
     at or past ``target`` are left alone; only changed items are replaced. The new text
-    (``template`` rendered from the item) never costs more tokens than the old one.
+    (``template`` rendered from the item) never costs more tokens than the old one. A
+    result the cap cut on arrival is ``aged`` already, but only shortened: a rule with a
+    ``text`` that targets ``aged`` still replaces its text, as the built-in aging does.
     """
 
     name: str
@@ -54,16 +57,27 @@ class DeclarativeRule:
             if all(test.holds(item, index, count, facts) for test in self.when):
                 text = None if self.template is None else self.template.render(item)
                 new = tighten(item, self.target, facts, rendered=text, reason=self.name)
-                if new is not None and new != item:
+                if new is not None and new != item and not _renames_a_cap(item, new):
                     changes[index] = new
         return commit.replace_items(changes)
 
     def _may_change(self, item: ContextItem) -> bool:
+        if item.locked or item.state not in MATCHABLE_STATES:
+            return False
+        if item.state.tightness < self.target.tightness:
+            return True
+        # Capped on arrival: still the result's own head and tail, so a stub may replace it.
         return (
-            not item.locked
-            and item.state in MATCHABLE_STATES
-            and item.state.tightness < self.target.tightness
+            self.template is not None
+            and item.state is self.target is State.AGED
+            and item.reason == CAPPED
         )
+
+
+def _renames_a_cap(item: ContextItem, new: ContextItem) -> bool:
+    # A capped result that keeps its text stays "capped", so the built-in aging still
+    # stubs it later; a change of reason alone would hide it from that rule.
+    return item.reason == CAPPED and new.state is item.state and new.rendered == item.rendered
 
 
 def parse_declarative(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -128,11 +129,22 @@ def test_matched_items_move_to_the_target_with_the_rule_name_as_reason() -> None
 
 
 def test_items_at_or_past_the_target_are_left_alone() -> None:
-    """Targeting `aged` leaves the aged and the cleared item as they are, whatever `when` says."""
-    after = rule("{}", '{ state = "aged", text = "[x]" }')(COMMIT, FACTS)
-    assert changed(COMMIT, after) == [0, 1, 2, 3, 8, 9]
-    assert after.items[5] is ITEMS[5]
+    """Targeting `aged` leaves an aged and the cleared item as they are, whatever `when` says."""
+    aged = attrs.evolve(ITEMS[5], reason="tail_window")
+    commit = ContextCommit("s").append_items([*ITEMS[:5], aged, *ITEMS[6:]])
+    after = rule("{}", '{ state = "aged", text = "[x]" }')(commit, FACTS)
+    assert changed(commit, after) == [0, 1, 2, 3, 8, 9]
+    assert after.items[5] is aged
     assert after.items[6] is ITEMS[6]
+
+
+def test_a_capped_item_is_aged_but_still_gets_the_text() -> None:
+    """A result the cap cut is `aged` only by its cap: a rule targeting `aged` with a text replaces it."""
+    after = rule("{}", '{ state = "aged", text = "[x]" }')(COMMIT, FACTS)
+    assert changed(COMMIT, after) == [0, 1, 2, 3, 5, 8, 9]
+    assert (after.items[5].rendered, after.items[5].reason) == ("[x]", "r")
+    assert after.items[5].changed_at == ITEMS[5].changed_at
+    assert rule("{}", '{ state = "aged" }')(COMMIT, FACTS).items[5] is ITEMS[5]
 
 
 def test_locked_and_summary_items_are_never_touched() -> None:
