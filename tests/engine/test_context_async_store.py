@@ -130,3 +130,22 @@ def test_concurrent_async_calls_on_one_store_do_not_interleave(tmp_path: Path) -
         assert stored.graph == ctx.session.graph
         assert stored.head == ctx.session.head
     store.close()
+
+
+def test_150_async_calls_then_a_restart_continue_as_an_uninterrupted_run(tmp_path: Path) -> None:
+    """Issue 28: 150 ``aopenai`` calls on SQLite, a new process's `Context`, the same request."""
+    path = str(tmp_path / "long.sqlite")
+    with _context(path, "gpt-4o") as ctx:
+        asyncio.run(_async_loop(ctx, 150, "openai"))
+    uninterrupted = Context(
+        model="gpt-4o",
+        window=16_000,
+        session="async",
+        tokenizer=HeuristicCounter(),
+        clock=lambda: 100.0,
+    )
+    asyncio.run(_async_loop(uninterrupted, 150, "openai"))
+    uninterrupted.add({"role": "user", "content": "and now?"})
+    with _context(path, "gpt-4o") as reopened:
+        reopened.add({"role": "user", "content": "and now?"})
+        assert reopened.openai() == uninterrupted.openai()
