@@ -24,11 +24,11 @@ from ctxrules.dag import (
     Status,
     UnknownNode,
     UnknownReads,
-    call_from_json,
     call_to_json,
     freeze,
     thaw,
 )
+from ctxrules.dag.bulk import graph_from_records
 from ctxrules.store.errors import CorruptRecord, DagRefused, NodeConflict, StoreError
 from ctxrules.store.rows import Rows, in_batches, placeholders
 
@@ -173,16 +173,6 @@ def append_graph(table: NodeTable, session_id: str, graph: Graph) -> Result[int,
 
 
 def load_graph(table: NodeTable, session_id: str) -> Result[Graph, StoreError]:
-    """Rebuild the session's graph by `Graph.append` in seq order."""
-    graph = Graph()
-    for node_id, seq, record in table.scan(session_id):
-        if seq != graph.next_seq:
-            return Failure(CorruptRecord("node", node_id, f"seq {seq}, expected {graph.next_seq}"))
-        parsed = call_from_json(record, seq + 1)
-        if isinstance(parsed, Failure):
-            return Failure(CorruptRecord("node", node_id, parsed.failure().message))
-        appended = graph.append(parsed.unwrap())
-        if isinstance(appended, Failure):
-            return Failure(CorruptRecord("node", node_id, appended.failure().message))
-        graph = appended.unwrap()
-    return Success(graph)
+    """Read the session's graph back in one pass (`graph_from_records`), every row checked."""
+    built = graph_from_records(table.scan(session_id))
+    return built.alt(lambda bad: CorruptRecord("node", bad[0], bad[1]))
