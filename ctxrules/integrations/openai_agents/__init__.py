@@ -4,7 +4,12 @@ from ctxrules.integrations.extras import require
 
 require(("agents",), "agents")
 
-from ctxrules.integrations.openai_agents.items import (  # noqa: E402 - after the extra's check
+from ctxrules.integrations.openai_agents.input_filter import (  # noqa: E402 - after the extra's check
+    CtxInputFilter,
+    ctxrules_input_filter,
+    tool_schemas,
+)
+from ctxrules.integrations.openai_agents.items import (  # noqa: E402 - see above
     entries_of,
     stored_items,
     to_items,
@@ -14,4 +19,13 @@ from ctxrules.integrations.openai_agents.session import (  # noqa: E402 - see ab
     CtxSessionError,
 )
 
-__all__ = ["CtxSession", "CtxSessionError", "entries_of", "stored_items", "to_items"]
+__all__ = [
+    "CtxInputFilter",
+    "CtxSession",
+    "CtxSessionError",
+    "ctxrules_input_filter",
+    "entries_of",
+    "stored_items",
+    "to_items",
+    "tool_schemas",
+]

@@ -20,6 +20,7 @@ from returns.result import Failure, Result
 from ctxrules.engine import DefaultContextEngine, TurnPrep
 from ctxrules.errors import ErrorValue
 from ctxrules.integrations.live import LiveSession
+from ctxrules.integrations.openai_agents.input_filter import CtxInputFilter
 from ctxrules.integrations.openai_agents.items import entries_of, stored_items, to_items
 from ctxrules.integrations.turns import default_pipeline, prepare_turn
 from ctxrules.render import Message
@@ -80,6 +81,19 @@ class CtxSession:
         self.live = opened.unwrap()
         self.last_prep: TurnPrep | None = None
         self._lock = asyncio.Lock()
+
+    def input_filter(self) -> CtxInputFilter:
+        """A ``call_model_input_filter`` with this session's window and engine, for the calls within a run.
+
+        The session tightens the history between runs; the filter tightens each model call
+        of a run, whose tool results the session sees only when the run ends.
+        """
+        return CtxInputFilter(
+            window=self.window,
+            engine=self.engine,
+            clock=self.clock,
+            session_id=f"{self.session_id}:run",
+        )
 
     def items(self) -> list[dict[str, object]]:
         """Every item of the conversation as it was added (the true history)."""

@@ -1,0 +1,158 @@
+"""Every model call of an Agents SDK run through ctxrules: ``RunConfig(call_model_input_filter=...)``.
+
+The SDK keeps a run's own items (the model's tool calls and their outputs) in memory and
+sends all of them on each model call; a session sees them only when the run ends. The SDK
+calls ``call_model_input_filter`` just before every model call: `CtxInputFilter` brings its
+own ctxrules session up to date with that call's input, lets the engine prepare the
+context for the window (rules, compaction, snip), and sends that instead.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from agents import Agent, FunctionTool, Handoff, handoff
+from agents.items import TResponseInputItem
+from agents.run_config import CallModelData, ModelInputData
+from returns.result import Failure
+
+from ctxrules.dag import Session
+from ctxrules.engine import DefaultContextEngine, TurnPrep
+from ctxrules.integrations.live import Entry, LiveSession
+from ctxrules.integrations.openai_agents.items import entries_of, to_items
+from ctxrules.integrations.turns import default_pipeline
+from ctxrules.render import Message
+from ctxrules.rules import Pipeline
+from ctxrules.tokens import Tokenizer, default_tokenizer
+
+
+def tool_schemas(agent: Agent[Any]) -> list[dict[str, object]]:
+    """The schemas the model is sent with the agent's function tools and handoffs (they take room too).
+
+    Hosted tools (web search, file search) are named only: their schemas are the provider's.
+    """
+    out: list[dict[str, object]] = []
+    for tool in agent.tools:
+        if isinstance(tool, FunctionTool):
+            out.append(
+                {
+                    "type": "function",
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.params_json_schema,
+                }
+            )
+        else:
+            out.append({"type": str(getattr(tool, "name", type(tool).__name__))})
+    for target in agent.handoffs:
+        made = target if isinstance(target, Handoff) else handoff(target)
+        out.append(
+            {
+                "type": "function",
+                "name": made.tool_name,
+                "description": made.tool_description,
+                "parameters": made.input_json_schema,
+            }
+        )
+    return out
+
+
+class CtxInputFilter:
+    """A ``call_model_input_filter``: each model call's input, tightened by the engine to fit ``window``.
+
+    ``window`` is the model's real context window. The agent's instructions and tool
+    schemas are counted against it; the input is what the engine prepares: old tool results
+    aged, big ones capped, history compacted or cut when it still does not fit. One filter
+    follows one conversation: an input that extends the last one costs only its new items,
+    another input starts the filter's session over. When the engine fails, the input is
+    sent as it is, with a warning.
+    """
+
+    def __init__(
+        self,
+        *,
+        window: int,
+        pipeline: Pipeline | None = None,
+        tokenizer: Tokenizer | None = None,
+        summarizer: Callable[[tuple[Message, ...]], str] | None = None,
+        engine: DefaultContextEngine | None = None,
+        clock: Callable[[], float] = time.time,
+        session_id: str = "agents-run",
+    ) -> None:
+        if window < 1:
+            msg = f"window={window} must be the model's real context window, a positive number"
+            raise ValueError(msg)
+        self.window = window
+        self.clock = clock
+        self.session_id = session_id
+        kwargs: dict[str, Any] = {"summarizer": summarizer} if summarizer is not None else {}
+        self.engine = engine or DefaultContextEngine(
+            pipeline=pipeline or default_pipeline(),
+            tokenizer=tokenizer or default_tokenizer(),
+            **kwargs,
+        )
+        self.live = LiveSession(Session(session_id))
+        self.last_prep: TurnPrep | None = None
+
+    def __repr__(self) -> str:
+        return f"CtxInputFilter(window={self.window}, session_id={self.session_id!r})"
+
+    def _restart(self) -> None:
+        # The engine forgets the old session's commits, so a long-lived filter stays small.
+        self.engine.on_session_end(self.session_id)
+        self.live = LiveSession(Session(self.session_id))
+
+    def _sync(self, entries: Sequence[Entry]) -> LiveSession | None:
+        """The filter's session holding exactly ``entries``; None (with a warning) on a failure."""
+        keys = self.live.keys
+        extends = len(keys) <= len(entries) and all(
+            entry.key == key for entry, key in zip(entries, keys, strict=False)
+        )
+        if not extends:
+            self._restart()
+        extended = self.live.extend(entries[len(self.live.keys) :], now=self.clock())
+        if isinstance(extended, Failure):
+            self._restart()
+            warnings.warn(f"ctxrules: {extended.failure()}", stacklevel=3)
+            return None
+        return self.live
+
+    def __call__(self, data: CallModelData[Any]) -> ModelInputData:
+        """The model's input for this call: the engine's context in place of the run's items."""
+        given = data.model_data
+        live = self._sync(entries_of([dict(cast("dict[str, object]", i)) for i in given.input]))
+        if live is None or live.session.head is None:
+            return given
+        prep = self.engine.prepare(
+            live.session,
+            window=self.window,
+            now=self.clock(),
+            tools=tool_schemas(data.agent),
+            system_prompt=given.instructions or "",
+        )
+        if isinstance(prep, Failure):
+            warnings.warn(f"ctxrules: {prep.failure()}", stacklevel=2)
+            return given
+        self.last_prep = prep.unwrap()
+        items = cast("list[TResponseInputItem]", to_items(self.last_prep.messages))
+        return ModelInputData(input=items, instructions=given.instructions)
+
+
+def ctxrules_input_filter(
+    *,
+    window: int,
+    pipeline: Pipeline | None = None,
+    tokenizer: Tokenizer | None = None,
+    summarizer: Callable[[tuple[Message, ...]], str] | None = None,
+) -> CtxInputFilter:
+    """A filter for ``RunConfig(call_model_input_filter=...)`` that keeps each model call in ``window``.
+
+    >>> ctxrules_input_filter(window=32_000)
+    CtxInputFilter(window=32000, session_id='agents-run')
+    """
+    return CtxInputFilter(
+        window=window, pipeline=pipeline, tokenizer=tokenizer, summarizer=summarizer
+    )
