@@ -31,6 +31,7 @@ from ctxrules.engine.turn import TurnPrep
 from ctxrules.importers.records import Unreadable
 from ctxrules.recall.offload import BlobStore
 from ctxrules.render import Message, TextBlock, count_messages
+from ctxrules.render.system_prompt import AgentProfile, SystemPrompt, build_system_prompt
 from ctxrules.rules import Pipeline
 from ctxrules.spec import load_spec
 from ctxrules.spec.builtin import find_spec
@@ -128,7 +129,9 @@ class Context:
     path or URL for `open_store` (SQLite or ``postgresql://``) or an open store (the session
     is saved as it happens and reopened by ``session`` id); ``clock`` gives the time in
     seconds. ``recall`` overrides the spec's ``[recall]`` table (the only way to set it
-    with a `Pipeline`).
+    with a `Pipeline`). ``agent`` builds the system prompt in layers instead of ``system``:
+    identity, workspace files, inline prompt, skill index, then ``memory()``, read again
+    for every request.
     """
 
     def __init__(
@@ -139,6 +142,8 @@ class Context:
         window: int | None = None,
         system: str = "",
         tools: Sequence[Mapping[str, object]] = (),
+        agent: AgentProfile | None = None,
+        memory: Callable[[], str] = str,
         store: str | os.PathLike[str] | Store | None = None,
         session: str = "main",
         summarizer: AnySummarizer | None = None,
@@ -158,10 +163,13 @@ class Context:
             summarizer=summarizer,
             allow_imports=allow_imports,
             recall=recall,
+            agent=agent,
+            memory=memory,
         )
         if problem is not None:
             raise ConfigError(problem)
         self.model, self.system, self.tools, self.clock = model, system, tuple(tools), clock
+        self.agent, self.memory = agent, memory
         self.window = _unwrap(real_context_window(model, override=window), ConfigError)
         self._bridge = LoopBridge(summarizer) if summarizer is not None else None
         self.engine = DefaultContextEngine(
@@ -190,16 +198,20 @@ class Context:
     def _check_room(self) -> None:
         # A window the system prompt and tool schemas fill alone could only send cut requests.
         ruler = self.engine.tokenizer
-        system = (
-            count_messages((Message("system", (TextBlock(self.system),)),), ruler)
-            if self.system
-            else 0
-        )
+        text = self._system_prompt().text
+        system = count_messages((Message("system", (TextBlock(text),)),), ruler) if text else 0
         budget = self.engine.allocate(
             self.window, system, 0, tools_schema_tokens(self._tools, ruler)
         )
         if problem := room_problem(budget):
             raise ConfigError(budget, problem)
+
+    def _system_prompt(self) -> SystemPrompt:
+        # Built anew for every request: workspace files and memory may have changed, and
+        # equal inputs give byte-identical text, so the provider's cached prefix holds.
+        if self.agent is None:
+            return SystemPrompt(self.system)
+        return build_system_prompt(self.agent, memory=self.memory)
 
     @staticmethod
     def _open(store: str | os.PathLike[str] | Store) -> Store:
@@ -287,14 +299,19 @@ class Context:
         """Run the pipeline for the head and keep the result; `openai` and `anthropic` call it."""
         if self.session.head is None:
             raise InputError("the session is empty: add a user message first")
+        system = self._system_prompt()
         prep = self.engine.prepare(
             self.session,
             window=self.window,
             now=self.clock(),
             tools=self._tools,
-            system_prompt=self.system,
+            system_prompt=system.text,
         )
         self._prep = _unwrap(prep, InputError)
+        if system.warnings:
+            # A layer that failed was skipped; the turn says so, as the engine's own do.
+            warned = (*system.warnings, *self._prep.warnings)
+            self._prep = attrs.evolve(self._prep, warnings=warned)
         if self._keeper is not None:
             state = self.engine.states[self.session.session_id]
             _unwrap(self._keeper.flush(self.session, state, self._prep.head), StoreFailed)

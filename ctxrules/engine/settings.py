@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ctxrules.render.system_prompt import AgentProfile
 from ctxrules.rules import Pipeline
 from ctxrules.spec.recall import RecallOptions
 from ctxrules.store.url import StoreUrl
@@ -32,6 +33,8 @@ def argument_problem(
     summarizer: object,
     allow_imports: object,
     recall: object,
+    agent: object = None,
+    memory: object = str,
 ) -> str | None:
     """The first setting of the wrong type, as ``name=value: expected …``, or None.
 
@@ -83,8 +86,41 @@ def argument_problem(
             recall is None or isinstance(recall, RecallOptions),
             "None or a RecallOptions",
         ),
+        (
+            "agent",
+            agent,
+            agent is None or isinstance(agent, AgentProfile),
+            "None or an AgentProfile (identity, workspace, inline prompt, skills)",
+        ),
+        ("memory", memory, callable(memory), "a function returning the memory text"),
     )
-    return next((_expected(name, v, want) for name, v, ok, want in checks if not ok), None)
+    wrong = (_expected(name, v, want) for name, v, ok, want in checks if not ok)
+    return next(wrong, None) or prompt_problem(system, agent, memory)
+
+
+def prompt_problem(system: object, agent: object, memory: object) -> str | None:
+    """Why ``system``, ``agent`` and ``memory`` cannot make one system prompt together, or None.
+
+    ``agent`` builds the prompt in layers, its inline prompt among them; ``memory`` is its
+    last layer, so it needs an agent.
+
+    >>> print(prompt_problem("Be brief.", AgentProfile("Ada", "a1"), str))
+    system='Be brief.': the agent= builds the system prompt; pass the text as AgentProfile(system_prompt=...) instead
+    >>> print(prompt_problem("", None, lambda: "notes"))
+    memory=<lambda>: the memory is a layer of the agent's system prompt; pass agent=AgentProfile(...) too, or put the text in system=
+    """
+    if isinstance(agent, AgentProfile) and system:
+        return (
+            f"system={system!r:.80}: the agent= builds the system prompt; "
+            "pass the text as AgentProfile(system_prompt=...) instead"
+        )
+    if agent is None and memory is not str:
+        named = getattr(memory, "__name__", type(memory).__name__)
+        return (
+            f"memory={named}: the memory is a layer of the agent's system prompt; "
+            "pass agent=AgentProfile(...) too, or put the text in system="
+        )
+    return None
 
 
 def room_problem(budget: BudgetAllocation) -> str | None:
