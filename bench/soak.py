@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -206,6 +207,7 @@ class Tally:
     max_request_tokens: int = 0
     extensions: int = 0
     breaks_unexplained: int = 0
+    breaks_by_snip: int = 0
     batch_points: Counter[str] = attrs.field(factory=Counter)
     undeclared_batch: int = 0
     budget_under_share: list[str] = attrs.field(factory=list)
@@ -377,6 +379,7 @@ class Run:
         self.prev: tuple[list[Any], Any] | None = None
         self.prev_prep: Any = None
         self.batch_count = 0
+        self.prev_snipped = False
         self.answers: list[tuple[int, str]] = []
 
     # -- observing -------------------------------------------------------------------------
@@ -400,7 +403,8 @@ class Run:
         landed = count != self.batch_count
         compacted = any(step.startswith("compact:") for step in prep.decision_path)
         t.compactions += compacted
-        t.snips += any(step.startswith("snip:") for step in prep.decision_path)
+        snipped = any(step.startswith("snip:") for step in prep.decision_path)
+        t.snips += snipped
         if landed:
             why = BatchReason(prep.commit.marks.get(BATCH_WHY, 0))
             t.batch_points[why.name] += 1
@@ -408,7 +412,12 @@ class Run:
             if why is BatchReason.BUDGET and self.prev_prep is not None:
                 self._budget_check(n, prep)
         if self.prev is not None and not extends and not landed and not compacted:
-            t.breaks_unexplained += 1
+            # A request cut to fit the window (this one or the last) moves the prefix too.
+            if snipped or self.prev_snipped:
+                t.breaks_by_snip += 1
+            else:
+                t.breaks_unexplained += 1
+        self.prev_snipped = snipped
         self.batch_count = count
         for at, answer in self.answers:
             t.recall_whole += any(answer in text for text in _texts(request["messages"]))
@@ -429,8 +438,12 @@ class Run:
         # The history as it would have gone out before the tightening landed: the last
         # request plus what is new in this one.
         before = self.prev_prep
-        new = prep.messages[len(before.messages) :]
-        would_send = before.request_tokens + count_messages(tuple(new), self.ctx.engine.tokenizer)
+        grown = len(prep.messages) >= len(before.messages)
+        new = tuple(prep.messages[len(before.messages) :]) if grown else ()
+        would_send = max(
+            prep.request_tokens,
+            before.request_tokens + count_messages(new, self.ctx.engine.tokenizer),
+        )
         limit = self.share * (self.cell.window - output_reserve_for(self.cell.window))
         if would_send < limit:
             self.tally.budget_under_share.append(f"call {n}: {would_send} < {limit:.0f} tokens")
@@ -538,10 +551,13 @@ class Run:
         """Run every call; the figures of the run."""
         started = time.perf_counter()
         rss = _rss()
-        if self.cell.mode == "async":
-            asyncio.run(self.async_loop())
-        else:
-            self.sync_loop()
+        with warnings.catch_warnings():
+            # A cut request is counted from the decision path; the warning would flood stderr.
+            warnings.simplefilter("ignore", ctxrules.ContextWarning)
+            if self.cell.mode == "async":
+                asyncio.run(self.async_loop())
+            else:
+                self.sync_loop()
         wall = time.perf_counter() - started
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         size = store_size(self.cell, self.where)
@@ -573,6 +589,7 @@ class Run:
             "max_request_tokens": t.max_request_tokens,
             "extension_pct": round(100 * t.extensions / later, 1),
             "breaks_unexplained": t.breaks_unexplained,
+            "breaks_by_snip": t.breaks_by_snip,
             "batch_points": dict(t.batch_points),
             "undeclared_batch": t.undeclared_batch,
             "budget_under_share": t.budget_under_share[:5],
@@ -593,35 +610,55 @@ class Run:
         return figures
 
 
+def _slower(f: dict[str, Any]) -> bool:
+    first, last = f["turn_ms_at_100"], f["turn_ms_at_last"]
+    return bool(first and last and last > 2 * first)
+
+
+#: Each goal: whether a run's figures miss it, and the line that says how.
+GOALS: tuple[tuple[Callable[[dict[str, Any]], bool], Callable[[dict[str, Any]], str]], ...] = (
+    (lambda f: bool(f["exceptions"]), lambda f: f"exceptions {f['exceptions']}"),
+    (lambda f: f["over_window"] > 0, lambda f: f"{f['over_window']} requests over the window"),
+    (lambda f: f["extension_pct"] < 90, lambda f: f"pure extensions {f['extension_pct']} % < 90 %"),
+    (
+        lambda f: f["undeclared_batch"] + f["breaks_unexplained"] > 0,
+        lambda f: (
+            f"unexplained: {f['undeclared_batch']} batch points, "
+            f"{f['breaks_unexplained']} prefix breaks"
+        ),
+    ),
+    (
+        lambda f: f["snips"] > 0,
+        lambda f: (
+            f"{f['snips']} requests cut to fit the window ({f['breaks_by_snip']} prefix breaks)"
+        ),
+    ),
+    (
+        lambda f: f["budget_under_share_count"] > 0,
+        lambda f: f"{f['budget_under_share_count']} BUDGET batch points under the share",
+    ),
+    (
+        lambda f: f["recall_whole"] < f["recall_answers"],
+        lambda f: f"recall answers whole {f['recall_whole']}/{f['recall_answers']}",
+    ),
+    (
+        _slower,
+        lambda f: f"turn at last call {f['turn_ms_at_last']} ms > 2 x {f['turn_ms_at_100']} ms",
+    ),
+    (
+        lambda f: f["peak_growth_mb"] > 300,
+        lambda f: f"peak memory growth {f['peak_growth_mb']} MB > 300 MB",
+    ),
+    (
+        lambda f: any(v > 1.0 for v in f["big_prepare_s"].values()),
+        lambda f: f"request after a big output {f['big_prepare_s']} > 1 s",
+    ),
+)
+
+
 def misses(f: dict[str, Any]) -> list[str]:
     """The goals a run's figures miss, each as one line."""
-    out = []
-    if f["exceptions"]:
-        out.append(f"exceptions {f['exceptions']}")
-    if f["over_window"]:
-        out.append(f"{f['over_window']} requests over the window")
-    if f["extension_pct"] < 90:
-        out.append(f"pure extensions {f['extension_pct']} % < 90 %")
-    if f["undeclared_batch"] or f["breaks_unexplained"]:
-        out.append(
-            f"unexplained: {f['undeclared_batch']} batch points, {f['breaks_unexplained']} prefix breaks"
-        )
-    if f["budget_under_share_count"]:
-        out.append(f"{f['budget_under_share_count']} BUDGET batch points under the share")
-    if f["recall_whole"] < f["recall_answers"]:
-        out.append(f"recall answers whole {f['recall_whole']}/{f['recall_answers']}")
-    if (
-        f["turn_ms_at_100"]
-        and f["turn_ms_at_last"]
-        and f["turn_ms_at_last"] > 2 * f["turn_ms_at_100"]
-    ):
-        out.append(f"turn at last call {f['turn_ms_at_last']} ms > 2 x {f['turn_ms_at_100']} ms")
-    if f["peak_growth_mb"] > 300:
-        out.append(f"peak memory growth {f['peak_growth_mb']} MB > 300 MB")
-    slow = {k: v for k, v in f["big_prepare_s"].items() if v > 1.0}
-    if slow:
-        out.append(f"request after a big output {slow} > 1 s")
-    return out
+    return [say(f) for missed, say in GOALS if missed(f)]
 
 
 # -- the matrix ------------------------------------------------------------------------------
@@ -632,6 +669,7 @@ COLUMNS = (
     ("over", "over_window", 5),
     ("ext%", "extension_pct", 6),
     ("batch points", "batch_points", 28),
+    ("snip", "snips", 5),
     ("summ", "summarizer_calls", 5),
     ("recall", "recall", 8),
     ("ms@100", "turn_ms_at_100", 7),
