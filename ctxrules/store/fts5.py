@@ -18,7 +18,7 @@ from ctxrules.store.schema import (
     NODE_FIELDS,
     OUTPUT_FIELDS,
     STORED_RUNNING,
-    text_of,
+    indexed_text_of,
 )
 from ctxrules.store.search import SearchHit, best_hits
 
@@ -27,9 +27,9 @@ RUNNING_FIELDS = ("name", "input")
 
 _SELECT = f"""
     SELECT n.session_id, n.id, n.seq, n.role, f.rank, f.rowid,
-           CASE r.kind WHEN {COMPLETED} THEN {text_of("n", *OUTPUT_FIELDS)}
-                WHEN {STORED_RUNNING} THEN {text_of("n", *RUNNING_FIELDS)}
-                ELSE {text_of("n", *NODE_FIELDS)} END
+           CASE r.kind WHEN {COMPLETED} THEN {indexed_text_of("n", *OUTPUT_FIELDS)}
+                WHEN {STORED_RUNNING} THEN {indexed_text_of("n", *RUNNING_FIELDS)}
+                ELSE {indexed_text_of("n", *NODE_FIELDS)} END
     FROM nodes_fts AS f
     JOIN nodes_fts_rows AS r ON r.id = f.rowid
     JOIN nodes AS n ON n.session_id = r.session_id AND n.id = r.node_id

@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 
 from ctxrules.dag import Session, call_to_json
-from ctxrules.store import SqliteStore, open_store
+from ctxrules.store import SqliteStore, Store, open_store
 from ctxrules.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 
 
@@ -89,3 +89,19 @@ def test_a_version_3_store_is_indexed_again(tmp_path: Path) -> None:
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     conn.close()
+
+
+def test_the_index_reads_the_head_of_a_huge_output(store: Store) -> None:
+    """Both backends index the first 100,000 characters; the node keeps its output whole."""
+    huge = "headword " + "filler " * 30_000 + "tailword"
+    session = (
+        Session("s")
+        .send("user", "run it")
+        .bind(lambda s: s.record_call(s.head, "bash", {"cmd": "make"}, status="running"))
+    ).unwrap()
+    tool = session.graph.order[-1]
+    store.save_session(session).unwrap()
+    store.complete_node("s", tool, huge).unwrap()
+    assert [hit.node_id for hit in store.search("headword", session_id="s").unwrap()] == [tool]
+    assert store.search("tailword", session_id="s").unwrap() == []
+    assert store.load_graph("s").unwrap().nodes[tool].output_value() == huge

@@ -15,6 +15,7 @@ from ctxrules.store.errors import DamagedRow, row_json
 from ctxrules.store.nodes import StoredNode, fixed_text
 from ctxrules.store.postgres.words import body_text, words
 from ctxrules.store.rows import Rows
+from ctxrules.store.schema import INDEXED_CHARS
 
 #: A stored node's row, as `decode` reads it.
 SELECT_STORED = "SELECT fixed, output, status, seq FROM nodes WHERE session_id = ? AND id = ?"
@@ -28,8 +29,9 @@ _INSERT = (
 
 
 def _search_text(record: dict[str, object]) -> str:
-    # The words the index reads; a search cuts its snippets from the hits' own records.
-    return words(body_text(record))
+    # The words the index reads, of the text's head only: a tsvector holds at most 1 MB, and
+    # a 5 MB output made every later write of the session fail. The node keeps it whole.
+    return words(body_text(record)[:INDEXED_CHARS])
 
 
 def decode(node_id: str, row: Sequence[Any]) -> StoredNode:

@@ -10,6 +10,7 @@ from ctxrules.store.errors import BadQuery, StoreError
 from ctxrules.store.postgres.query import QuerySyntaxError, translate
 from ctxrules.store.postgres.words import body_text, snippet
 from ctxrules.store.rows import Rows
+from ctxrules.store.schema import INDEXED_CHARS
 from ctxrules.store.search import SearchHit, best_hits
 
 # Rank normalisation 1 divides by the log of the length, so shorter nodes rank first, as
@@ -27,7 +28,7 @@ def _body(fixed: str, output: str) -> str:
     # The text a snippet is cut from, read back from the node (no copy of it is stored).
     record = json.loads(fixed)
     record["output"] = json.loads(output)
-    return body_text(record).replace("\x00", "")
+    return body_text(record)[:INDEXED_CHARS].replace("\x00", "")
 
 
 def search(
