@@ -41,6 +41,7 @@ from ctxrules.recall import handles_in
 from ctxrules.render import count_messages
 from ctxrules.rules.batching import BATCH_COUNT, BATCH_WHY, BatchReason
 from ctxrules.spec.recall import RecallOptions
+from ctxrules.testing.responses import anthropic_response, openai_response
 from ctxrules.tokens.budget import output_reserve_for
 
 HERE = Path(__file__).resolve().parent
@@ -104,53 +105,13 @@ def huge(megabytes: int) -> str:
 def _openai_reply(
     n: int, text: str, calls: list[tuple[str, str, dict[str, object]]], usage: tuple[int, int]
 ) -> dict[str, Any]:
-    tool_calls = [
-        {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-        for cid, name, args in calls
-    ]
-    message: dict[str, Any] = {"role": "assistant", "content": text}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    prompt, cached = usage
-    return {
-        "id": f"r{n}",
-        "object": "chat.completion",
-        "created": n,
-        "model": MODELS["openai"],
-        "choices": [
-            {"index": 0, "finish_reason": "tool_calls" if calls else "stop", "message": message}
-        ],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": 40,
-            "total_tokens": prompt + 40,
-            "prompt_tokens_details": {"cached_tokens": cached},
-        },
-    }
+    return openai_response(n, text, calls, usage, model=MODELS["openai"])
 
 
 def _anthropic_reply(
     n: int, text: str, calls: list[tuple[str, str, dict[str, object]]], usage: tuple[int, int]
 ) -> dict[str, Any]:
-    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
-    content += [
-        {"type": "tool_use", "id": cid, "name": name, "input": args} for cid, name, args in calls
-    ]
-    prompt, cached = usage
-    return {
-        "id": f"m{n}",
-        "type": "message",
-        "role": "assistant",
-        "model": MODELS["anthropic"],
-        "stop_reason": "tool_use" if calls else "end_turn",
-        "content": content,
-        # Anthropic's input_tokens exclude what was read from the cache.
-        "usage": {
-            "input_tokens": prompt - cached,
-            "output_tokens": 40,
-            "cache_read_input_tokens": cached,
-        },
-    }
+    return anthropic_response(n, text, calls, usage, model=MODELS["anthropic"])
 
 
 # -- what a request shows --------------------------------------------------------------------

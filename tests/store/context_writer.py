@@ -11,30 +11,15 @@ from __future__ import annotations
 import sys
 
 from ctxrules.engine.context import Context
+from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import HeuristicCounter
 
 SIZES = (40, 900, 6_000, 60_000)
 
 
 def _reply(turn: int) -> dict[str, object]:
-    call = {
-        "id": f"call_{turn}",
-        "type": "function",
-        "function": {"name": "read_file", "arguments": f'{{"path": "src/m{turn}.py"}}'},
-    }
-    message = {
-        "role": "assistant",
-        "content": f"Step {turn}: reading m{turn}.",
-        "tool_calls": [call],
-    }
-    return {
-        "id": f"r{turn}",
-        "object": "chat.completion",
-        "created": turn,
-        "model": "gpt-4o",
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": message}],
-        "usage": {"prompt_tokens": 900 + turn, "completion_tokens": 20, "total_tokens": 920 + turn},
-    }
+    call = (f"call_{turn}", "read_file", {"path": f"src/m{turn}.py"})
+    return openai_response(turn, f"Step {turn}: reading m{turn}.", [call], (900 + turn, 0))
 
 
 def _ack(ctx: Context, kind: str) -> None:
