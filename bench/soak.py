@@ -285,6 +285,18 @@ def _rss() -> int:
     return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _peak_rss() -> int:
+    """This process's peak resident memory since it started its program, in bytes.
+
+    Not ``ru_maxrss``: Linux keeps that across exec, so a run started from a large parent
+    (a pytest worker) would report the parent's size as its own peak.
+    """
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 class Run:
     """One run of the agent on one cell: the loop, and what it observes of each request."""
 
@@ -520,7 +532,7 @@ class Run:
             else:
                 self.sync_loop()
         wall = time.perf_counter() - started
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        peak = _peak_rss()
         size = store_size(self.cell, self.where)
         self.ctx.close()
         return self.report(wall, max(peak - rss, 0), size)
