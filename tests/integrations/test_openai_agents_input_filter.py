@@ -25,6 +25,7 @@ from agents import (
     function_tool,
     set_tracing_disabled,
 )
+from agents_items import neutral
 from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
@@ -38,7 +39,7 @@ from ctxrules.integrations.openai_agents import (
     ctxrules_input_filter,
     tool_schemas,
 )
-from ctxrules.render import Message, TextBlock, ToolResultBlock, ToolUseBlock, count_messages
+from ctxrules.render import Message, TextBlock, count_messages
 from ctxrules.rules import Pipeline
 from ctxrules.tokens import allocate, default_tokenizer, tools_schema_tokens
 
@@ -64,23 +65,6 @@ def source(part: int) -> str:
 def read_file(part: int) -> str:
     """Read one part of the repository."""
     return source(part)
-
-
-def neutral(items: list[Any]) -> tuple[Message, ...]:
-    """Responses input items as ctxrules messages, rebuilt here independently."""
-    out: list[Message] = []
-    for item in items:
-        kind = item.get("type", "message")
-        if kind == "function_call":
-            block = ToolUseBlock(item["call_id"], item["name"], item["arguments"])
-            out.append(Message("assistant", (block,)))
-        elif kind == "function_call_output":
-            out.append(Message("tool", (ToolResultBlock(item["call_id"], str(item["output"])),)))
-        else:
-            content = item["content"]
-            text = content if isinstance(content, str) else "".join(p["text"] for p in content)
-            out.append(Message(item["role"], (TextBlock(text),)))
-    return tuple(out)
 
 
 class Reader(Model):

@@ -16,6 +16,7 @@ pytest.importorskip(
 )
 
 from agents import Agent, Model, ModelResponse, Runner, Usage, function_tool, set_tracing_disabled
+from agents_items import neutral
 from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
@@ -24,7 +25,7 @@ from openai.types.responses import (
 
 from ctxrules.check import protocol_valid
 from ctxrules.integrations.openai_agents import CtxSession, entries_of
-from ctxrules.render import Message, TextBlock, ToolResultBlock, ToolUseBlock, count_messages
+from ctxrules.render import count_messages
 from ctxrules.store import SqliteStore
 from ctxrules.tokens import HeuristicCounter
 
@@ -32,23 +33,6 @@ WINDOW = 2_000
 RUNS = 30
 
 set_tracing_disabled(True)
-
-
-def neutral(items: list[Any]) -> tuple[Message, ...]:
-    """Responses input items as ctxrules's neutral messages, rebuilt here independently."""
-    out: list[Message] = []
-    for item in items:
-        kind = item.get("type", "message")
-        if kind == "function_call":
-            block = ToolUseBlock(item["call_id"], item["name"], item["arguments"])
-            out.append(Message("assistant", (block,)))
-        elif kind == "function_call_output":
-            out.append(Message("tool", (ToolResultBlock(item["call_id"], str(item["output"])),)))
-        else:
-            content = item["content"]
-            text = content if isinstance(content, str) else "".join(p["text"] for p in content)
-            out.append(Message(item["role"], (TextBlock(text),)))
-    return tuple(out)
 
 
 class ReadThenAnswer(Model):
