@@ -15,14 +15,7 @@ from pyrsistent import PMap, PVector, pmap, pvector
 from returns.result import Failure, Result, Success
 
 from ctxrules.dag.call import Call, Role, Status
-from ctxrules.dag.errors import (
-    ConflictingEdges,
-    DagError,
-    DuplicateNode,
-    UnknownNode,
-    UnknownReads,
-)
-from ctxrules.dag.graph import Graph
+from ctxrules.dag.graph import Graph, new_node_problem
 from ctxrules.dag.json_values import clean_text
 from ctxrules.dag.jsonl import CALL_FIELDS, call_from_json
 from ctxrules.dag.payload import freeze_all
@@ -87,22 +80,6 @@ def _fast_call(record: Mapping[str, object], seq: int) -> Call | None:
     return call
 
 
-def _edge_problem(call: Call, nodes: Mapping[str, Call]) -> str | None:
-    # The checks of Graph.append, on the dict being built, with its errors' messages.
-    error: DagError | None = None
-    if call.id in nodes:
-        error = DuplicateNode(call.id)
-    elif call.predecessor is not None and call.caller is not None:
-        error = ConflictingEdges(call.id, call.predecessor, call.caller)
-    elif call.predecessor is not None and call.predecessor not in nodes:
-        error = UnknownNode(call.predecessor, "predecessor")
-    elif call.caller is not None and call.caller not in nodes:
-        error = UnknownNode(call.caller, "caller")
-    elif any(node_id not in nodes for node_id in call.reads):
-        error = UnknownReads(call.id, tuple(i for i in call.reads if i not in nodes))
-    return error.message if error is not None else None
-
-
 def graph_from_records(
     records: Iterable[tuple[str, int, object]],
 ) -> Result[Graph, tuple[str, str]]:
@@ -133,9 +110,9 @@ def graph_from_records(
                 return Failure((row_id, parsed.failure().message))
             call = parsed.unwrap()
             _SET(call, "seq", seq)
-        problem = _edge_problem(call, nodes)
+        problem = new_node_problem(call, nodes)
         if problem is not None:
-            return Failure((row_id, problem))
+            return Failure((row_id, problem.message))
         nodes[call.id] = call
         order.append(call.id)
         if call.predecessor is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 
 import attrs
 from pyrsistent import PMap, PVector, pmap, pvector
@@ -101,18 +102,7 @@ class Graph:
         )
 
     def _check_new(self, call: Call) -> DagError | None:
-        if call.id in self.nodes:
-            return DuplicateNode(call.id)
-        if call.predecessor is not None and call.caller is not None:
-            return ConflictingEdges(call.id, call.predecessor, call.caller)
-        if call.predecessor is not None and call.predecessor not in self.nodes:
-            return UnknownNode(call.predecessor, "predecessor")
-        if call.caller is not None and call.caller not in self.nodes:
-            return UnknownNode(call.caller, "caller")
-        missing = tuple(node_id for node_id in call.reads if node_id not in self.nodes)
-        if missing:
-            return UnknownReads(call.id, missing)
-        return None
+        return new_node_problem(call, self.nodes)
 
     def complete(
         self, node_id: str, output: object, status: Status | str = Status.DONE
@@ -139,3 +129,19 @@ class Graph:
                 nodes=self.nodes.set(node_id, attrs.evolve(node, output=frozen, status=final)),
             )
         )
+
+
+def new_node_problem(call: Call, nodes: Mapping[str, Call]) -> DagError | None:
+    """Why ``call`` cannot join a graph holding ``nodes`` (its id taken, an edge unknown), or None."""
+    if call.id in nodes:
+        return DuplicateNode(call.id)
+    if call.predecessor is not None and call.caller is not None:
+        return ConflictingEdges(call.id, call.predecessor, call.caller)
+    if call.predecessor is not None and call.predecessor not in nodes:
+        return UnknownNode(call.predecessor, "predecessor")
+    if call.caller is not None and call.caller not in nodes:
+        return UnknownNode(call.caller, "caller")
+    missing = tuple(node_id for node_id in call.reads if node_id not in nodes)
+    if missing:
+        return UnknownReads(call.id, missing)
+    return None
