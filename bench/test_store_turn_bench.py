@@ -4,7 +4,7 @@ One turn is what an agent loop does per model call: add the user's message, reco
 response with a tool call, add the tool's result, build the next ``openai()`` request;
 with a store, each of those calls is one transaction. The session is first filled to 1k,
 10k or 100k messages (100k is `bench_large`). ``extra_info`` keeps what a turn wrote (the
-store file's growth, and the commit objects' rows and bytes), and the resume benchmark
+commit objects' rows and bytes of the last turn), and the resume benchmark
 opens the stored session in a new `Context` and builds its next request.
 """
 
@@ -86,13 +86,6 @@ class Loop:
         ctx.add_tool_result(reply.tool_calls[0].id, f"contents of m{self.turn}.py\n" * 50)
         return ctx.openai()
 
-    def file_bytes(self) -> int:
-        """The SQLite store's bytes on disk, its write-ahead log included (0 otherwise)."""
-        if self.url is None or self.url.startswith("postgresql://"):
-            return 0
-        files = (Path(self.url), Path(f"{self.url}-wal"))
-        return sum(f.stat().st_size for f in files if f.exists())
-
 
 @pytest.fixture(scope="session")
 def pg_url_maker() -> Iterator[Callable[[], str] | None]:
@@ -142,15 +135,12 @@ def test_context_turn(
 ) -> None:
     """One agent turn through `Context`, with each store or none."""
     loop = loops(backend, size)
-    before_bytes, before_turn = loop.file_bytes(), loop.turn
     request = benchmark.pedantic(loop.one_turn, rounds=ROUNDS[size], iterations=1, warmup_rounds=1)
-    turns = loop.turn - before_turn
     keeper = loop.ctx._keeper  # noqa: SLF001 - what the last flush wrote, kept for the tests
     written = keeper.last_written if keeper is not None else None
     benchmark.extra_info.update(
         kind=f"context_turn_{backend}",
         size=size,
-        file_bytes_per_turn=(loop.file_bytes() - before_bytes) // max(turns, 1),
         object_rows=written.object_rows if written else 0,
         object_bytes=written.object_bytes if written else 0,
     )
