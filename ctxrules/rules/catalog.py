@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from ctxrules.rules.builtin import BuiltinRule
 from ctxrules.rules.cap import cap_tool_result
 from ctxrules.rules.gates import gate_tool_results
 from ctxrules.rules.idle import IDLE_PLACEHOLDER, clear_idle
 from ctxrules.rules.params import Param
-from ctxrules.rules.registry import BuiltinRule
 from ctxrules.rules.tool_aging import PROTECTED_TOOLS, age_tool_results
 
 _HANDLES = Param(

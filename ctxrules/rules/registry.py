@@ -1,52 +1,17 @@
-"""The registry of built-in rules: name, parameters, factory, and the laws each declares."""
+"""The registry of built-in rules: every `BuiltinRule` of the catalog, by name."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-
-import attrs
 from pyrsistent import PMap, pmap
-from returns.result import Failure, Result, Success
 
-from ctxrules.rules.params import Param, ParamProblem, check_params, resolve
-from ctxrules.rules.pipeline import Rule
+from ctxrules.rules.builtin import BuiltinRule
+from ctxrules.rules.catalog import BUILTIN_RULES
 
+__all__ = ["BuiltinRule", "builtins"]
 
-@attrs.frozen
-class BuiltinRule:
-    """A built-in rule: its parameters are checked once, then ``factory`` returns the pure rule.
-
-    ``idempotent`` declares that running the rule twice on its own output changes nothing,
-    which the law suite then checks.
-    """
-
-    name: str
-    doc: str
-    params: tuple[Param, ...]
-    factory: Callable[..., Rule]
-    idempotent: bool = True
-
-    def build(
-        self, given: Mapping[str, object] | None = None
-    ) -> Result[Rule, tuple[ParamProblem, ...]]:
-        """The rule for these parameters (defaults for the rest), or every problem with them."""
-        problems = check_params(self.params, given or {})
-        if problems:
-            return Failure(problems)
-        return Success(self.factory(**resolve(self.params, given or {})))
-
-    def defaults(self) -> dict[str, object]:
-        """Every parameter's default."""
-        return resolve(self.params, {})
-
-
-def _registry() -> PMap[str, BuiltinRule]:
-    # Imported here so each rule module can stay free of registry plumbing.
-    from ctxrules.rules.catalog import BUILTIN_RULES  # noqa: PLC0415 - breaks the module cycle
-
-    return pmap({rule.name: rule for rule in BUILTIN_RULES})
+_BY_NAME: PMap[str, BuiltinRule] = pmap({rule.name: rule for rule in BUILTIN_RULES})
 
 
 def builtins() -> PMap[str, BuiltinRule]:
     """Every built-in rule by name."""
-    return _registry()
+    return _BY_NAME

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ctxrules.store.postgres.connection import Conn
+import psycopg
+
 from ctxrules.store.rows import Params
 
 
@@ -20,7 +21,7 @@ class PgRows:
 
     __slots__ = ("conn",)
 
-    def __init__(self, conn: Conn) -> None:
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self.conn = conn
 
     def one(self, sql: str, params: Params = ()) -> tuple[Any, ...] | None:
