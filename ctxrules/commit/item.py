@@ -19,7 +19,8 @@ class ContextItem:
 
     ``rendered`` is the text (for a tool item, the result); ``arguments`` the tool call's
     JSON text. ``turn`` is the assistant-turn index the item belongs to, ``created_at``
-    the node's time and ``changed_at`` when ``state`` last changed. ``digest`` is the
+    the node's time and ``changed_at`` when ``state`` last changed; ``pinned`` keeps it whole
+    in every request. ``digest`` is the
     SHA-256 of every other field, computed once, when first asked for: an item that is
     built and at once replaced (counted, tightened) is never hashed.
     """
@@ -40,6 +41,9 @@ class ContextItem:
     turn: int = 0
     created_at: float = 0.0
     changed_at: float = 0.0
+    #: Pinned by the user or the spec: whole in every request (invariant 17). A pin also
+    #: locks the item, so every rule that leaves locked items alone leaves it alone.
+    pinned: bool = False
     _digest: str | None = attrs.field(init=False, default=None, eq=False, repr=False)
     #: What rendering derived from this item (its messages, their provider form), by key:
     #: pure functions of the item's fields, computed once per item, never part of its value.
@@ -66,6 +70,14 @@ class ContextItem:
         else:
             self.memo[key] = value
 
+    def pin(self) -> ContextItem:
+        """This item pinned (and so locked); already pinned, the item itself."""
+        return self if self.pinned else attrs.evolve(self, pinned=True, locked=True)
+
+    def unpin(self) -> ContextItem:
+        """This item no longer pinned nor locked; not pinned, the item itself."""
+        return attrs.evolve(self, pinned=False, locked=False) if self.pinned else self
+
     @property
     def is_tool(self) -> bool:
         """Whether this item is a tool call with its result."""
@@ -77,8 +89,8 @@ class ContextItem:
         return self.state is not State.SUMMARIZED
 
     def to_json(self) -> dict[str, object]:
-        """Every field but the digest, as plain JSON."""
-        return {
+        """Every field but the digest, as plain JSON (``pinned`` only when set)."""
+        fields: dict[str, object] = {
             "source_node_id": self.source_node_id,
             "role": self.role.value,
             "state": self.state.value,
@@ -96,6 +108,10 @@ class ContextItem:
             "created_at": self.created_at,
             "changed_at": self.changed_at,
         }
+        # Written only when set, so every item stored before pins existed keeps its digest.
+        if self.pinned:
+            fields["pinned"] = True
+        return fields
 
 
 def item_digest(item: ContextItem) -> str:
@@ -106,7 +122,9 @@ def item_digest(item: ContextItem) -> str:
 _ROLES = {role.value: role for role in Role}
 _STATES = {state.value: state for state in State}
 _PLAIN_FIELDS = tuple(
-    a.name for a in attrs.fields(ContextItem) if a.init and a.name not in ("role", "state")
+    a.name
+    for a in attrs.fields(ContextItem)
+    if a.init and a.name not in ("role", "state", "pinned")
 )
 
 
@@ -127,6 +145,7 @@ def stored_item(fields: Mapping[str, Any], digest: str) -> ContextItem:
         _SET(item, name, fields[name])
     _SET(item, "role", _ROLES[fields["role"]])
     _SET(item, "state", _STATES[fields["state"]])
+    _SET(item, "pinned", fields.get("pinned") is True)
     _SET(item, "_digest", digest)
     _SET(item, "memo", None)
     return item

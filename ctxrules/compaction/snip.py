@@ -43,16 +43,20 @@ def _units(messages: Sequence[Message]) -> list[tuple[int, int]]:
     return list(zip(starts, [*starts[1:], len(messages)], strict=True))
 
 
-def _pinned(messages: Sequence[Message], units: list[tuple[int, int]]) -> set[int]:
-    """Units never dropped: system text, the summary, the last user message and the last unit."""
+def _pinned(
+    messages: Sequence[Message], units: list[tuple[int, int]], keep: frozenset[int]
+) -> set[int]:
+    """Units never dropped: system text, the summary, pinned items, the last user message and unit."""
 
     def is_summary(m: Message) -> bool:
         return any(isinstance(b, TextBlock) and b.text.startswith(SUMMARY_PREFIX) for b in m.blocks)
 
     pinned = {
         u
-        for u, (start, _) in enumerate(units)
-        if messages[start].role == "system" or is_summary(messages[start])
+        for u, (start, end) in enumerate(units)
+        if messages[start].role == "system"
+        or is_summary(messages[start])
+        or any(i in keep for i in range(start, end))
     }
     users = [u for u, (start, _) in enumerate(units) if messages[start].role == "user"]
     return pinned | set(users[-1:]) | ({len(units) - 1} if units else set())
@@ -82,16 +86,19 @@ def _shorten(block: Block, target: int, tokenizer: Tokenizer) -> Block | None:
 
 
 def _shorten_until(
-    messages: list[Message], limit: int, total: int, tokenizer: Tokenizer
+    messages: list[Message], limit: int, total: int, tokenizer: Tokenizer, whole: frozenset[int]
 ) -> tuple[int, int]:
-    """Shorten the largest non-system blocks until the total fits; returns (total, shortened)."""
+    """Shorten the largest blocks until the total fits; returns (total, shortened).
+
+    System text and the messages at ``whole`` (pinned items) are never shortened.
+    """
     shortened = 0
     spent: set[tuple[int, int]] = set()
     while total > limit:
         sizes = [
             (block_tokens(block, tokenizer), i, b)
             for i, message in enumerate(messages)
-            if message.role != "system"
+            if message.role != "system" and i not in whole
             for b, block in enumerate(message.blocks)
             if (i, b) not in spent
         ]
@@ -111,13 +118,19 @@ def _shorten_until(
 
 
 def snip(
-    messages: Sequence[Message], limit: int, tokenizer: Tokenizer, *, keep_first: int = 3
+    messages: Sequence[Message],
+    limit: int,
+    tokenizer: Tokenizer,
+    *,
+    keep_first: int = 3,
+    keep: frozenset[int] = frozenset(),
 ) -> Snipped:
     """Drop whole units oldest first (the first ``keep_first`` last of all), then shorten blocks.
 
     Tool calls leave with their results, so no result is orphaned. System text, the
-    summary, the last user message and the last unit are never dropped; only system text is
-    never shortened. The commit the messages came from is not touched.
+    summary, the messages at ``keep`` (pinned items: invariant 17), the last user message
+    and the last unit are never dropped; system text and ``keep`` are never shortened. The
+    commit the messages came from is not touched.
 
     >>> from ctxrules.tokens import HeuristicCounter
     >>> talk = [Message(r, (TextBlock(t * 40),)) for r, t in [("user", "a "), ("assistant", "b "), ("user", "c ")]]
@@ -133,7 +146,7 @@ def snip(
     if total <= limit:
         return Snipped(tuple(messages), total, limit)
     units = _units(messages)
-    pinned = _pinned(messages, units)
+    pinned = _pinned(messages, units, keep)
     order = [u for u in [*range(keep_first, len(units)), *range(keep_first)] if u < len(units)]
     gone: set[int] = set()
     for u in order:
@@ -143,7 +156,11 @@ def snip(
             start, end = units[u]
             total -= sum(costs[start:end])
             gone.add(u)
-    kept = [m for u, (start, end) in enumerate(units) if u not in gone for m in messages[start:end]]
-    total, shortened = _shorten_until(kept, limit, total, tokenizer)
+    indexes = [
+        i for u, (start, end) in enumerate(units) if u not in gone for i in range(start, end)
+    ]
+    kept = [messages[i] for i in indexes]
+    whole = frozenset(n for n, i in enumerate(indexes) if i in keep)
+    total, shortened = _shorten_until(kept, limit, total, tokenizer, whole)
     dropped = len(messages) - len(kept)
     return Snipped(tuple(kept), total, limit, dropped, shortened)

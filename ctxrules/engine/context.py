@@ -400,6 +400,36 @@ class Context:
         """`record`, without blocking the event loop (it may write to the store)."""
         return await self._in_thread(lambda: self.record(response))
 
+    # -- pins ------------------------------------------------------------------------------
+
+    def pin(self, node_id: str | None = None) -> str:
+        """Keep a message whole in every request from the next on: the task, a standing rule.
+
+        ``node_id`` defaults to the message added last. No rule, compaction or snip
+        tightens, folds or drops a pinned item (invariant 17); a message already tightened
+        cannot be pinned (the next request's warnings say so). Returns the pinned node id.
+        """
+        node = self._node(node_id)
+        self.engine.pin(self.session.session_id, node)
+        return node
+
+    def unpin(self, node_id: str) -> None:
+        """Let the rules treat this message like any other again, from the next request on."""
+        self.engine.pin(self.session.session_id, self._node(node_id), pinned=False)
+
+    @property
+    def pinned(self) -> tuple[str, ...]:
+        """The node ids pinned in the last request, in order."""
+        if self._prep is None:
+            return ()
+        return tuple(i.source_node_id for i in self._prep.commit.items if i.pinned)
+
+    def _node(self, node_id: str | None) -> str:
+        node = node_id if node_id is not None else self.session.head
+        if node is None or node not in self.session.graph.nodes:
+            raise InputError(f"no message {node_id!r} in this session to pin")
+        return node
+
     # -- the rest ----------------------------------------------------------------------------
 
     @property

@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import attrs
+from immutables import Map
 from returns.result import Failure, Result, Success
 
 from ctxrules.cache import CacheProfile
 from ctxrules.commit import ContextCommit
+from ctxrules.commit.pins import apply_pins
 from ctxrules.compaction import (
     CompactResult,
     CutParams,
@@ -39,7 +41,7 @@ from ctxrules.engine.notices import (
 )
 from ctxrules.engine.rescue import RescueState, refusal_from_error
 from ctxrules.engine.turn import SessionState, TurnPrep, turn_prep
-from ctxrules.render import Message, TextBlock, count_messages, render_commit
+from ctxrules.render import Message, TextBlock, count_messages, pinned_messages, render_commit
 from ctxrules.render.system_prompt import AgentProfile, build_system_prompt
 from ctxrules.rules import Facts, Pipeline, ReferenceTracker
 from ctxrules.rules.batching import BatchReason, last_batch
@@ -126,6 +128,11 @@ class DefaultContextEngine(ContextEngine):
             self.on_session_start(session_id)
         return self.states[session_id]
 
+    def pin(self, session_id: str, node_id: str, *, pinned: bool = True) -> None:
+        """Pin (or unpin) the node's item from the session's next request on (invariant 17)."""
+        state = self._state(session_id)
+        self.states[session_id] = attrs.evolve(state, pins=state.pins.set(node_id, pinned))
+
     # -- prepare ---------------------------------------------------------------------------
 
     def prepare(  # type: ignore[override]
@@ -168,14 +175,15 @@ class DefaultContextEngine(ContextEngine):
             Facts(now=now, context_window=window, tokenizer=self.tokenizer),
             sources,
         )
-        self.states[session.session_id] = state
         path.append("reuse_commit" if commit is before else "generate_commit")
+        commit, state, pin_notes = _pinned(commit, state, session.head)
+        self.states[session.session_id] = state
         if commit is not before:
             commit = self._budget_point(session.session_id, before, commit, window, now, fixed)
         budget = self.allocate(window, system_tokens, commit.total_tokens, tools_tokens)
         action = decide(budget, self.policy, self._state(session.session_id).hold)
         path.append(f"decide:{action.value}")
-        notes: list[str] = []
+        notes: list[str] = list(pin_notes)
         rescue = self._refused(session.session_id, prompt_too_long, commit.total_tokens + fixed)
         if rescue.cap is not None:
             path.append(f"rescue:cap={rescue.cap}")
@@ -196,7 +204,7 @@ class DefaultContextEngine(ContextEngine):
         limit = serves - fixed
         request = commit.total_tokens
         if request > limit or prompt_too_long:
-            snipped = snip(messages, max(limit, 0), self.tokenizer)
+            snipped = snip(messages, max(limit, 0), self.tokenizer, keep=pinned_messages(messages))
             path.append(f"snip:{len(messages)}->{len(snipped.messages)} messages")
             messages, request = snipped.messages, snipped.tokens
             # A cut is never silent: a warning on the turn, and an event for the caller.
@@ -364,3 +372,20 @@ class DefaultContextEngine(ContextEngine):
             self.store.save_usage(session_id, recorded)
         if on_event is not None and self.should_recommend(prep):
             on_event("compaction_recommended", {"budget_pct": prep.budget_pct, "head": prep.head})
+
+
+def _pinned(
+    commit: ContextCommit, state: SessionState, head: str | None
+) -> tuple[ContextCommit, SessionState, tuple[str, ...]]:
+    """The head's commit with the pins asked for applied; the notes say what was refused."""
+    if not state.pins or head is None:
+        return commit, state, ()
+    done = apply_pins(commit, state.pins)
+    notes = tuple(f"cannot pin {node}: {why}" for node, why in done.refused)
+    state = attrs.evolve(
+        state,
+        pins=Map(),
+        commits=state.commits.set(head, done.commit),
+        by_id=state.by_id.set(done.commit.id, done.commit),
+    )
+    return done.commit, state, notes

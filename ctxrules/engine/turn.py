@@ -69,6 +69,8 @@ class SessionState:
     head: str | None = None
     rescue: RescueState = attrs.field(factory=RescueState)
     last_request: int = 0
+    #: Pins asked for since the last request (node id: pin or unpin), applied at the next.
+    pins: Map[str, bool] = attrs.field(factory=Map)
 
 
 def changed_since(before: ContextCommit | None, commit: ContextCommit) -> Counter[str]:

@@ -167,9 +167,10 @@ def _grow(  # noqa: PLR0917 - private; called once, positionally, below
         if call.role is Role.ASSISTANT:
             fresh.extend(_tool_items(graph, call, turn))
             turn += 1
+        at = len(commit.items)
         commit = commit.append_items(
-            item_rendering.counted(pipeline.on_arrival(item, facts), facts.tokenizer)
-            for item in fresh
+            item_rendering.counted(pipeline.on_arrival(item, facts, at + n), facts.tokenizer)
+            for n, item in enumerate(fresh)
         )
     return commit, peers
 

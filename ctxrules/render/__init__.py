@@ -13,7 +13,7 @@ from ctxrules.render.messages import (
 )
 from ctxrules.render.openai import to_openai
 from ctxrules.render.pairing import degrade_orphans
-from ctxrules.render.render import render_commit
+from ctxrules.render.render import pinned_messages, render_commit
 
 __all__ = [
     "SUMMARY_PREFIX",
@@ -28,6 +28,7 @@ __all__ = [
     "counted",
     "degrade_orphans",
     "item_tokens",
+    "pinned_messages",
     "render_commit",
     "render_item",
     "to_anthropic",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Self
 
 from ctxrules.commit.commit import ContextCommit
@@ -87,3 +87,24 @@ def _chunk_messages(chunk: Chunk) -> tuple[Message, ...]:
         joined = tuple(message for item in chunk for message in item_messages(item))
         memo[MESSAGES_KEY] = joined
     return joined  # type: ignore[return-value]
+
+
+def pinned_messages(messages: Sequence[Message]) -> frozenset[int]:
+    """Indexes of the messages that pinned items render to (invariant 17); none for a plain tuple.
+
+    >>> from ctxrules.commit import ContextCommit, ContextItem
+    >>> c = ContextCommit("s").append_items([ContextItem("a", "user", rendered="hi"),
+    ...     ContextItem("b", "user", rendered="never push to main").pin()])
+    >>> sorted(pinned_messages(render_commit(c)))
+    [1]
+    """
+    if not isinstance(messages, RenderedMessages):
+        return frozenset()
+    found: set[int] = set()
+    at = 0
+    for item in messages.items:
+        count = len(item_messages(item))
+        if item.pinned:
+            found.update(range(at, at + count))
+        at += count
+    return frozenset(found)

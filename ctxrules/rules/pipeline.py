@@ -29,6 +29,10 @@ the commit arrives in `Facts`.
 """
 
 
+PinTest: TypeAlias = Callable[[ContextItem, int, Facts], bool]
+"""Whether a new item, at this position of its commit, is pinned on arrival (a spec's `[[pins]]`)."""
+
+
 @attrs.frozen
 class NamedRule:
     """A rule with the name a spec gives it."""
@@ -42,12 +46,14 @@ class Pipeline:
     """An ordered tuple of named rules plus ``version``, the hash of the normalised spec.
 
     ``batching``, when set, decides at which turns tightening of already-sent items lands
-    (`Batching`); without it every change lands at once.
+    (`Batching`); without it every change lands at once. ``pins`` pin a new item that any of
+    them accepts, before any rule sees it (invariant 17).
     """
 
     rules: tuple[NamedRule, ...] = ()
     version: str = attrs.field(default=content_hash({"rules": []}))
     batching: Batching | None = None
+    pins: tuple[PinTest, ...] = ()
 
     def run(self, commit: ContextCommit, facts: Facts) -> ContextCommit:
         """Apply every rule in order (a left fold).
@@ -59,8 +65,11 @@ class Pipeline:
             commit = named.rule(commit, facts)
         return commit
 
-    def on_arrival(self, item: ContextItem, facts: Facts) -> ContextItem:
+    def on_arrival(self, item: ContextItem, facts: Facts, position: int = 0) -> ContextItem:
         """A new item as the first rule will leave it, when that rule is a cap; else the item.
+
+        A pin of the spec that accepts the item (at ``position`` in its commit) pins it
+        first, and a cap leaves a pinned item whole.
 
         Commit generation calls it before it counts the item, and a cap reads only the
         head and tail it keeps: a huge tool result then costs what is sent, not its size.
@@ -72,6 +81,8 @@ class Pipeline:
         >>> (capped.state.value, len(capped.rendered)), Pipeline().on_arrival(big, Facts()) is big
         (('aged', 1000), True)
         """
+        if any(test(item, position, facts) for test in self.pins):
+            item = item.pin()
         first = self.rules[0].rule if self.rules else None
         return first.on_arrival(item, facts) if isinstance(first, CapToolResult) else item
 

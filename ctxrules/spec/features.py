@@ -82,6 +82,12 @@ _ALL = (
         "seconds since the item was created",
         lambda i, _p, _n, f: f.now - i.created_at,
     ),
+    _feature(
+        "text",
+        "str",
+        "the item's text as the model reads it (test it with 'matches')",
+        lambda i, _p, _n, _f: i.rendered,
+    ),
     _feature("tokens", "int", "the item's current token count", lambda i, _p, _n, _f: i.tokens),
     _feature(
         "cited",

@@ -17,10 +17,11 @@ from ctxrules.spec.batching import parse_batching
 from ctxrules.spec.declarative import parse_declarative
 from ctxrules.spec.errors import Fault, Location, SpecError, SpecErrors, describe, quoted, suggest
 from ctxrules.spec.imports import is_python_reference, load_python_rule
+from ctxrules.spec.pins import PinWhen, parse_pins
 from ctxrules.spec.recall import check_recall
 from ctxrules.spec.source import SpecSource, label, read_document
 
-TOP_KEYS = ("version", "name", "description", "batching", "rules", "recall")
+TOP_KEYS = ("version", "name", "description", "batching", "rules", "pins", "recall")
 ENTRY_KEYS = ("use", "name", "params", "when", "then")
 FORMAT_VERSION = 1
 
@@ -81,6 +82,42 @@ def _load(
     doc = document.unwrap()
     root = Location(label(source))
     errors = _check_header(doc, root)
+    entries = _entries(doc, root, _Registry(registry), errors, allow_imports=allow_imports)
+    batching = parse_batching(doc["batching"], root.key("batching")) if "batching" in doc else None
+    if isinstance(batching, Failure):
+        errors.extend(batching.failure())
+    pins = parse_pins(doc["pins"], root.key("pins")) if "pins" in doc else None
+    if isinstance(pins, Failure):
+        errors.extend(pins.failure())
+    if errors:
+        return Failure(SpecErrors(tuple(errors)))
+    normal: dict[str, object] = {"rules": [plain for _, _, plain in entries]}
+    policy = None
+    if batching is not None:
+        policy, normal["batching"] = batching.unwrap()
+    tests: tuple[PinWhen, ...] = ()
+    if pins is not None:
+        # Only a spec with pins hashes them: every earlier spec keeps its rules_version.
+        tests, normal["pins"] = pins.unwrap()
+    return Success(
+        Pipeline(
+            tuple(NamedRule(name, rule) for name, rule, _ in entries),
+            content_hash(normal),
+            batching=policy,
+            pins=tests,
+        )
+    )
+
+
+def _entries(
+    doc: dict[str, Any],
+    root: Location,
+    lazy: _Registry,
+    errors: list[SpecError],
+    *,
+    allow_imports: bool,
+) -> list[_Entry]:
+    """The spec's rule entries that load; the faults of the others go to ``errors``."""
     entries: list[_Entry] = []
     rules = doc.get("rules", [])
     if not isinstance(rules, list):
@@ -91,7 +128,6 @@ def _load(
         )
         rules = []
     seen: dict[str, str] = {}
-    lazy = _Registry(registry)
     for position, entry in enumerate(rules):
         where = root.key("rules").index(position)
         if not isinstance(entry, dict):
@@ -108,22 +144,7 @@ def _load(
             errors.append(at.error(expected, f"{name!r} (also {seen[name]})", "conflict"))
         seen.setdefault(name, where.path)
         entries.append((name, rule, plain))
-    batching = parse_batching(doc["batching"], root.key("batching")) if "batching" in doc else None
-    if isinstance(batching, Failure):
-        errors.extend(batching.failure())
-    if errors:
-        return Failure(SpecErrors(tuple(errors)))
-    normal: dict[str, object] = {"rules": [plain for _, _, plain in entries]}
-    policy = None
-    if batching is not None:
-        policy, normal["batching"] = batching.unwrap()
-    return Success(
-        Pipeline(
-            tuple(NamedRule(name, rule) for name, rule, _ in entries),
-            content_hash(normal),
-            batching=policy,
-        )
-    )
+    return entries
 
 
 def _check_header(doc: dict[str, Any], root: Location) -> list[SpecError]:

@@ -40,7 +40,7 @@ INVALID: list[tuple[str, str, bool, str]] = [
         "unknown-top-level-key",
         "versoin = 1\n",
         False,
-        "<string>: versoin: expected a top-level key (one of 'version', 'name', 'description', 'batching', 'rules', 'recall'), found 'versoin' (did you mean 'version'?)",
+        "<string>: versoin: expected a top-level key (one of 'version', 'name', 'description', 'batching', 'rules', 'pins', 'recall'), found 'versoin' (did you mean 'version'?)",
     ),
     (
         "bad-version",
@@ -160,7 +160,7 @@ INVALID: list[tuple[str, str, bool, str]] = [
         "unknown-feature",
         RULE + 'when = { tokns = { gt = 2000 } }\nthen = { state = "cleared" }\n',
         False,
-        "<string>: rules[0].when.tokns: expected a known feature (one of 'role', 'tool_name', 'state', 'turn_age', 'seconds_since_change', 'age_seconds', 'tokens', 'cited', 'attached', 'locked', 'position', 'position_from_end'), found 'tokns' (did you mean 'tokens'?)",
+        "<string>: rules[0].when.tokns: expected a known feature (one of 'role', 'tool_name', 'state', 'turn_age', 'seconds_since_change', 'age_seconds', 'text', 'tokens', 'cited', 'attached', 'locked', 'position', 'position_from_end'), found 'tokns' (did you mean 'tokens'?)",
     ),
     (
         "unknown-operator",
@@ -413,7 +413,7 @@ INVALID: list[tuple[str, str, bool, str]] = [
         RULE + 'when = { rol = "tool" }\nthen = { state = "summarized", text = "{x}" }\n',
         False,
         (
-            "<string>: rules[0].when.rol: expected a known feature (one of 'role', 'tool_name', 'state', 'turn_age', 'seconds_since_change', 'age_seconds', 'tokens', 'cited', 'attached', 'locked', 'position', 'position_from_end'), found 'rol' (did you mean 'role'?)\n"
+            "<string>: rules[0].when.rol: expected a known feature (one of 'role', 'tool_name', 'state', 'turn_age', 'seconds_since_change', 'age_seconds', 'text', 'tokens', 'cited', 'attached', 'locked', 'position', 'position_from_end'), found 'rol' (did you mean 'role'?)\n"
             "<string>: rules[0].then.state: expected a target state ('aged' or 'cleared'); summarized is reserved for compaction, which must create a summary covering the item, found 'summarized'\n"
             "<string>: rules[0].then.text: expected a known field at position 0 (one of {name}, {tokens}, {handle}, {head:N}, {tail:N}, {args:N}), found '{x}'"
         ),
