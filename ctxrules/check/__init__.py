@@ -18,6 +18,7 @@ from ctxrules.check.invariants import (
     protocol_valid,
     rule_step,
 )
+from ctxrules.check.pins import pins_kept, pins_sent
 from ctxrules.check.prefix import extends, prefix_stable
 from ctxrules.check.recoverable import recoverable
 from ctxrules.check.violations import INVARIANT_NAMES, Violation
@@ -41,6 +42,8 @@ __all__ = [
     "nothing_lost",
     "one_ruler",
     "one_summary",
+    "pins_kept",
+    "pins_sent",
     "prefix_stable",
     "protocol_valid",
     "recoverable",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from ctxrules.check.pins import pins_kept
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit, State
 from ctxrules.render import Message, ToolResultBlock, ToolUseBlock, count_messages, render_commit
@@ -159,9 +160,10 @@ def one_summary(commit: ContextCommit) -> list[Violation]:
 
 
 def rule_step(before: ContextCommit, after: ContextCommit) -> list[Violation]:
-    """What a rule must keep between its input and output: invariants 13, 3 and 4."""
+    """What a rule must keep between its input and output: invariants 13, 3, 4 and 17."""
     return (
         items_kept(before, after)
         + monotone_tightening(before, after)
         + locked_untouched(before, after)
+        + pins_kept(before, after)
     )

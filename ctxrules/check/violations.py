@@ -22,6 +22,7 @@ INVARIANT_NAMES = {
     14: "honest compaction",
     15: "prefix stability",
     16: "recoverability",
+    17: "pins kept whole",
 }
 
 
