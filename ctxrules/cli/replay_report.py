@@ -37,6 +37,52 @@ def totals(requests: Sequence[Request]) -> dict[str, float]:
         "cost": sum(r.cost for r in requests),
         "naive_cost": sum(r.naive_cost for r in requests),
         "output_cost": sum(r.priced.output_cost for r in requests),
+        **fidelity_totals(requests),
+    }
+
+
+#: The fidelity counts summed over requests (`ctxrules.fidelity.Fidelity`'s fields).
+FIDELITY_COUNTS = ("references", "visible", "one_recall", "deeper", "lost", "round_trips")
+
+
+def fidelity_totals(requests: Sequence[Request]) -> dict[str, float]:
+    """The run's fidelity: references by reach, recall round trips, requests naming the trail."""
+    sums = {key: float(sum(getattr(r.fidelity, key) for r in requests)) for key in FIDELITY_COUNTS}
+    return {
+        **sums,
+        "trail_named": sum(1 for r in requests if r.fidelity.trail_named),
+        "visible_share": sums["visible"] / sums["references"] if sums["references"] else 1.0,
+    }
+
+
+def request_json(request: Request) -> dict[str, object]:
+    """One request's figures as plain JSON, its fidelity included."""
+    return {
+        "index": request.index,
+        "node_id": request.node_id,
+        "sent": request.sent,
+        "naive": request.naive,
+        "cost": request.cost,
+        "naive_cost": request.naive_cost,
+        "cached": request.cached_prefix,
+        "extends": request.extends,
+        "cause": request.cause,
+        "batch": request.batch,
+        "compaction": request.compaction,
+        "snipped": request.snipped,
+        "fidelity": request.fidelity.to_json(),
+    }
+
+
+def replay_json(requests: Sequence[Request], source: str, provider: str) -> dict[str, object]:
+    """The whole run as one JSON document: totals, then every request."""
+    window = requests[0].window if requests else 0
+    return {
+        "source": source,
+        "window": window,
+        "provider": provider,
+        "totals": totals(requests),
+        "requests": [request_json(r) for r in requests],
     }
 
 
@@ -69,6 +115,29 @@ def figure_rows(requests: Sequence[Request]) -> list[tuple[str, str, str]]:
         ("cache-weighted cost (prompt)", f"{f['cost']:,.0f}", f"{f['naive_cost']:,.0f}"),
         ("compactions / snips", f"{f['compactions']:.0f} / {f['snipped']:.0f}", "-"),
         ("orphan tool pairs", f"{f['orphans']:.0f}", "-"),
+        *fidelity_rows(f),
+    ]
+
+
+def _of(part: float, whole: float) -> str:
+    return f"{part:,.0f} ({part / whole:.1%})" if whole else f"{part:,.0f}"
+
+
+def fidelity_rows(f: dict[str, float]) -> list[tuple[str, str, str]]:
+    """The fidelity figures as rows; the naive resend sends every tool result whole."""
+    refs, requests = f["references"], f["requests"]
+    return [
+        ("references used next (from tool results)", f"{refs:,.0f}", f"{refs:,.0f}"),
+        ("  visible in the request", _of(f["visible"], refs), _of(refs, refs)),
+        ("  one recall away", _of(f["one_recall"], refs), "0"),
+        ("  deeper", _of(f["deeper"], refs), "0"),
+        ("  lost", _of(f["lost"], refs), "0"),
+        ("recall round trips needed", f"{f['round_trips']:,.0f}", "0"),
+        (
+            "requests naming every file written",
+            _of(f["trail_named"], requests),
+            _of(requests, requests),
+        ),
     ]
 
 
