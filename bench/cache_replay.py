@@ -5,6 +5,7 @@
     python bench/cache_replay.py --spec specs/small-window.toml --sessions DIR ...
     python bench/cache_replay.py --against other.toml   # also the totals of that spec
     python bench/cache_replay.py --json out.json         # every row and total as JSON too
+    python bench/cache_replay.py --against bench/compaction-only.toml --plot tradeoff.html
 
 Each session is replayed as ``ctxrules replay PATH --window W --provider P`` would; the
 table shows per session and in total the cost against the naive resend, the share of
@@ -238,6 +239,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sessions", type=Path, nargs="+", default=list(SESSIONS))
     parser.add_argument("--against", type=Path, default=None, help="a spec to compare with")
     parser.add_argument("--json", type=Path, default=None, help="also write rows and totals here")
+    parser.add_argument(
+        "--plot", type=Path, default=None, help="write a cost-against-fidelity plot (HTML) here"
+    )
     args = parser.parse_args(argv)
     files = session_files([f for f in args.sessions if f.exists()])
     if not files:
@@ -260,6 +264,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout.write("\n" + summary_table(runs) + "\n")
     if args.json is not None:
         args.json.write_text(json.dumps(_json(runs), indent=1) + "\n", encoding="utf-8")
+    if args.plot is not None:
+        _plot(runs, args.plot)
     problems = missed(rows)
     for problem in problems:
         sys.stdout.write(f"missed: {problem}\n")
@@ -287,6 +293,28 @@ def _json(runs: Sequence[tuple[str, Sequence[Row]]]) -> list[dict[str, object]]:
         }
         for name, rows in runs
     ]
+
+
+def _plot(runs: Sequence[tuple[str, Sequence[Row]]], path: Path) -> None:
+    """Each spec at each window as a point: cost ÷ naive against the references visible."""
+    from ctxrules.cli.replay_report import cost_fidelity_figure  # noqa: PLC0415 - needs plotly
+
+    points: list[dict[str, float | str]] = [
+        {"label": "naive resend", "cost_ratio": 1.0, "visible": 1.0, "reachable": 1.0}
+    ]
+    for name, rows in runs:
+        for window in sorted({r.window for r in rows}):
+            t = total([r for r in rows if r.window == window])
+            points.append(
+                {
+                    "label": f"{name} {window // 1000}k",
+                    "cost_ratio": t["ratio"],
+                    "visible": t["visible_share"],
+                    "reachable": t["visible_share"] + t["one_recall_share"],
+                }
+            )
+    figure = cost_fidelity_figure(points, "cost against fidelity, every session in total")
+    path.write_text(figure.to_html(include_plotlyjs=True, full_html=True), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -164,8 +164,64 @@ def _markers(figure: Any, requests: Sequence[Request]) -> None:  # noqa: ANN401 
             figure.add_vline(x=r.index, line_color="red", line_dash="dot", line_width=1)
 
 
+#: Where a reference stood, the colour it is drawn in, best to worst.
+REACH_COLOURS = (
+    ("visible", "seagreen"),
+    ("one_recall", "gold"),
+    ("deeper", "darkorange"),
+    ("lost", "firebrick"),
+)
+
+
+def cost_fidelity_points(
+    requests: Sequence[Request], label: str = "pipeline"
+) -> list[dict[str, float | str]]:
+    """The run as points of the cost-against-fidelity plot: the pipeline's total and the naive resend."""
+    f = totals(requests)
+    refs = f["references"]
+    ratio = f["cost"] / f["naive_cost"] if f["naive_cost"] else 1.0
+    return [
+        {
+            "label": label,
+            "cost_ratio": ratio,
+            "visible": f["visible"] / refs if refs else 1.0,
+            "reachable": (f["visible"] + f["one_recall"]) / refs if refs else 1.0,
+        },
+        {"label": "naive resend", "cost_ratio": 1.0, "visible": 1.0, "reachable": 1.0},
+    ]
+
+
+def cost_fidelity_figure(points: Sequence[dict[str, float | str]], title: str) -> Any:  # noqa: ANN401 - a plotly Figure
+    """Cost ÷ naive against the share of references visible (filled) and within one recall (open).
+
+    One pair of markers per point: a spec at a window, or the naive resend. Needs plotly.
+    """
+    import plotly.graph_objects as go  # noqa: PLC0415 - the optional 'report' extra
+
+    figure = go.Figure()
+    for key, name, symbol in (
+        ("visible", "visible", "circle"),
+        ("reachable", "visible or one recall away", "circle-open"),
+    ):
+        figure.add_trace(
+            go.Scatter(
+                x=[p["cost_ratio"] for p in points],
+                y=[p[key] for p in points],
+                text=[str(p["label"]) for p in points],
+                mode="markers+text",
+                textposition="top center",
+                marker={"symbol": symbol, "size": 12},
+                name=name,
+            )
+        )
+    figure.update_xaxes(title_text="cache-weighted cost ÷ naive resend (lower is cheaper)")
+    figure.update_yaxes(title_text="share of references (higher is better)", tickformat=".0%")
+    figure.update_layout(title=title, height=500)
+    return figure
+
+
 def write_report(requests: Sequence[Request], source: str, path: Path) -> str | None:
-    """One self-contained HTML file: tokens per request, cumulative cost, breaks, figures; None if written."""
+    """One self-contained HTML file: tokens, cumulative cost, fidelity per request, cost against fidelity."""
     try:
         import plotly.graph_objects as go  # noqa: PLC0415 - the optional 'report' extra
         from plotly.subplots import make_subplots  # noqa: PLC0415
@@ -173,7 +229,13 @@ def write_report(requests: Sequence[Request], source: str, path: Path) -> str | 
         return "the HTML report needs plotly: pip install 'ctxrules[report]'"
     index = [r.index for r in requests]
     figure = make_subplots(
-        rows=2, cols=1, subplot_titles=("tokens per request", "cumulative cache-weighted cost")
+        rows=3,
+        cols=1,
+        subplot_titles=(
+            "tokens per request",
+            "cumulative cache-weighted cost",
+            "references the recorded reply used, by where they stood in the request",
+        ),
     )
     figure.add_trace(
         go.Scatter(x=index, y=[r.sent for r in requests], name="pipeline"), row=1, col=1
@@ -195,15 +257,29 @@ def write_report(requests: Sequence[Request], source: str, path: Path) -> str | 
         figure.add_trace(
             go.Scatter(x=index, y=list(itertools.accumulate(costs)), name=name), row=2, col=1
         )
+    for reach, colour in REACH_COLOURS:
+        figure.add_trace(
+            go.Bar(
+                x=index,
+                y=[getattr(r.fidelity, reach) for r in requests],
+                name=reach.replace("_", " "),
+                marker_color=colour,
+            ),
+            row=3,
+            col=1,
+        )
+    figure.update_layout(barmode="stack")
     _markers(figure, requests)
-    figure.update_xaxes(title_text="request (LLM call)", row=1, col=1)
-    figure.update_xaxes(title_text="request (LLM call)", row=2, col=1)
+    for row in (1, 2, 3):
+        figure.update_xaxes(title_text="request (LLM call)", row=row, col=1)
     figure.update_yaxes(title_text="prompt tokens", row=1, col=1)
     figure.update_yaxes(title_text="cost, uncached-input-token units", row=2, col=1)
+    figure.update_yaxes(title_text="references", row=3, col=1)
     figure.update_layout(
         title=f"ctxrules replay of {source} (red dots: prefix breaks, purple: compactions)",
-        height=850,
+        height=1200,
     )
+    tradeoff = cost_fidelity_figure(cost_fidelity_points(requests), "cost against fidelity")
     rows = "".join(
         f"<tr><th>{html.escape(a)}</th><td>{html.escape(b)}</td><td>{html.escape(c)}</td></tr>"
         for a, b, c in figure_rows(requests)
@@ -214,5 +290,7 @@ def write_report(requests: Sequence[Request], source: str, path: Path) -> str | 
     )
     page = figure.to_html(include_plotlyjs=True, full_html=True)
     page = page.replace("<body>", f"<body>\n<h2>figures</h2>\n{table}", 1)
+    extra = tradeoff.to_html(include_plotlyjs=False, full_html=False)
+    page = page.replace("</body>", f"{extra}\n</body>", 1)
     path.write_text(page, encoding="utf-8")
     return None

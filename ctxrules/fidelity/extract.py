@@ -22,6 +22,8 @@ MIN_CHARS = 4
 HEX_MIN = 7
 #: Longest quoted code span or error line taken whole.
 MAX_LINE_CHARS = 240
+#: Digits a number with a unit needs to count (``12345ms`` does, ``200ms`` does not).
+MEASURE_DIGITS = 5
 #: Most segments of a path or parts of a dotted name expanded into their runs.
 MAX_PARTS = 8
 
@@ -30,6 +32,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9_./~@+\-]+")
 _URL = re.compile(r"https?://[^\s'\"<>()\[\]{}`]+")
 _HEX = re.compile(r"(?:[0-9a-f]{7,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 _VERSION = re.compile(r"v?\d+(?:\.\d+){2,}")
+_MEASURE = re.compile(r"\d+(?:\.\d+)?[A-Za-z%]{1,4}")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SNAKE = re.compile(r"[A-Za-z0-9]_+[A-Za-z0-9]")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
@@ -90,6 +93,9 @@ STDLIB_ROOTS = frozenset(sys.stdlib_module_names) | {"self", "cls", "this", "sup
 def _trim(token: str) -> str:
     # Sentence punctuation and a trailing slash are not part of the name.
     token = token.rstrip(".-/~+@")
+    if token.startswith("//"):
+        # A comment marker (``//nolint``) or a scheme-less URL's start, not a rooted path.
+        token = token.lstrip("/")
     return token.lstrip("+@~") if not token.startswith("~/") else token
 
 
@@ -117,6 +123,9 @@ def _is_path(token: str) -> bool:
     parts = [p for p in token.split("/") if p]
     if not parts or not any(_has_letter(p) for p in parts):
         return False
+    if token.startswith("/") and len(parts) == 1:
+        # ``/span`` of ``</span>``, ``[/bold]``: a closing tag, unless a file or a name.
+        return "." in parts[0] or is_distinctive(parts[0])
     rooted = token.startswith(("/", "./", "../", "~/"))
     # ``and/or``, ``input/output`` are English; a file name or a code-like segment is not.
     named = "." in parts[-1].strip(".") or any(
@@ -168,6 +177,9 @@ def is_distinctive(token: str) -> bool:
         return False
     if _VERSION.fullmatch(token) or _is_hex(token):
         return True
+    if _MEASURE.fullmatch(token):
+        # A number with a unit (``1.5rem``, ``200ms``) is everyday; a long one is specific.
+        return sum(c.isdigit() for c in token) >= MEASURE_DIGITS
     return _has_letter(token) and _shaped(token)
 
 

@@ -28,6 +28,8 @@ DISTINCTIVE = [
     ("3.11.2", "version without letters"),
     ("gpt-4o", "kebab with a digit"),
     (".env.local", "dot file with an extension"),
+    ("/setup.py", "file at the root"),
+    ("1048576KB", "long number with a unit"),
 ]
 
 #: Tokens that are not, with the rule that keeps each out.
@@ -53,6 +55,10 @@ NOT_DISTINCTIVE = [
     ("utf-8", "stop list"),
     ("/dev/null", "stop list"),
     (".values", "method after a dot"),
+    ("/span", "closing tag"),
+    ("//nolint", "comment marker"),
+    ("1.5rem", "short number with a unit"),
+    ("200ms", "short number with a unit"),
 ]
 
 
