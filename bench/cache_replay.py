@@ -3,17 +3,23 @@
     python bench/cache_replay.py                        # default spec, anthropic, 32k and 200k
     python bench/cache_replay.py --provider openai --windows 200000
     python bench/cache_replay.py --spec specs/small-window.toml --sessions DIR ...
-    python bench/cache_replay.py --against other.toml   # also the total cost against that spec
+    python bench/cache_replay.py --against other.toml   # also the totals of that spec
+    python bench/cache_replay.py --json out.json         # every row and total as JSON too
+    python bench/cache_replay.py --against bench/compaction-only.toml --plot tradeoff.html
 
 Each session is replayed as ``ctxrules replay PATH --window W --provider P`` would; the
 table shows per session and in total the cost against the naive resend, the share of
 requests that purely extend the previous one, the requests over the window, orphan tool
-pairs and snips. The exit status is 1 when a goal of the cache contract is missed.
+pairs and snips, and the fidelity (docs/replay.md#fidelity): the references the recorded
+model used next that were visible in the request, one recall away, deeper or lost, the
+recalls needed, and the share of requests naming every file written so far. The exit
+status is 1 when a goal of the cache contract or of fidelity is missed.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +31,7 @@ from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.replay import Request, replay
 from ctxrules.importers import import_session
 from ctxrules.spec import load_spec
+from ctxrules.spec.recall import recall_options
 from ctxrules.tokens import default_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,11 +55,51 @@ class Row:
     summary_snips: int
     compactions: int
     breaks: dict[str, int]
+    references: int = 0
+    visible: int = 0
+    one_recall: int = 0
+    deeper: int = 0
+    lost: int = 0
+    round_trips: int = 0
+    trail_named: int = 0
 
     @property
     def ratio(self) -> float:
         """Cost as a share of the naive resend's."""
         return self.cost / self.naive_cost if self.naive_cost else 1.0
+
+    def to_json(self) -> dict[str, object]:
+        """The row as plain JSON, its ratio included."""
+        return {**attrs.asdict(self), "ratio": self.ratio}
+
+
+#: The fidelity counts a row sums (`ctxrules.fidelity.Fidelity`'s fields).
+FIDELITY = ("references", "visible", "one_recall", "deeper", "lost", "round_trips")
+
+
+def _share(part: float, whole: float) -> str:
+    return f"{part / whole:.1%}" if whole else "-"
+
+
+def total(rows: Sequence[Row]) -> dict[str, float]:
+    """The sums of a group of rows, with cost ÷ naive and the shares the goals are about."""
+    sums: dict[str, float] = {
+        key: float(sum(getattr(r, key) for r in rows))
+        for key in ("requests", "cost", "naive_cost", "extensions", "trail_named", *FIDELITY)
+    }
+    refs, requests = sums["references"], sums["requests"]
+    return {
+        **sums,
+        "sessions": len(rows),
+        "ratio": sums["cost"] / sums["naive_cost"] if sums["naive_cost"] else 1.0,
+        "extension_share": sums["extensions"] / requests if requests else 0.0,
+        "visible_share": sums["visible"] / refs if refs else 1.0,
+        "one_recall_share": sums["one_recall"] / refs if refs else 0.0,
+        "deeper_share": sums["deeper"] / refs if refs else 0.0,
+        "lost_share": sums["lost"] / refs if refs else 0.0,
+        "trail_share": sums["trail_named"] / requests if requests else 1.0,
+        "dearer": sum(1 for r in rows if r.ratio > 1),
+    }
 
 
 def session_files(folders: Sequence[Path]) -> list[Path]:
@@ -66,7 +113,8 @@ def measure(path: Path, spec: Path, window: int, provider: str) -> Row:
     """Replay one session and gather its figures."""
     session = import_session(path, skip_bad=True).unwrap().session
     engine = DefaultContextEngine(pipeline=load_spec(spec).unwrap(), tokenizer=default_tokenizer())
-    requests = replay(session, engine, window=window, profile=PROFILES[provider])
+    search = recall_options(spec).unwrap().tools
+    requests = replay(session, engine, window=window, profile=PROFILES[provider], search=search)
     return _row(path.name, window, requests)
 
 
@@ -88,34 +136,65 @@ def _row(name: str, window: int, requests: list[Request]) -> Row:
         sum(1 for r in requests if r.snipped_for_summary),
         sum(1 for r in requests if r.compaction == "finished"),
         breaks,
+        *(sum(getattr(r.fidelity, key) for r in requests) for key in FIDELITY),
+        trail_named=sum(1 for r in requests if r.fidelity.trail_named),
     )
 
 
 def table(rows: Sequence[Row]) -> str:
     """A Markdown table of the rows plus a total line per window."""
     lines = [
-        "| session | window | requests | cost / naive | extensions | over window | orphans | snips (for the summary) | compactions | prefix breaks by cause |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        (
+            "| session | window | requests | cost / naive | extensions | over window | orphans "
+            "| snips (for the summary) | compactions | references | visible | one recall "
+            "| deeper | lost | recalls | trail named | prefix breaks by cause |"
+        ),
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for row in rows:
         causes = ", ".join(f"{k} {v}" for k, v in sorted(row.breaks.items())) or "-"
         lines.append(
             f"| {row.session} | {row.window:,} | {row.requests} | {row.ratio:.2f} "
             f"| {row.extensions / max(row.requests, 1):.0%} | {row.over_window} | {row.orphans} "
-            f"| {row.snips} ({row.summary_snips}) | {row.compactions} | {causes} |"
+            f"| {row.snips} ({row.summary_snips}) | {row.compactions} | {row.references} "
+            f"| {_share(row.visible, row.references)} | {_share(row.one_recall, row.references)} "
+            f"| {_share(row.deeper, row.references)} | {_share(row.lost, row.references)} "
+            f"| {row.round_trips} | {_share(row.trail_named, row.requests)} | {causes} |"
         )
     for window in sorted({r.window for r in rows}):
         group = [r for r in rows if r.window == window]
-        cost, naive = sum(r.cost for r in group), sum(r.naive_cost for r in group)
-        requests = sum(r.requests for r in group)
+        t = total(group)
         lines.append(
-            f"| **all {len(group)}** | {window:,} | {requests} | **{cost / naive:.2f}** "
-            f"| {sum(r.extensions for r in group) / max(requests, 1):.0%} "
+            f"| **all {len(group)}** | {window:,} | {t['requests']:.0f} | **{t['ratio']:.2f}** "
+            f"| {t['extension_share']:.0%} "
             f"| {sum(r.over_window for r in group)} | {sum(r.orphans for r in group)} "
             f"| {sum(r.snips for r in group)} ({sum(r.summary_snips for r in group)}) "
-            f"| {sum(r.compactions for r in group)} "
-            f"| dearer than naive: {sum(1 for r in group if r.ratio > 1)} |"
+            f"| {sum(r.compactions for r in group)} | {t['references']:.0f} "
+            f"| **{t['visible_share']:.1%}** | {t['one_recall_share']:.1%} "
+            f"| {t['deeper_share']:.1%} | {t['lost_share']:.1%} | {t['round_trips']:.0f} "
+            f"| {t['trail_share']:.1%} | dearer than naive: {t['dearer']} |"
         )
+    return "\n".join(lines)
+
+
+def summary_table(runs: Sequence[tuple[str, Sequence[Row]]]) -> str:
+    """One line per spec and window: the totals the issue's goals are stated in."""
+    lines = [
+        (
+            "| spec | window | cost ÷ naive | visible | one recall | deeper | lost | recalls "
+            "| trail named | extensions |"
+        ),
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, rows in runs:
+        for window in sorted({r.window for r in rows}):
+            t = total([r for r in rows if r.window == window])
+            lines.append(
+                f"| {name} | {window:,} | {t['ratio']:.3f} | {t['visible_share']:.1%} "
+                f"| {t['one_recall_share']:.1%} | {t['deeper_share']:.1%} "
+                f"| {t['lost_share']:.1%} | {t['round_trips']:.0f} | {t['trail_share']:.1%} "
+                f"| {t['extension_share']:.1%} |"
+            )
     return "\n".join(lines)
 
 
@@ -130,6 +209,13 @@ def missed(rows: Sequence[Row]) -> list[str]:
             problems.append(f"total at {window:,}: {ratio:.2f}x naive (goal 0.45)")
         if share < 0.85:
             problems.append(f"extensions at {window:,}: {share:.0%} (goal 85 %)")
+        t = total(group)
+        if t["visible_share"] < 0.95:
+            problems.append(f"visible at {window:,}: {t['visible_share']:.1%} (goal 95 %)")
+        if t["lost"]:
+            problems.append(f"lost at {window:,}: {t['lost']:.0f} references (goal 0)")
+        if t["trail_share"] < 1:
+            problems.append(f"trail named at {window:,}: {t['trail_share']:.1%} (goal 100 %)")
     problems += [
         f"{r.session} at {r.window:,}: {r.over_window} over the window"
         for r in rows
@@ -151,31 +237,84 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--provider", choices=sorted(PROFILES), default="anthropic")
     parser.add_argument("--windows", type=int, nargs="+", default=[32_000, 200_000])
     parser.add_argument("--sessions", type=Path, nargs="+", default=list(SESSIONS))
-    parser.add_argument("--against", type=Path, default=None, help="a spec to compare costs with")
+    parser.add_argument("--against", type=Path, default=None, help="a spec to compare with")
+    parser.add_argument("--json", type=Path, default=None, help="also write rows and totals here")
+    parser.add_argument(
+        "--plot", type=Path, default=None, help="write a cost-against-fidelity plot (HTML) here"
+    )
     args = parser.parse_args(argv)
     files = session_files([f for f in args.sessions if f.exists()])
     if not files:
         sys.stderr.write("no sessions found\n")
         return 2
-    rows = []
-    for window in args.windows:
-        for path in files:
-            rows.append(measure(path, args.spec, window, args.provider))
-            sys.stderr.write(f"{path.name} at {window:,}: {rows[-1].ratio:.2f}\n")
+    runs = [(args.spec.name, _run(files, args.spec, args.windows, args.provider))]
+    rows = runs[0][1]
     sys.stdout.write(table(rows) + "\n")
     if args.against is not None:
+        other = _run(files, args.against, args.windows, args.provider)
+        runs.append((args.against.name, other))
         for window in args.windows:
             mine = sum(r.cost for r in rows if r.window == window)
-            other = sum(measure(p, args.against, window, args.provider).cost for p in files)
-            change = (mine - other) / other if other else 0.0
+            theirs = sum(r.cost for r in other if r.window == window)
+            change = (mine - theirs) / theirs if theirs else 0.0
             sys.stdout.write(
-                f"cost at {window:,}: {mine:,.0f} with {args.spec.name}, {other:,.0f} with "
+                f"cost at {window:,}: {mine:,.0f} with {args.spec.name}, {theirs:,.0f} with "
                 f"{args.against.name} ({change:+.2%})\n"
             )
+    sys.stdout.write("\n" + summary_table(runs) + "\n")
+    if args.json is not None:
+        args.json.write_text(json.dumps(_json(runs), indent=1) + "\n", encoding="utf-8")
+    if args.plot is not None:
+        _plot(runs, args.plot)
     problems = missed(rows)
     for problem in problems:
         sys.stdout.write(f"missed: {problem}\n")
     return 1 if problems else 0
+
+
+def _run(files: Sequence[Path], spec: Path, windows: Sequence[int], provider: str) -> list[Row]:
+    rows = []
+    for window in windows:
+        for path in files:
+            rows.append(measure(path, spec, window, provider))
+            sys.stderr.write(f"{spec.name}: {path.name} at {window:,}: {rows[-1].ratio:.2f}\n")
+    return rows
+
+
+def _json(runs: Sequence[tuple[str, Sequence[Row]]]) -> list[dict[str, object]]:
+    return [
+        {
+            "spec": name,
+            "rows": [r.to_json() for r in rows],
+            "totals": {
+                str(w): total([r for r in rows if r.window == w])
+                for w in sorted({r.window for r in rows})
+            },
+        }
+        for name, rows in runs
+    ]
+
+
+def _plot(runs: Sequence[tuple[str, Sequence[Row]]], path: Path) -> None:
+    """Each spec at each window as a point: cost ÷ naive against the references visible."""
+    from ctxrules.cli.replay_report import cost_fidelity_figure  # noqa: PLC0415 - needs plotly
+
+    points: list[dict[str, float | str]] = [
+        {"label": "naive resend", "cost_ratio": 1.0, "visible": 1.0, "reachable": 1.0}
+    ]
+    for name, rows in runs:
+        for window in sorted({r.window for r in rows}):
+            t = total([r for r in rows if r.window == window])
+            points.append(
+                {
+                    "label": f"{name} {window // 1000}k",
+                    "cost_ratio": t["ratio"],
+                    "visible": t["visible_share"],
+                    "reachable": t["visible_share"] + t["one_recall_share"],
+                }
+            )
+    figure = cost_fidelity_figure(points, "cost against fidelity, every session in total")
+    path.write_text(figure.to_html(include_plotlyjs=True, full_html=True), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -18,7 +19,7 @@ from ctxrules.cli.options import (
     missing_module,
     spec_source,
 )
-from ctxrules.cli.replay_report import print_summary, totals, write_report
+from ctxrules.cli.replay_report import print_summary, replay_json, totals, write_report
 from ctxrules.compaction import Summarizer
 from ctxrules.dag import Role, Session
 from ctxrules.engine import DefaultContextEngine
@@ -29,6 +30,7 @@ from ctxrules.importers import ImportResult, import_session
 from ctxrules.recall.audit import audit_commits, audit_line, latest_commit
 from ctxrules.recall.offload import BlobStore, offload
 from ctxrules.spec import load_spec
+from ctxrules.spec.recall import recall_options
 from ctxrules.tokens import default_tokenizer
 
 DEFAULT_STORE = ".ctxrules/store.sqlite"
@@ -82,8 +84,11 @@ def _read(path: str, skip_bad: bool) -> ImportResult | str:
     )
 
 
-def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str, str] | str:
-    """The recorded session, the engine and the log's path, or the one line saying what is wrong."""
+def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str, str, bool] | str:
+    """The session, the engine, the log's path and format, and whether the spec offers search.
+
+    Or the one line saying what is wrong.
+    """
     # What is missing is said before any work, not after the whole replay ran.
     if args.report is not None:
         absent = missing_module("plotly", "pip install 'ctxrules[report]'", "--report")
@@ -107,7 +112,11 @@ def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str
     engine = DefaultContextEngine(
         pipeline=spec.unwrap(), summarizer=summarizer, tokenizer=default_tokenizer()
     )
-    return result.session, engine, path, str(getattr(result.format, "value", result.format))
+    # The spec loaded, so its [recall] table did too: search is offered when its tools are.
+    options = recall_options(source.unwrap())
+    offers_search = not isinstance(options, Failure) and options.unwrap().tools
+    fmt = str(getattr(result.format, "value", result.format))
+    return result.session, engine, path, fmt, offers_search
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -116,15 +125,22 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if isinstance(setup, str):
         sys.stderr.write(setup + "\n")
         return 2
-    session, engine, path, fmt = setup
+    session, engine, path, fmt, offers_search = setup
+    # With --json, stdout is the one JSON document; what people read goes to stderr.
+    document, out = (out, sys.stderr) if args.json else (None, out)
     requests = replay(
         session,
         engine,
         window=args.window,
         on_request=_progress(out, session),
         profile=PROFILES[args.provider],
+        search=offers_search,
     )
-    print_summary(requests, Path(path).name, out)
+    if document is not None:
+        found = replay_json(requests, Path(path).name, args.provider)
+        document.write(json.dumps(found, indent=1) + "\n")
+    else:
+        print_summary(requests, Path(path).name, out)
     figures = totals(requests)
     # A request snip cut is not a saving: the model would not have had what it needed.
     cut = f", {figures['snipped']:,.0f} requests cut to fit" if figures["snipped"] else ""
@@ -258,6 +274,11 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
         help="store to keep the run in: a path, sqlite:///PATH or postgresql://USER@HOST/DB",
     )
     parser.add_argument("--report", default=None, help="write a self-contained HTML report here")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the totals and every request's figures (fidelity included) as JSON",
+    )
     parser.add_argument(
         "--skip-bad",
         action="store_true",

@@ -37,6 +37,52 @@ def totals(requests: Sequence[Request]) -> dict[str, float]:
         "cost": sum(r.cost for r in requests),
         "naive_cost": sum(r.naive_cost for r in requests),
         "output_cost": sum(r.priced.output_cost for r in requests),
+        **fidelity_totals(requests),
+    }
+
+
+#: The fidelity counts summed over requests (`ctxrules.fidelity.Fidelity`'s fields).
+FIDELITY_COUNTS = ("references", "visible", "one_recall", "deeper", "lost", "round_trips")
+
+
+def fidelity_totals(requests: Sequence[Request]) -> dict[str, float]:
+    """The run's fidelity: references by reach, recall round trips, requests naming the trail."""
+    sums = {key: float(sum(getattr(r.fidelity, key) for r in requests)) for key in FIDELITY_COUNTS}
+    return {
+        **sums,
+        "trail_named": sum(1 for r in requests if r.fidelity.trail_named),
+        "visible_share": sums["visible"] / sums["references"] if sums["references"] else 1.0,
+    }
+
+
+def request_json(request: Request) -> dict[str, object]:
+    """One request's figures as plain JSON, its fidelity included."""
+    return {
+        "index": request.index,
+        "node_id": request.node_id,
+        "sent": request.sent,
+        "naive": request.naive,
+        "cost": request.cost,
+        "naive_cost": request.naive_cost,
+        "cached": request.cached_prefix,
+        "extends": request.extends,
+        "cause": request.cause,
+        "batch": request.batch,
+        "compaction": request.compaction,
+        "snipped": request.snipped,
+        "fidelity": request.fidelity.to_json(),
+    }
+
+
+def replay_json(requests: Sequence[Request], source: str, provider: str) -> dict[str, object]:
+    """The whole run as one JSON document: totals, then every request."""
+    window = requests[0].window if requests else 0
+    return {
+        "source": source,
+        "window": window,
+        "provider": provider,
+        "totals": totals(requests),
+        "requests": [request_json(r) for r in requests],
     }
 
 
@@ -69,6 +115,29 @@ def figure_rows(requests: Sequence[Request]) -> list[tuple[str, str, str]]:
         ("cache-weighted cost (prompt)", f"{f['cost']:,.0f}", f"{f['naive_cost']:,.0f}"),
         ("compactions / snips", f"{f['compactions']:.0f} / {f['snipped']:.0f}", "-"),
         ("orphan tool pairs", f"{f['orphans']:.0f}", "-"),
+        *fidelity_rows(f),
+    ]
+
+
+def _of(part: float, whole: float) -> str:
+    return f"{part:,.0f} ({part / whole:.1%})" if whole else f"{part:,.0f}"
+
+
+def fidelity_rows(f: dict[str, float]) -> list[tuple[str, str, str]]:
+    """The fidelity figures as rows; the naive resend sends every tool result whole."""
+    refs, requests = f["references"], f["requests"]
+    return [
+        ("references used next (from tool results)", f"{refs:,.0f}", f"{refs:,.0f}"),
+        ("  visible in the request", _of(f["visible"], refs), _of(refs, refs)),
+        ("  one recall away", _of(f["one_recall"], refs), "0"),
+        ("  deeper", _of(f["deeper"], refs), "0"),
+        ("  lost", _of(f["lost"], refs), "0"),
+        ("recall round trips needed", f"{f['round_trips']:,.0f}", "0"),
+        (
+            "requests naming every file written",
+            _of(f["trail_named"], requests),
+            _of(requests, requests),
+        ),
     ]
 
 
@@ -95,8 +164,64 @@ def _markers(figure: Any, requests: Sequence[Request]) -> None:  # noqa: ANN401 
             figure.add_vline(x=r.index, line_color="red", line_dash="dot", line_width=1)
 
 
+#: Where a reference stood, the colour it is drawn in, best to worst.
+REACH_COLOURS = (
+    ("visible", "seagreen"),
+    ("one_recall", "gold"),
+    ("deeper", "darkorange"),
+    ("lost", "firebrick"),
+)
+
+
+def cost_fidelity_points(
+    requests: Sequence[Request], label: str = "pipeline"
+) -> list[dict[str, float | str]]:
+    """The run as points of the cost-against-fidelity plot: the pipeline's total and the naive resend."""
+    f = totals(requests)
+    refs = f["references"]
+    ratio = f["cost"] / f["naive_cost"] if f["naive_cost"] else 1.0
+    return [
+        {
+            "label": label,
+            "cost_ratio": ratio,
+            "visible": f["visible"] / refs if refs else 1.0,
+            "reachable": (f["visible"] + f["one_recall"]) / refs if refs else 1.0,
+        },
+        {"label": "naive resend", "cost_ratio": 1.0, "visible": 1.0, "reachable": 1.0},
+    ]
+
+
+def cost_fidelity_figure(points: Sequence[dict[str, float | str]], title: str) -> Any:  # noqa: ANN401 - a plotly Figure
+    """Cost ÷ naive against the share of references visible (filled) and within one recall (open).
+
+    One pair of markers per point: a spec at a window, or the naive resend. Needs plotly.
+    """
+    import plotly.graph_objects as go  # noqa: PLC0415 - the optional 'report' extra
+
+    figure = go.Figure()
+    for key, name, symbol in (
+        ("visible", "visible", "circle"),
+        ("reachable", "visible or one recall away", "circle-open"),
+    ):
+        figure.add_trace(
+            go.Scatter(
+                x=[p["cost_ratio"] for p in points],
+                y=[p[key] for p in points],
+                text=[str(p["label"]) for p in points],
+                mode="markers+text",
+                textposition="top center",
+                marker={"symbol": symbol, "size": 12},
+                name=name,
+            )
+        )
+    figure.update_xaxes(title_text="cache-weighted cost ÷ naive resend (lower is cheaper)")
+    figure.update_yaxes(title_text="share of references (higher is better)", tickformat=".0%")
+    figure.update_layout(title=title, height=500)
+    return figure
+
+
 def write_report(requests: Sequence[Request], source: str, path: Path) -> str | None:
-    """One self-contained HTML file: tokens per request, cumulative cost, breaks, figures; None if written."""
+    """One self-contained HTML file: tokens, cumulative cost, fidelity per request, cost against fidelity."""
     try:
         import plotly.graph_objects as go  # noqa: PLC0415 - the optional 'report' extra
         from plotly.subplots import make_subplots  # noqa: PLC0415
@@ -104,7 +229,13 @@ def write_report(requests: Sequence[Request], source: str, path: Path) -> str | 
         return "the HTML report needs plotly: pip install 'ctxrules[report]'"
     index = [r.index for r in requests]
     figure = make_subplots(
-        rows=2, cols=1, subplot_titles=("tokens per request", "cumulative cache-weighted cost")
+        rows=3,
+        cols=1,
+        subplot_titles=(
+            "tokens per request",
+            "cumulative cache-weighted cost",
+            "references the recorded reply used, by where they stood in the request",
+        ),
     )
     figure.add_trace(
         go.Scatter(x=index, y=[r.sent for r in requests], name="pipeline"), row=1, col=1
@@ -126,15 +257,29 @@ def write_report(requests: Sequence[Request], source: str, path: Path) -> str | 
         figure.add_trace(
             go.Scatter(x=index, y=list(itertools.accumulate(costs)), name=name), row=2, col=1
         )
+    for reach, colour in REACH_COLOURS:
+        figure.add_trace(
+            go.Bar(
+                x=index,
+                y=[getattr(r.fidelity, reach) for r in requests],
+                name=reach.replace("_", " "),
+                marker_color=colour,
+            ),
+            row=3,
+            col=1,
+        )
+    figure.update_layout(barmode="stack")
     _markers(figure, requests)
-    figure.update_xaxes(title_text="request (LLM call)", row=1, col=1)
-    figure.update_xaxes(title_text="request (LLM call)", row=2, col=1)
+    for row in (1, 2, 3):
+        figure.update_xaxes(title_text="request (LLM call)", row=row, col=1)
     figure.update_yaxes(title_text="prompt tokens", row=1, col=1)
     figure.update_yaxes(title_text="cost, uncached-input-token units", row=2, col=1)
+    figure.update_yaxes(title_text="references", row=3, col=1)
     figure.update_layout(
         title=f"ctxrules replay of {source} (red dots: prefix breaks, purple: compactions)",
-        height=850,
+        height=1200,
     )
+    tradeoff = cost_fidelity_figure(cost_fidelity_points(requests), "cost against fidelity")
     rows = "".join(
         f"<tr><th>{html.escape(a)}</th><td>{html.escape(b)}</td><td>{html.escape(c)}</td></tr>"
         for a, b, c in figure_rows(requests)
@@ -145,5 +290,7 @@ def write_report(requests: Sequence[Request], source: str, path: Path) -> str | 
     )
     page = figure.to_html(include_plotlyjs=True, full_html=True)
     page = page.replace("<body>", f"<body>\n<h2>figures</h2>\n{table}", 1)
+    extra = tradeoff.to_html(include_plotlyjs=False, full_html=False)
+    page = page.replace("</body>", f"{extra}\n</body>", 1)
     path.write_text(page, encoding="utf-8")
     return None

@@ -17,6 +17,7 @@ from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Role, Session, branch
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.turn import TurnPrep
+from ctxrules.fidelity import Fidelity, HistoryIndex, measure, reply_references
 from ctxrules.generation import branch_items, node_text
 from ctxrules.render import Message, ToolUseBlock, count_messages
 from ctxrules.render.item import counted
@@ -54,6 +55,7 @@ class Request:
     history: int = 0
     summary_tokens: int = 0
     fixed: int = 0
+    fidelity: Fidelity = attrs.field(factory=Fidelity)
 
     @property
     def naive_overflows(self) -> bool:
@@ -233,10 +235,13 @@ def replay(
     window: int,
     on_request: Callable[[Request], None] | None = None,
     profile: CacheProfile | None = None,
+    search: bool = False,
 ) -> list[Request]:
     """Prepare every LLM call of ``recorded`` through ``engine``; the recorded reply becomes history.
 
-    Each request and its naive resend are priced under ``profile`` (Anthropic by default).
+    Each request and its naive resend are priced under ``profile`` (Anthropic by default),
+    and its fidelity measured against the recorded reply (`ctxrules.fidelity`); ``search``
+    says whether the requests offer ``search_history`` (the spec's ``[recall] tools``).
     """
     profile = profile or anthropic()
     calls = branch(recorded.graph, recorded.head)
@@ -246,14 +251,22 @@ def replay(
     # tokens, the protocol check of the new messages), never recounting the history.
     naive_total = naive_count = seen = 0
     protocol = ProtocolCheck()
+    # The fidelity index grows by the nodes each request adds, as the naive resend does.
+    history = HistoryIndex()
     for before, call in llm_calls(recorded):
         head = calls[before].id
         live = Session(recorded.session_id, recorded.graph, head)
         prep: TurnPrep = engine.prepare(live, window=window, now=call.created_at).unwrap()
+        for node in calls[seen : before + 1]:
+            history.add_call(recorded.graph, node)
         added, added_tokens = naive_growth(
             recorded.graph, calls[seen : before + 1], prep.commit, engine.tokenizer
         )
         naive_count, naive_total, seen = naive_count + added, naive_total + added_tokens, before + 1
+        history.add_summaries(prep.commit)
+        fidelity = measure(
+            history, reply_references(recorded.graph, call), prep.messages, search=search
+        )
         fixed = prep.budget.system + prep.budget.tools_schema
         shared, shared_tokens = shared_prefix(
             last.messages, prep.messages, prep.request_tokens - fixed, engine.tokenizer
@@ -306,6 +319,7 @@ def replay(
             history=prep.commit.total_tokens,
             fixed=fixed,
             summary_tokens=visible_summary_tokens(prep.commit),
+            fidelity=fidelity,
         )
         engine.after_turn(recorded.session_id, ProviderUsage(prep.request_tokens), prep)
         last = _Previous(

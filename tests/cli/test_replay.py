@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,20 @@ def test_verify_checks_a_store_and_its_commits(
     capsys.readouterr()
     assert main(["verify", str(store), "--spec", str(ROOT / "specs" / "default.toml")]) == 0
     assert capsys.readouterr().out.endswith("ok: 42 nodes, 0 violations\n")
+
+
+def test_replay_prints_fidelity_and_its_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """The table has the fidelity rows; with --json stdout is one document with every request's."""
+    assert main(["replay", str(BUNDLED), "--store", ":memory:"]) == 0
+    out = capsys.readouterr().out
+    assert "references used next (from tool results)" in out
+    assert "requests naming every file written" in out
+    assert main(["replay", str(BUNDLED), "--store", ":memory:", "--json"]) == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert "tokens sent" in captured.err
+    assert document["totals"]["references"] == sum(
+        r["fidelity"]["references"] for r in document["requests"]
+    )
+    assert len(document["requests"]) == document["totals"]["requests"] == 18
+    assert document["totals"]["references"] > 0

@@ -1,0 +1,260 @@
+"""References: the distinctive strings of a text (paths, identifiers, hashes, code, error lines).
+
+A reference is a string a model could only have written by reading it somewhere: a file
+path, a ``snake_case``/``CamelCase``/dotted name, a hex hash, a quoted code span, an error
+line. English words, boilerplate and standard-library or builtin names are kept out by
+structural rules (a minimum length; a non-letter or an internal capital) and a small stop
+list. The rules are written out in docs/replay.md; this module is deliberately independent
+of the rules' own reference tracker (`ctxrules.rules.references`), which the rules use to
+decide what to keep: measuring with the code being measured would be circular.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+import sys
+from collections.abc import Iterator
+
+#: Shortest reference, in characters (hashes need more: `HEX_MIN`).
+MIN_CHARS = 4
+#: Shortest hex hash or id (a git short hash has 7).
+HEX_MIN = 7
+#: Longest quoted code span or error line taken whole.
+MAX_LINE_CHARS = 240
+#: Digits a number with a unit needs to count (``12345ms`` does, ``200ms`` does not).
+MEASURE_DIGITS = 5
+#: Most segments of a path or parts of a dotted name expanded into their runs.
+MAX_PARTS = 8
+
+#: Candidate tokens: ASCII letters, digits and the characters paths and names are made of.
+_TOKEN = re.compile(r"[A-Za-z0-9_./~@+\-]+")
+_URL = re.compile(r"https?://[^\s'\"<>()\[\]{}`]+")
+_HEX = re.compile(r"(?:[0-9a-f]{7,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+_VERSION = re.compile(r"v?\d+(?:\.\d+){2,}")
+_MEASURE = re.compile(r"\d+(?:\.\d+)?[A-Za-z%]{1,4}")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SNAKE = re.compile(r"[A-Za-z0-9]_+[A-Za-z0-9]")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+_EXTENSION = re.compile(r"[a-z0-9]{1,6}")
+_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+_ERROR_LINE = re.compile(
+    r"^\s*(?:E\s+|>\s*)?"
+    r"((?:[A-Za-z_][\w.]*(?:Error|Exception|Warning|Failure)|error|Error|ERROR|fatal|FATAL"
+    r"|panic|FAILED|FAIL|Traceback)\b.*\S)",
+    re.MULTILINE,
+)
+#: A multi-word span needs at least this many characters to count.
+_SPAN_MIN = 8
+
+#: Names every program text is full of: builtins (exceptions included), a few names of other
+#: languages' standard libraries, brands written in CamelCase, and encodings.
+STOP_NAMES = frozenset(
+    [name for name in dir(builtins) if not name.startswith("_")]
+    + [
+        "console.log",
+        "console.error",
+        "JSON.parse",
+        "JSON.stringify",
+        "Object.keys",
+        "Promise.all",
+        "fmt.Println",
+        "fmt.Printf",
+        "fmt.Sprintf",
+        "fmt.Errorf",
+        "GitHub",
+        "JavaScript",
+        "TypeScript",
+        "PostgreSQL",
+        "MySQL",
+        "SQLite",
+        "OpenAI",
+        "macOS",
+        "YouTube",
+        "LinkedIn",
+        "PyPI",
+        "iPhone",
+        "utf-8",
+        "UTF-8",
+        "sha-256",
+        "/dev/null",
+        "/usr/bin/env",
+        "/bin/bash",
+        "/bin/sh",
+        "/tmp",  # noqa: S108 - a name to leave out, not a file anything opens
+        "/usr",
+        "/etc",
+    ]
+)
+#: First parts of a dotted name that make it a standard-library (or ``self``) name.
+STDLIB_ROOTS = frozenset(sys.stdlib_module_names) | {"self", "cls", "this", "super"}
+
+
+def _trim(token: str) -> str:
+    # Sentence punctuation and a trailing slash are not part of the name.
+    token = token.rstrip(".-/~+@")
+    if token.startswith("//"):
+        # A comment marker (``//nolint``) or a scheme-less URL's start, not a rooted path.
+        token = token.lstrip("/")
+    return token.lstrip("+@~") if not token.startswith("~/") else token
+
+
+def _has_letter(text: str) -> bool:
+    return any("a" <= c <= "z" or "A" <= c <= "Z" for c in text)
+
+
+def _is_hex(token: str) -> bool:
+    return (
+        len(token) >= HEX_MIN
+        and _HEX.fullmatch(token) is not None
+        and any(c.isdigit() for c in token)
+        and any("a" <= c <= "f" for c in token)
+    )
+
+
+def _is_name(token: str) -> bool:
+    """An identifier in snake_case (underscore between letters or digits) or CamelCase."""
+    return _IDENT.fullmatch(token) is not None and (
+        _SNAKE.search(token) is not None or _CAMEL.search(token) is not None
+    )
+
+
+def _is_path(token: str) -> bool:
+    parts = [p for p in token.split("/") if p]
+    if not parts or not any(_has_letter(p) for p in parts):
+        return False
+    if token.startswith("/") and len(parts) == 1:
+        # ``/span`` of ``</span>``, ``[/bold]``: a closing tag, unless a file or a name.
+        return "." in parts[0] or is_distinctive(parts[0])
+    rooted = token.startswith(("/", "./", "../", "~/"))
+    # ``and/or``, ``input/output`` are English; a file name or a code-like segment is not.
+    named = "." in parts[-1].strip(".") or any(
+        "_" in p or any(c.isdigit() for c in p) for p in parts
+    )
+    return rooted or len(parts) >= 3 or named
+
+
+def _is_dotted(token: str) -> bool:
+    parts = token.split(".")
+    if any(not p for p in parts[1:]) or not _has_letter(token):
+        return False
+    if parts[0] in STDLIB_ROOTS:
+        # ``self.max_chars``: the rest may still be distinctive on its own.
+        rest = ".".join(parts[1:])
+        return parts[0] in {"self", "cls", "this"} and is_distinctive(rest)
+    if not parts[0]:
+        # ``.env.local``, ``.eslintrc.json``; a bare ``.values`` is a method, ``.gitignore`` a word.
+        return len(parts) > 2 or is_distinctive(parts[1])
+    # ``t.Logf``, ``b.query``: a one-letter receiver is a local variable, not a name to cite.
+    names = len(parts[0]) > 1 and all(_IDENT.fullmatch(p) for p in parts)
+    extension = _EXTENSION.fullmatch(parts[-1]) is not None and _has_letter(parts[-1])
+    return names or (extension and all(re.fullmatch(r"[\w\-]+", p) for p in parts[:-1]))
+
+
+def _is_flag(token: str) -> bool:
+    rest = token.lstrip("-")
+    return len(rest) >= MIN_CHARS and _has_letter(rest) and ("-" in rest or "_" in rest)
+
+
+def _is_kebab(token: str) -> bool:
+    """Words joined by hyphens with a digit among them (``gpt-4o``); plain compounds are English."""
+    return (
+        re.fullmatch(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+", token) is not None
+        and any(c.isdigit() for c in token)
+        and _has_letter(token)
+    )
+
+
+def is_distinctive(token: str) -> bool:
+    """Whether one token (no whitespace) is a reference by the structural rules and the stop list.
+
+    >>> [t for t in ["parse_config", "ContextItem", "966e0df2", "src/app/main.py", "setup.py",
+    ...   "ctxrules.engine", "os.path.join", "ValueError", "hello", "and/or", "--no-verify",
+    ...   "v0.4.3", "__init__", "TODO"] if is_distinctive(t)]
+    ['parse_config', 'ContextItem', '966e0df2', 'src/app/main.py', 'setup.py', 'ctxrules.engine', '--no-verify', 'v0.4.3']
+    """
+    if len(token) < MIN_CHARS or token in STOP_NAMES or token.lower() in STOP_NAMES:
+        return False
+    if _VERSION.fullmatch(token) or _is_hex(token):
+        return True
+    if _MEASURE.fullmatch(token):
+        # A number with a unit (``1.5rem``, ``200ms``) is everyday; a long one is specific.
+        return sum(c.isdigit() for c in token) >= MEASURE_DIGITS
+    return _has_letter(token) and _shaped(token)
+
+
+def _shaped(token: str) -> bool:
+    """Whether a token with a letter has the shape of a flag, a path, a dotted name or a name."""
+    if token.startswith("-"):
+        return _is_flag(token)
+    if "/" in token:
+        return _is_path(token)
+    if "." in token:
+        return _is_dotted(token)
+    return _is_name(token) or _is_kebab(token)
+
+
+def _tokens(text: str) -> Iterator[str]:
+    """Every distinctive token of ``text``, URLs whole, in order, with repeats."""
+    for url in _URL.findall(text):
+        yield url.rstrip(".,;:")
+    for raw in _TOKEN.findall(_URL.sub(" ", text)):
+        token = _trim(raw)
+        if is_distinctive(token):
+            yield token
+
+
+def _multiword(text: str) -> Iterator[str]:
+    """Quoted code spans with whitespace in them, and error lines, each holding a distinctive token."""
+    spans = (found.strip() for found in _SPAN.findall(text))
+    lines = (found.strip().strip("`").strip() for found in _ERROR_LINE.findall(text))
+    for whole in (*spans, *lines):
+        if " " in whole and _SPAN_MIN <= len(whole) <= MAX_LINE_CHARS and key_tokens(whole):
+            yield whole
+
+
+def references(text: str) -> tuple[str, ...]:
+    r"""The references a text holds, in order of first appearance, without repeats.
+
+    >>> references("Fixed `parse_config` in src/app/config.py (see 966e0df2); the Error was hello.")
+    ('parse_config', 'src/app/config.py', '966e0df2')
+    >>> references("it failed:\nTypeError: load() got an unexpected keyword argument 'strict_mode'")
+    ('strict_mode', "TypeError: load() got an unexpected keyword argument 'strict_mode'")
+    """
+    return tuple(dict.fromkeys([*_tokens(text), *_multiword(text)]))
+
+
+def key_tokens(text: str) -> tuple[str, ...]:
+    """The distinctive tokens inside a multi-word reference: what it is looked up by."""
+    return tuple(dict.fromkeys(_tokens(text)))
+
+
+def _runs(token: str, sep: str) -> Iterator[str]:
+    # Every contiguous run of parts: a later mention may name a directory or a suffix.
+    parts = [p for p in token.split(sep) if p][-MAX_PARTS:]
+    for start in range(len(parts)):
+        for end in range(start + 1, len(parts) + 1):
+            yield sep.join(parts[start:end])
+
+
+def atoms(text: str) -> set[str]:
+    """The keys a history text is indexed under: its distinctive tokens and their parts.
+
+    A path also yields each run of its segments (``/a/src/x.py`` → ``src/x.py``, ``x.py``…), a dotted name each run of its parts, when the run is distinctive itself.
+
+    >>> sorted(atoms("cat /repo/src/app_main.py"))
+    ['/repo/src/app_main.py', 'app_main', 'app_main.py', 'repo/src/app_main.py', 'src/app_main.py']
+    """
+    found: set[str] = set()
+    for token in _tokens(text):
+        if token in found:
+            continue
+        found.add(token)
+        names = [token]
+        if "/" in token:
+            names = [run for run in _runs(token, "/") if is_distinctive(run)]
+            found.update(names)
+        for name in names:
+            if "." in name and "/" not in name:
+                found.update(run for run in _runs(name, ".") if is_distinctive(run))
+    return found

@@ -1,0 +1,210 @@
+"""Fidelity of one request: where each reference the model went on to use stood in it.
+
+Each reference of the recorded reply that first came from a tool result is *visible*
+(verbatim in the request's text), *one recall away* (a handle the request names recalls a
+text that holds it), *deeper* (reachable by more than one recall: a handle listed by a fold
+the request names, a summary folded into a later one; or by ``search_history`` when the
+request offers it) or *lost*. The artifact trail is the files written so far, each of
+which should be named in the request.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+from ctxrules.dag import Call, Graph
+from ctxrules.fidelity.extract import references
+from ctxrules.fidelity.index import HistoryIndex, reply_texts
+from ctxrules.render import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from ctxrules.rules.handles import handles_in
+
+#: A handle no named handle leads to.
+_UNREACHABLE = 1 << 30
+
+
+class Reach(enum.StrEnum):
+    """Where a reference stood in a request, from best to worst."""
+
+    VISIBLE = "visible"
+    ONE_RECALL = "one_recall"
+    DEEPER = "deeper"
+    LOST = "lost"
+
+
+@attrs.frozen
+class Hidden:
+    """A reference not visible in the request: how far it was and the text that holds it."""
+
+    reference: str
+    reach: Reach
+    source_id: str
+
+
+@attrs.frozen
+class Fidelity:
+    """One request's fidelity: its references by reach, the recalls they need, the trail.
+
+    ``round_trips`` counts the distinct handles the model would recall (plus one
+    ``search_history`` per reference only a search finds) to see every reference again;
+    ``trail`` the files written so far and ``trail_missing`` those the request never names.
+    """
+
+    references: int = 0
+    visible: int = 0
+    one_recall: int = 0
+    deeper: int = 0
+    lost: int = 0
+    round_trips: int = 0
+    trail: int = 0
+    trail_missing: tuple[str, ...] = ()
+    hidden: tuple[Hidden, ...] = ()
+
+    @property
+    def trail_named(self) -> bool:
+        """Whether every file written so far is named in the request."""
+        return not self.trail_missing
+
+    def to_json(self) -> dict[str, object]:
+        """The figures as plain JSON, hidden references included."""
+        return {
+            "references": self.references,
+            "visible": self.visible,
+            "one_recall": self.one_recall,
+            "deeper": self.deeper,
+            "lost": self.lost,
+            "round_trips": self.round_trips,
+            "trail": self.trail,
+            "trail_missing": list(self.trail_missing),
+            "hidden": [[h.reference, h.reach.value, h.source_id] for h in self.hidden],
+        }
+
+
+def request_text(messages: Iterable[Message]) -> str:
+    """Every text the request sends: message texts, tool results and tool call arguments."""
+    parts: list[str] = []
+    for message in messages:
+        for block in message.blocks:
+            if isinstance(block, TextBlock | ToolResultBlock):
+                parts.append(block.text)
+            elif isinstance(block, ToolUseBlock):
+                parts.append(block.arguments)
+    return "\n".join(parts)
+
+
+def reply_references(graph: Graph, call: Call) -> tuple[str, ...]:
+    """The references of what an assistant call wrote: its text and its tool calls' arguments."""
+    return tuple(dict.fromkeys(r for text in reply_texts(graph, call) for r in references(text)))
+
+
+@attrs.define
+class _Reacher:
+    """Recall depth of handles from those a request names, memoised for one request."""
+
+    named: frozenset[str]
+    parents: dict[str, set[str]]
+    depth: dict[str, tuple[int, str | None]] = attrs.field(factory=dict)
+
+    def reach(self, handle: str) -> tuple[int, str | None]:
+        """How many recalls reach ``handle`` (1 when named), and the handle recalled before it."""
+        if handle in self.named:
+            return 1, None
+        known = self.depth.get(handle)
+        if known is not None:
+            return known
+        # Marked first: a cycle of containers (there should be none) reads as unreachable.
+        self.depth[handle] = (_UNREACHABLE, None)
+        best: tuple[int, str | None] = (_UNREACHABLE, None)
+        for parent in sorted(self.parents.get(handle, ())):
+            steps, _ = self.reach(parent)
+            if steps + 1 < best[0]:
+                best = (steps + 1, parent)
+        self.depth[handle] = best
+        return best
+
+    def path(self, handle: str) -> list[str]:
+        """The handles recalled to read ``handle``, the one it is listed in first."""
+        chain = [handle]
+        while (before := self.reach(chain[-1])[1]) is not None:
+            chain.append(before)
+        return chain
+
+
+def measure(
+    index: HistoryIndex,
+    found: Sequence[str],
+    messages: Sequence[Message],
+    *,
+    search: bool = False,
+    text: str | None = None,
+) -> Fidelity:
+    """The fidelity of one request (``messages``) for the references ``found`` in its reply.
+
+    Only references whose first occurrence in ``index`` is a tool result count. ``search``
+    says whether the request offers ``search_history`` (then nothing in the history is
+    lost, only deeper). ``text`` is `request_text` of the messages, if already built.
+    """
+    sent = request_text(messages) if text is None else text
+    reacher = _Reacher(frozenset(handles_in(sent)), index.parents)
+    counts = dict.fromkeys(Reach, 0)
+    hidden: list[Hidden] = []
+    # The handles each reference one recall away could be read from, for the cover below.
+    direct: list[set[str]] = []
+    recalled: set[str] = set()
+    searches = 0
+    kept = [(r, where) for r in found if index.first_kind(where := index.containing(r)) == "tool"]
+    for reference, where in kept:
+        if reference in sent:
+            counts[Reach.VISIBLE] += 1
+            continue
+        best: tuple[int, int] = (_UNREACHABLE, -1)
+        handles: set[str] = set()
+        for position in where:
+            handle = index.sources[position].handle
+            steps = reacher.reach(handle)[0]
+            if steps == 1:
+                handles.add(handle)
+            if steps < best[0]:
+                best = (steps, position)
+        steps, position = best
+        if steps == 1:
+            reach = Reach.ONE_RECALL
+            direct.append(handles)
+        elif steps < _UNREACHABLE:
+            reach = Reach.DEEPER
+            recalled.update(reacher.path(index.sources[position].handle))
+        elif search:
+            reach, searches = Reach.DEEPER, searches + 1
+        else:
+            reach = Reach.LOST
+        counts[reach] += 1
+        hidden.append(Hidden(reference, reach, index.sources[where[0]].source_id))
+    missing = tuple(path for path in index.trail if path not in sent)
+    return Fidelity(
+        references=len(kept),
+        visible=counts[Reach.VISIBLE],
+        one_recall=counts[Reach.ONE_RECALL],
+        deeper=counts[Reach.DEEPER],
+        lost=counts[Reach.LOST],
+        round_trips=len(recalled | _cover(direct, recalled)) + searches,
+        trail=len(index.trail),
+        trail_missing=missing,
+        hidden=tuple(hidden),
+    )
+
+
+def _cover(options: list[set[str]], already: set[str]) -> set[str]:
+    """A small set of handles holding one of each option set (greedy; ties by name)."""
+    chosen: set[str] = set()
+    left = [o for o in options if not o & already]
+    while left:
+        counts: dict[str, int] = {}
+        for option in left:
+            for handle in option:
+                counts[handle] = counts.get(handle, 0) + 1
+        pick = min(counts, key=lambda h: (-counts[h], h))
+        chosen.add(pick)
+        left = [o for o in left if pick not in o]
+    return chosen

@@ -1,0 +1,58 @@
+"""Fidelity measured by a replay of the bundled session equals the same measure taken from scratch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxrules.dag import Role, branch
+from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.replay import replay
+from ctxrules.engine.turn import TurnPrep
+from ctxrules.fidelity import HistoryIndex, Reach, measure, reply_references
+from ctxrules.importers import import_session
+from ctxrules.spec import load_spec
+from ctxrules.tokens import load_encoding
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = ROOT / "ctxrules" / "data" / "sessions" / "entire-cli-5d_755497c182_0.jsonl"
+SMALL = load_spec(ROOT / "specs" / "small-window.toml").unwrap()
+
+
+def test_replay_measures_each_request_as_a_fresh_index_would() -> None:
+    """The running index gives every request the figures a rebuilt one does; aged results stay recallable.
+
+    At a 4,000-token window the small-window spec ages and compacts the bundled session, so
+    references move from visible to one recall away; every tightened item names its handle
+    (invariant 16), so none is lost.
+    """
+    session = import_session(BUNDLED).unwrap().session
+    engine = DefaultContextEngine(pipeline=SMALL, tokenizer=load_encoding().unwrap())
+    preps: list[TurnPrep] = []
+    prepare = engine.prepare
+
+    def recording(*args: object, **kwargs: object) -> object:
+        result = prepare(*args, **kwargs)  # type: ignore[arg-type]
+        preps.append(result.unwrap())
+        return result
+
+    engine.prepare = recording  # type: ignore[method-assign]
+    requests = replay(session, engine, window=4_000)
+    calls = branch(session.graph, session.head)
+    replies = [c for i, c in enumerate(calls) if c.role is Role.ASSISTANT and i > 0]
+    for request, prep, reply in zip(requests, preps, replies, strict=True):
+        fresh = HistoryIndex()
+        for call in calls[: calls.index(reply)]:
+            fresh.add_call(session.graph, call)
+        fresh.add_summaries(prep.commit)
+        found = reply_references(session.graph, reply)
+        assert request.fidelity == measure(fresh, found, prep.messages)
+    total = dict.fromkeys(Reach, 0)
+    for request in requests:
+        f = request.fidelity
+        assert f.visible + f.one_recall + f.deeper + f.lost == f.references
+        total[Reach.VISIBLE] += f.visible
+        total[Reach.ONE_RECALL] += f.one_recall
+        total[Reach.LOST] += f.lost
+    assert total[Reach.VISIBLE] > 0
+    assert total[Reach.ONE_RECALL] > 0
+    assert total[Reach.LOST] == 0
