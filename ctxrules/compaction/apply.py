@@ -18,6 +18,7 @@ from ctxrules.compaction.summarizer import SummaryText, fallback
 from ctxrules.dag import Role
 from ctxrules.render import counted
 from ctxrules.rules import Facts, tighten
+from ctxrules.rules.artifacts import files_in_line, files_line, without_files_line, written_paths
 from ctxrules.rules.handles import folds_line, handle_source, without_folds_lines
 
 #: The prefix of every summary item's id; no DAG node ever carries it (invariant 5).
@@ -42,12 +43,26 @@ def with_folds(plan: CompactionPlan, base: ContextCommit, text: str) -> str:
     """The summary text followed by the line naming the handles of what it folds.
 
     A previous summary's own folds line (carried whole by the structural summary) is
-    dropped: this line names that summary, whose text still holds it.
+    dropped: this line names that summary, whose text still holds it. Before it, a line
+    names the files the folded calls (and any earlier summary) wrote: the artifact trail.
     """
     folded = [base.items[p] for p in plan.positions]
     groups = [(label(item), handle_source(item)) for item in folded]
-    body = without_folds_lines(text).rstrip("\n")
+    body = without_files_line(without_folds_lines(text)).rstrip("\n")
+    trail = files_line(_written(folded))
+    body = f"{body}\n{trail}" if trail else body
     return f"{body}\n{folds_line(groups, [item.source_node_id for item in folded])}"
+
+
+def _written(folded: list[ContextItem]) -> list[str]:
+    """The files the folded items wrote, an earlier summary's trail first: the artifact trail."""
+    paths: list[str] = []
+    for item in folded:
+        if item.state is State.SUMMARY:
+            paths.extend(files_in_line(item.rendered))
+        elif item.is_tool:
+            paths.extend(written_paths(item.tool_name, item.arguments))
+    return paths
 
 
 def _fold(plan: CompactionPlan, base: ContextCommit, text: str, facts: Facts) -> ContextCommit:

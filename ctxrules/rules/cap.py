@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.rules.arguments import cut_arguments
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.handles import handle_for, handle_source
 from ctxrules.rules.marks import mark_key
@@ -107,10 +108,15 @@ class CapToolResult:
             return None
         source = handle_source(item)
         rendered = self._cut_text(item.rendered, self.max_chars, source) if long_result else None
-        arguments = (
-            self._cut_text(item.arguments, self.max_args_chars, source) if long_args else None
-        )
+        arguments = self._cut_arguments(item.arguments, source) if long_args else None
         return (rendered or item.rendered, arguments or item.arguments)
+
+    def _cut_arguments(self, arguments: str, source_id: str) -> str:
+        # A JSON object keeps its short fields (the path a call wrote) whole.
+        total = len(arguments)
+        marker = cap_marker(total - self.max_args_chars, total, source_id, handles=self.handles)
+        cut = cut_arguments(arguments, self.max_args_chars, marker.strip("\n"))
+        return cut if cut is not None else self._cut_text(arguments, self.max_args_chars, source_id)
 
     def _cut_text(self, text: str, limit: int, source_id: str) -> str:
         marker = cap_marker(len(text) - limit, len(text), source_id, handles=self.handles)

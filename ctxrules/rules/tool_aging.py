@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.rules.arguments import cut_arguments
 from ctxrules.rules.cap import CAPPED, cap_marker, cap_tool_result
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.handles import handle_source, with_note
@@ -38,6 +39,12 @@ def tool_stub(item: ContextItem, head_chars: int, tail_chars: int, *, handles: b
     return with_note(
         f"[tool {item.tool_name or 'unknown'}] output: {body}", handle_source(item), on=handles
     )
+
+
+def aged_arguments(arguments: str, chars: int) -> str:
+    """An aged call's arguments: its short fields whole when they are a JSON object, else the head."""
+    cut = cut_arguments(arguments, chars)
+    return cut if cut is not None else head(arguments, chars)
 
 
 def age_tool_results(
@@ -85,7 +92,7 @@ def age_tool_results(
                     State.AGED,
                     facts,
                     rendered=tool_stub(item, stub_head_chars, stub_tail_chars, handles=handles),
-                    arguments=head(item.arguments, max_args_chars),
+                    arguments=aged_arguments(item.arguments, max_args_chars),
                     reason="tail_window",
                 )
                 if aged is not None and aged != item:

@@ -1,0 +1,128 @@
+"""The artifact trail: which files an agent's tool calls wrote, edited or created.
+
+A compaction carries the trail in its summary (``Files written so far: …``), so the model
+still knows which files it touched after the calls that touched them are folded away.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+
+#: Tool names (compared without case, ``_`` or ``-``) whose calls write the file they name.
+WRITE_TOOLS = frozenset(
+    {
+        "write",
+        "edit",
+        "multiedit",
+        "notebookedit",
+        "writefile",
+        "editfile",
+        "createfile",
+        "strreplace",
+    }
+)
+#: Editor tools that write only for some commands.
+EDITOR_TOOLS = frozenset({"strreplacebasededittool", "strreplaceeditor"})
+#: The editor commands that write.
+EDITOR_WRITES = frozenset({"create", "str_replace", "insert"})
+#: Argument names a file tool puts its path in, in order of preference.
+PATH_KEYS = ("file_path", "notebook_path", "path", "filename", "file")
+#: The files an ``apply_patch`` patch adds, updates or moves to.
+PATCH_FILE = re.compile(
+    r"^\*\*\* (?:Add|Update) File: (.+)$|^\*\*\* Move to: (.+)$|^\+\+\+ (?:b/)?(\S+)",
+    re.MULTILINE,
+)
+#: A path argument in JSON text that may have been cut (a capped call keeps its head).
+_PATH_IN_JSON = re.compile(r'"(?:' + "|".join(PATH_KEYS) + r')"\s*:\s*"((?:[^"\\]|\\.){1,400})"')
+#: The summary line that carries the trail.
+FILES_LINE_PREFIX = "[Files written so far: "
+#: Characters of paths the line names at most (the newest kept): a bound on the summary.
+FILES_LINE_CHARS = 2_000
+_FILES_LINE = re.compile(r"^\[Files written so far: (.*?)(?:; and \d+ earlier)?\]$", re.MULTILINE)
+
+
+def normal_tool_name(name: str) -> str:
+    """A tool name compared without case, ``_`` or ``-``."""
+    return name.lower().replace("_", "").replace("-", "")
+
+
+def written_paths(tool_name: str | None, arguments: str) -> tuple[str, ...]:
+    r"""The files a call of ``tool_name`` with these JSON ``arguments`` writes (empty if none).
+
+    >>> written_paths("Edit", '{"file_path": "/r/a.py", "old_string": "x"')
+    ('/r/a.py',)
+    >>> written_paths("Read", '{"file_path": "/r/a.py"}'), written_paths("apply_patch", '{"input": "*** Update File: b.py\\n"}')
+    ((), ('b.py',))
+    """
+    name = normal_tool_name(tool_name or "")
+    if name not in WRITE_TOOLS and name not in EDITOR_TOOLS and name != "applypatch":
+        return ()
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        parsed = None
+    if name == "applypatch":
+        return tuple(dict.fromkeys(_patched(_patch_text(parsed, arguments))))
+    if not isinstance(parsed, Mapping):
+        # A capped call's arguments are cut JSON; the path comes first in every file tool.
+        if name in EDITOR_TOOLS and not any(f'"{c}"' in arguments for c in EDITOR_WRITES):
+            return ()
+        match = _PATH_IN_JSON.search(arguments)
+        return (match.group(1),) if match else ()
+    if name in EDITOR_TOOLS and parsed.get("command") not in EDITOR_WRITES:
+        return ()
+    paths = (parsed.get(key) for key in PATH_KEYS)
+    found = next((p.strip() for p in paths if isinstance(p, str) and p.strip()), None)
+    return () if found is None else (found,)
+
+
+def _patch_text(parsed: object, raw: str) -> str:
+    if isinstance(parsed, Mapping):
+        for key in ("input", "patch", "diff"):
+            value = parsed.get(key)
+            if isinstance(value, str):
+                return value
+    return raw if isinstance(parsed, str) or parsed is None else ""
+
+
+def _patched(patch: str) -> Iterator[str]:
+    for match in PATCH_FILE.finditer(patch):
+        found = next(group for group in match.groups() if group is not None).strip()
+        if found != "/dev/null":
+            yield found
+
+
+def files_in_line(text: str) -> tuple[str, ...]:
+    """The files a summary's trail line names (none when it has no such line)."""
+    match = _FILES_LINE.search(text)
+    return tuple(p for p in match.group(1).split(", ") if p) if match else ()
+
+
+def files_line(paths: Iterable[str]) -> str:
+    """The trail line naming ``paths`` (each once, in order of last write), newest kept first.
+
+    >>> files_line(["a.py", "b.py", "a.py"])
+    '[Files written so far: b.py, a.py]'
+    >>> files_line([])
+    ''
+    """
+    ordered = list(reversed(dict.fromkeys(reversed(list(paths)))))
+    kept: list[str] = []
+    room = FILES_LINE_CHARS
+    for path in reversed(ordered):
+        room -= len(path) + 2
+        if room < 0:
+            break
+        kept.append(path)
+    if not kept:
+        return ""
+    earlier = len(ordered) - len(kept)
+    more = f"; and {earlier} earlier" if earlier else ""
+    return f"{FILES_LINE_PREFIX}{', '.join(reversed(kept))}{more}]"
+
+
+def without_files_line(text: str) -> str:
+    """The text without a trail line (a chained summary writes its own, merged)."""
+    return _FILES_LINE.sub("", text)
