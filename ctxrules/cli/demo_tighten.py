@@ -25,6 +25,8 @@ FILES = (
     "src/errors.py",
     "docs/usage.md",
     "CHANGELOG.md",
+    "src/config.py",
+    "tests/test_cli.py",
 )
 
 

@@ -8,6 +8,8 @@ from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules.arguments import cut_arguments
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.handles import handle_for, handle_source
+from ctxrules.rules.hints import READ_CHARS as HINT_READ_CHARS
+from ctxrules.rules.hints import lookup_hints
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.scan import scan
 from ctxrules.rules.text import head_and_tail
@@ -47,6 +49,7 @@ class CapToolResult:
     tail_share: float
     max_args_chars: int = 0
     handles: bool = True
+    hint_chars: int = 0
     key: str = attrs.field(init=False, repr=False)
 
     @key.default
@@ -55,6 +58,8 @@ class CapToolResult:
         if self.max_args_chars:
             params["max_args_chars"] = self.max_args_chars
         params["handles"] = self.handles
+        if self.hint_chars:
+            params["hint_chars"] = self.hint_chars
         return mark_key("cap_tool_result", params)
 
     def __call__(self, commit: ContextCommit, facts: Facts) -> ContextCommit:
@@ -107,7 +112,11 @@ class CapToolResult:
         if not (long_result or long_args):
             return None
         source = handle_source(item)
-        rendered = self._cut_text(item.rendered, self.max_chars, source) if long_result else None
+        rendered = (
+            self._cut_text(item.rendered, self.max_chars, source, hints=True)
+            if long_result
+            else None
+        )
         arguments = self._cut_arguments(item.arguments, source) if long_args else None
         return (rendered or item.rendered, arguments or item.arguments)
 
@@ -118,15 +127,41 @@ class CapToolResult:
         cut = cut_arguments(arguments, self.max_args_chars, marker.strip("\n"))
         return cut if cut is not None else self._cut_text(arguments, self.max_args_chars, source_id)
 
-    def _cut_text(self, text: str, limit: int, source_id: str) -> str:
+    def _cut_text(self, text: str, limit: int, source_id: str, *, hints: bool = False) -> str:
         marker = cap_marker(len(text) - limit, len(text), source_id, handles=self.handles)
         room = max(limit - len(marker), 0)
+        hint_room = min(self.hint_chars, room // 2) if hints else 0
+        room -= hint_room
         tail_chars = int(room * self.tail_share)
-        return head_and_tail(text, room - tail_chars, tail_chars, marker)
+        head_chars = room - tail_chars
+        if hint_room:
+            # The cut middle's most distinctive names, in the marker: what is worth a recall.
+            shown = f"{text[:head_chars]}\n{text[len(text) - tail_chars :]}"
+            end = len(text) - tail_chars
+            # Both ends of the middle only, so a 50 MB result costs what the hints read.
+            half = HINT_READ_CHARS // 2
+            middle = (
+                text[head_chars:end]
+                if end - head_chars <= HINT_READ_CHARS
+                else f"{text[head_chars : head_chars + half]}\n{text[end - half : end]}"
+            )
+            found = lookup_hints(middle, hint_room - 2, shown)
+            if found:
+                marker = f"{marker.rstrip()}\n[{found}]\n"
+            # What the hints leave unused goes back to the head and the tail.
+            room += hint_room - (len(found) + 3 if found else 0)
+            tail_chars = int(room * self.tail_share)
+            head_chars = room - tail_chars
+        return head_and_tail(text, head_chars, tail_chars, marker)
 
 
 def cap_tool_result(
-    max_chars: int, tail_share: float, max_args_chars: int = 0, *, handles: bool = True
+    max_chars: int,
+    tail_share: float,
+    max_args_chars: int = 0,
+    *,
+    handles: bool = True,
+    hint_chars: int = 0,
 ) -> CapToolResult:
     """Any tool result over ``max_chars`` keeps its head and tail (inside the tail window too).
 
@@ -134,6 +169,8 @@ def cap_tool_result(
     of a file the agent wrote, which would otherwise stay whole until the call ages. The
     capped item is ``aged`` with reason ``capped``; the marker between head and tail gives
     the full size and the recall handle (unless ``handles`` is false). Each item is
-    examined once, when new, so capping never rewrites a request already sent.
+    examined once, when new, so capping never rewrites a request already sent. With
+    ``hint_chars``, up to that much of the kept room names the cut middle's most distinctive
+    names (paths, compound identifiers, ids, a failure line) after the marker.
     """
-    return CapToolResult(max_chars, tail_share, max_args_chars, handles)
+    return CapToolResult(max_chars, tail_share, max_args_chars, handles, hint_chars)

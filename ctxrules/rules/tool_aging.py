@@ -7,6 +7,7 @@ from ctxrules.rules.arguments import cut_arguments
 from ctxrules.rules.cap import CAPPED, cap_marker, cap_tool_result
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.handles import handle_source, with_note
+from ctxrules.rules.hints import lookup_hints
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
 from ctxrules.rules.protected import PROTECTED_TOOLS, is_protected, protected_keys
@@ -24,18 +25,29 @@ __all__ = [
 ]
 
 
-def tool_stub(item: ContextItem, head_chars: int, tail_chars: int, *, handles: bool = True) -> str:
+def tool_stub(
+    item: ContextItem,
+    head_chars: int,
+    tail_chars: int,
+    *,
+    handles: bool = True,
+    hint_chars: int = 0,
+) -> str:
     r"""The one-line stub of an aged result: ``[tool <name>] output: <head>… <tail> [recall <handle>]``.
+
+    With ``hint_chars``, the result's most distinctive names that head and tail leave out
+    follow them (``| names: …``), so the model still sees what it may need to recall.
 
     >>> tool_stub(ContextItem("n", "tool", rendered="line one\nline two\nend", tool_name="cat"), 8, 3)
     '[tool cat] output: line one… end [recall h:dmlldx2t]'
+    >>> tool_stub(ContextItem("n", "tool", rendered="def load_config(): ...\n" * 9, tool_name="cat"), 4, 3, hint_chars=40)
+    '[tool cat] output: def … ... | names: load_config [recall h:dmlldx2t]'
     """
     text = one_line(item.rendered)
-    body = (
-        text
-        if len(text) <= head_chars + tail_chars
-        else f"{text[:head_chars]}… {text[len(text) - tail_chars :]}"
-    )
+    short = len(text) <= head_chars + tail_chars
+    body = text if short else f"{text[:head_chars]}… {text[len(text) - tail_chars :]}"
+    hints = "" if short or not hint_chars else lookup_hints(item.rendered, hint_chars, body)
+    body = f"{body} | {hints}" if hints else body
     return with_note(
         f"[tool {item.tool_name or 'unknown'}] output: {body}", handle_source(item), on=handles
     )
@@ -55,11 +67,13 @@ def age_tool_results(
     protected_tools: tuple[str, ...],
     *,
     handles: bool = True,
+    stub_hint_chars: int = 0,
 ) -> Rule:
     """Tool results older than the last ``tail_turns`` assistant turns become one-line stubs.
 
     The call keeps its name and its arguments cut to ``max_args_chars``; the stub names the
-    result's recall handle unless ``handles`` is false. Items are visited from the rule's
+    result's recall handle unless ``handles`` is false, and up to ``stub_hint_chars`` of the
+    result's most distinctive names (paths, compound identifiers, ids) beyond its head and tail. Items are visited from the rule's
     mark up to the tail window only.
     """
     key = mark_key(
@@ -71,6 +85,7 @@ def age_tool_results(
             "stub_tail_chars": stub_tail_chars,
             "protected_tools": protected_tools,
             "handles": handles,
+            **({"stub_hint_chars": stub_hint_chars} if stub_hint_chars else {}),
         },
     )
     protected = protected_keys(protected_tools)
@@ -91,7 +106,13 @@ def age_tool_results(
                     item,
                     State.AGED,
                     facts,
-                    rendered=tool_stub(item, stub_head_chars, stub_tail_chars, handles=handles),
+                    rendered=tool_stub(
+                        item,
+                        stub_head_chars,
+                        stub_tail_chars,
+                        handles=handles,
+                        hint_chars=stub_hint_chars,
+                    ),
                     arguments=aged_arguments(item.arguments, max_args_chars),
                     reason="tail_window",
                 )

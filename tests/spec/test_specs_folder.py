@@ -61,9 +61,10 @@ DEFAULT_TERSE = """
 [batching]
 [[rules]]
 use = "cap_tool_result"
-params = { max_args_chars = 4000 }
+params = { max_args_chars = 4000, hint_chars = 1600 }
 [[rules]]
 use = "age_tool_results"
+params = { stub_head_chars = 40, stub_tail_chars = 0, stub_hint_chars = 160 }
 [[rules]]
 use = "gate_tool_results"
 [[rules]]
@@ -85,8 +86,14 @@ def test_a_real_change_changes_the_version() -> None:
     """A different parameter value or rule order is a different pipeline."""
     base = load_spec(DEFAULT_TERSE).unwrap().version
     assert load_spec(DEFAULT_TERSE.replace("3600.0", "3601")).unwrap().version != base
+    plain = "\n".join(
+        line
+        for line in DEFAULT_TERSE.split("\n")
+        if "stub_" not in line and "hint_chars" not in line
+    )
+    base = load_spec(plain).unwrap().version
     swapped = (
-        DEFAULT_TERSE.replace('"cap_tool_result"', '"TMP"')
+        plain.replace('"cap_tool_result"', '"TMP"')
         .replace('"age_tool_results"', '"cap_tool_result"')
         .replace('"TMP"', '"age_tool_results"')
     )

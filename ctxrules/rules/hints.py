@@ -1,0 +1,98 @@
+"""Lookup hints: the most distinctive names of a text that a stub or a cut leaves out.
+
+A stub (or the cut middle of a capped result) keeps the names the model is most likely to
+need again, exactly spelled (paths, dotted and compound identifiers, long hex ids), in a
+bounded, deterministic line; the rest stays one recall away.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+#: Characters of a text the hints are read from at most: a 50 MB output costs what this does.
+READ_CHARS = 200_000
+#: Candidates: paths, dotted names, identifiers, hex ids.
+_CANDIDATE = re.compile(r"[A-Za-z0-9_.~/-]*[A-Za-z0-9_]")
+_HEX = re.compile(r"[0-9a-f]{7,64}")
+#: A line that reports a failure: kept before any name, as the model acts on it.
+_ERROR_LINE = re.compile(
+    r"^.*\b(?:error|exception|traceback|failed|failure|fatal|panic|denied|not found)\b.*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_ERROR_CHARS = 120
+_MIN_CHARS = 4
+_MAX_CHARS = 120
+#: What starts a hints list in a stub or a cut marker.
+HINTS_PREFIX = "names: "
+
+
+def _distinctive(word: str) -> bool:
+    """A name worth keeping: not an English word, a number or one short token."""
+    if not _MIN_CHARS <= len(word) <= _MAX_CHARS or word.isdigit():
+        return False
+    if "/" in word:
+        return len(word) >= 6 and any(c.isalpha() for c in word)
+    if _HEX.fullmatch(word):
+        return any(c.isdigit() for c in word) and any(c.isalpha() for c in word)
+    if "." in word.strip("."):
+        parts = [p for p in word.split(".") if p]
+        return len(parts) >= 2 and all(p[0].isalpha() or p[0] == "_" for p in parts)
+    if "_" in word.strip("_"):
+        return True
+    # camelCase or CamelCase with an inner capital (a compound name, not a plain word).
+    return any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
+
+
+def names(text: str) -> list[str]:
+    """The distinctive names of ``text``, most frequent first, ties in order of first use.
+
+    >>> names("call parse_args(); then parse_args again via cli.main and src/app/run.py")
+    ['parse_args', 'cli.main', 'src/app/run.py']
+    """
+    if len(text) > READ_CHARS:
+        half = READ_CHARS // 2
+        text = f"{text[:half]}\n{text[-half:]}"
+    counts: Counter[str] = Counter()
+    first: dict[str, int] = {}
+    for at, match in enumerate(_CANDIDATE.finditer(text)):
+        word = match.group().strip(".-/~")
+        if word not in first:
+            if not _distinctive(word):
+                first[word] = -1
+                continue
+            first[word] = at
+        if first[word] >= 0:
+            counts[word] += 1
+    return sorted(counts, key=lambda w: (-counts[w], first[w]))
+
+
+def lookup_hints(text: str, chars: int, shown: str = "") -> str:
+    """``names: a, b, …`` of ``text``'s distinctive names not already in ``shown``, within ``chars``.
+
+    The first line reporting a failure (an error, a traceback, "not found"), cut to 120
+    characters, comes first when it takes at most half the room.
+
+    Empty when ``chars`` leaves no room or the text has no such name.
+
+    >>> lookup_hints("use parse_args and load_config; parse_args twice", 40, shown="load_config")
+    'names: parse_args'
+    """
+    room = chars - len(HINTS_PREFIX)
+    kept: list[str] = []
+    error = _ERROR_LINE.search(text[:READ_CHARS])
+    line = " ".join(error.group().split())[:_ERROR_CHARS] if error else ""
+    if line and line not in shown and len(line) + 2 <= room // 2:
+        kept.append(line)
+        room -= len(line)
+    for name in names(text):
+        if name in shown:
+            continue
+        cost = len(name) + (2 if kept else 0)
+        if cost > room:
+            continue
+        kept.append(name)
+        room -= cost
+        if room < _MIN_CHARS:
+            break
+    return f"{HINTS_PREFIX}{', '.join(kept)}" if kept else ""

@@ -1,0 +1,90 @@
+"""Lookup hints: what a stub or a cut keeps of the names the model may go on to use."""
+
+from __future__ import annotations
+
+import pytest
+
+import ctxrules.rules.hints as hints_module
+from ctxrules.commit import ContextItem
+from ctxrules.rules.cap import cap_tool_result
+from ctxrules.rules.facts import Facts
+from ctxrules.rules.hints import lookup_hints, names
+from ctxrules.rules.tool_aging import tool_stub
+
+GO_FILE = "\n".join(
+    [
+        "package agent",
+        'import "github.com/entireio/cli/cmd/entire/cli/paths"',
+        *(
+            f"func handler{n}(input *HookInput) {{ paths.RepoRoot(); input.field_{n} = {n} }}"
+            for n in range(200)
+        ),
+        "// error: missing_field in agent.HookType",
+    ]
+)
+
+
+def test_names_keeps_compound_names_and_skips_words() -> None:
+    """Paths, dotted, snake and camel names are names; English words and numbers are not."""
+    found = names("the parser calls load_config and cli.main in src/app/run.py 12345 Hello world")
+    assert found == ["load_config", "cli.main", "src/app/run.py"]
+
+
+def test_hints_are_bounded_deterministic_and_skip_what_is_shown() -> None:
+    """Within the room, the same every time, never repeating the kept head."""
+    first = lookup_hints(GO_FILE, 160, shown="paths.RepoRoot")
+    assert first == lookup_hints(GO_FILE, 160, shown="paths.RepoRoot")
+    assert len(first) <= 160
+    assert "paths.RepoRoot" not in first
+    assert "HookInput" in first
+    assert lookup_hints(GO_FILE, 3) == ""
+
+
+def test_a_failure_line_comes_first() -> None:
+    """The first line reporting a failure leads the hints when it fits half the room."""
+    text = "ok step_one\nok step_two\nFAILED tests/test_x.py::test_y - AssertionError\nmore_output here"
+    assert lookup_hints(text, 200).startswith("names: FAILED tests/test_x.py::test_y")
+
+
+def test_a_stub_names_what_its_head_leaves_out() -> None:
+    """The aged stub: a short head, then the result's most used names, then the handle."""
+    item = ContextItem("n", "tool", rendered=GO_FILE, tool_name="Read")
+    stub = tool_stub(item, 40, 0, hint_chars=160)
+    assert stub.startswith("[tool Read] output: package agent")
+    assert "| names: " in stub
+    assert "HookInput" in stub
+    assert stub.endswith("[recall h:dmlldx2t]")
+    assert "names" not in tool_stub(item, 40, 0)
+
+
+def test_a_capped_result_names_its_cut_middle_within_max_chars() -> None:
+    """The marker says what the middle holds; the capped text stays within max_chars."""
+    item = ContextItem("n", "tool", rendered=GO_FILE, tool_name="Read")
+    capped = cap_tool_result(4000, 0.33, hint_chars=1600).on_arrival(item, Facts())
+    assert 3900 <= len(capped.rendered) <= 4000
+    assert "[names: " in capped.rendered
+    assert "input.field_100" in capped.rendered
+    plain = cap_tool_result(4000, 0.33).on_arrival(item, Facts())
+    assert "[names: " not in plain.rendered
+    assert "input.field_100" not in plain.rendered
+    # A middle with no name the ends do not show: no hints, and the room goes to the ends.
+    same = ContextItem("m", "tool", rendered="same_name\n" * 2_000, tool_name="cat")
+    assert (
+        len(cap_tool_result(4000, 0.33, hint_chars=1600).on_arrival(same, Facts()).rendered) == 4000
+    )
+
+
+def test_hints_of_a_huge_result_read_a_bounded_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 50 MB output: the hints read at most READ_CHARS of its middle, not the whole."""
+    read: list[int] = []
+    real = hints_module.names
+
+    def counting(text: str) -> list[str]:
+        read.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(hints_module, "names", counting)
+    huge = ContextItem("n", "tool", rendered="some_name value\n" * 3_200_000, tool_name="cat")
+    cap_tool_result(4000, 0.33, hint_chars=1600).on_arrival(huge, Facts())
+    assert read
+    assert max(read) <= hints_module.READ_CHARS + 1
