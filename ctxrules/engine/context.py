@@ -306,6 +306,9 @@ class Context:
             now=self.clock(),
             tools=self._tools,
             system_prompt=system.text,
+            # With the recall tools, the request says what it shows shortened and how to
+            # recall it; without them a model could not act on it.
+            receipts=bool(self.recall.tools()),
         )
         self._prep = _unwrap(prep, InputError)
         if system.warnings:

@@ -44,7 +44,8 @@ from ctxrules.engine.turn import SessionState, TurnPrep, turn_prep
 from ctxrules.render import Message, TextBlock, count_messages, pinned_messages, render_commit
 from ctxrules.render.system_prompt import AgentProfile, build_system_prompt
 from ctxrules.rules import Facts, Pipeline, ReferenceTracker
-from ctxrules.rules.batching import BatchReason, last_batch
+from ctxrules.rules.batching import BatchReason, last_batch, stable_items
+from ctxrules.rules.receipts import receipt
 from ctxrules.tokens import (
     BudgetAllocation,
     Tokenizer,
@@ -128,6 +129,32 @@ class DefaultContextEngine(ContextEngine):
             self.on_session_start(session_id)
         return self.states[session_id]
 
+    def _noted(
+        self, session_id: str, commit: ContextCommit, system_text: str, *, on: bool
+    ) -> tuple[str, int]:
+        """The system text with the commit's receipt at its end, and the tokens that adds."""
+        note = self._receipt(session_id, commit) if on else ""
+        if not note:
+            return system_text, 0
+        noted = f"{system_text}\n\n{note}" if system_text else note
+        return noted, self._system_tokens(noted) - self._system_tokens(system_text)
+
+    def _system_tokens(self, text: str) -> int:
+        if not text:
+            return 0
+        return count_messages((Message("system", (TextBlock(text),)),), self.tokenizer)
+
+    def _receipt(self, session_id: str, commit: ContextCommit) -> str:
+        """The receipt of the commit's stable prefix: it changes at batch points only."""
+        state = self._state(session_id)
+        batched = self.pipeline.batching is not None
+        key: object = (last_batch(commit)[0], stable_items(commit)) if batched else commit.id
+        if state.receipt[0] != key:
+            items = commit.items
+            shown = items[: stable_items(commit)] if batched else items
+            self.states[session_id] = attrs.evolve(state, receipt=(key, receipt(shown)))
+        return self._state(session_id).receipt[1]
+
     def pin(self, session_id: str, node_id: str, *, pinned: bool = True) -> None:
         """Pin (or unpin) the node's item from the session's next request on (invariant 17)."""
         state = self._state(session_id)
@@ -146,8 +173,12 @@ class DefaultContextEngine(ContextEngine):
         prompt_too_long: bool | str = False,
         sources: Mapping[str, ContextCommit] | None = None,
         system_prompt: str | None = None,
+        receipts: bool = False,
     ) -> Result[TurnPrep, EngineError]:
         """Build the commit for the head, compact or snip as the policy says, and render.
+
+        With ``receipts`` the system text ends with a line saying what the request shows
+        shortened and how to recall it (`ctxrules.rules.receipts`), renewed at batch points.
 
         ``prompt_too_long`` (True, or the provider's error text, whose stated limit is then
         used) reports that the provider refused the last request as too long: the engine
@@ -161,11 +192,7 @@ class DefaultContextEngine(ContextEngine):
         path: list[str] = []
         system = build_system_prompt(agent) if agent is not None else None
         system_text = system.text if system is not None else (system_prompt or "")
-        system_tokens = (
-            count_messages((Message("system", (TextBlock(system_text),)),), self.tokenizer)
-            if system_text
-            else 0
-        )
+        system_tokens = self._system_tokens(system_text)
         tools_tokens = tools_schema_tokens(tools, self.tokenizer)
         fixed = system_tokens + tools_tokens
         commit, before, state = head_commit(
@@ -200,6 +227,9 @@ class DefaultContextEngine(ContextEngine):
                 self.states[session.session_id] = attrs.evolve(
                     self._state(session.session_id), hold=hold_after(budget, self.policy)
                 )
+        system_text, extra = self._noted(session.session_id, commit, system_text, on=receipts)
+        fixed, system_tokens = fixed + extra, system_tokens + extra
+        budget = self.allocate(window, system_tokens, commit.total_tokens, tools_tokens)
         messages: tuple[Message, ...] = render_commit(commit)
         limit = serves - fixed
         request = commit.total_tokens

@@ -71,6 +71,8 @@ class SessionState:
     last_request: int = 0
     #: Pins asked for since the last request (node id: pin or unpin), applied at the next.
     pins: Map[str, bool] = attrs.field(factory=Map)
+    #: The last receipt and what it was computed for (batch count and stable items).
+    receipt: tuple[object, str] = (None, "")
 
 
 def changed_since(before: ContextCommit | None, commit: ContextCommit) -> Counter[str]:
