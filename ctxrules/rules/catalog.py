@@ -93,6 +93,13 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                 "characters of the result's most distinctive names kept in the stub (0: none)",
                 minimum=0,
             ),
+            Param(
+                "cited_tail_turns",
+                "int",
+                0,
+                "assistant turns a result that a later message cites stays whole (0: tail_turns)",
+                minimum=0,
+            ),
         ),
         age_tool_results,
     ),

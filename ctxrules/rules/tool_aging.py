@@ -68,6 +68,7 @@ def age_tool_results(
     *,
     handles: bool = True,
     stub_hint_chars: int = 0,
+    cited_tail_turns: int = 0,
 ) -> Rule:
     """Tool results older than the last ``tail_turns`` assistant turns become one-line stubs.
 
@@ -86,18 +87,27 @@ def age_tool_results(
             "protected_tools": protected_tools,
             "handles": handles,
             **({"stub_hint_chars": stub_hint_chars} if stub_hint_chars else {}),
+            **({"cited_tail_turns": cited_tail_turns} if cited_tail_turns else {}),
         },
     )
     protected = protected_keys(protected_tools)
 
     def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
         cutoff = facts.head_turn - tail_turns
+        cited_cutoff = facts.head_turn - max(cited_tail_turns, tail_turns)
         changes: dict[int, ContextItem] = {}
         stop = commit.marks.get(key, 0)
+        held = False
         for index, item in scan(commit, stop, facts):
             if item.turn >= cutoff:
                 break
-            stop = index + 1
+            if item.turn >= cited_cutoff and item.source_node_id in facts.cited:
+                # A result a later message cites stays whole a while longer; the mark stops
+                # here so that the next batch point looks at it again.
+                held = True
+                continue
+            if not held:
+                stop = index + 1
             agable = item.state is State.FULL or (
                 item.state is State.AGED and item.reason == CAPPED
             )

@@ -224,3 +224,18 @@ def test_non_finite_parameters_are_refused() -> None:
     assert [p.message for p in problems] == [
         "idle_seconds: expected a finite number: a number >= 0, found nan"
     ]
+
+
+def test_age_tool_results_keeps_a_cited_result_whole_for_cited_tail_turns() -> None:
+    """A cited result outlives the tail window up to cited_tail_turns, then ages like the rest."""
+    commit = commit_of(tool("t0", 0), tool("t1", 1), tool("t4", 4))
+    params = {"cited_tail_turns": 8}
+    after = run("age_tool_results", commit, params, head_turn=5, cited=frozenset({"t0"}))
+    assert states(after) == ["full", "aged", "full"]
+    later = run("age_tool_results", after, params, head_turn=9, cited=frozenset({"t0"}))
+    assert states(later) == ["aged", "aged", "aged"]
+    assert states(run("age_tool_results", commit, head_turn=5, cited=frozenset({"t0"}))) == [
+        "aged",
+        "aged",
+        "full",
+    ]
