@@ -22,6 +22,7 @@ from ctxrules.cli.replay_report import print_summary, totals, write_report
 from ctxrules.compaction import Summarizer
 from ctxrules.dag import Role, Session
 from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.background import Simulated
 from ctxrules.engine.recall import memory_search
 from ctxrules.engine.replay import llm_calls, replay
 from ctxrules.engine.turn import SessionState
@@ -104,8 +105,14 @@ def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str
     summarizer = _summarizer(args.summarizer)
     if isinstance(summarizer, str):
         return summarizer
+    latency = args.summary_latency
+    if latency is not None and latency < 0:
+        return f"--summary-latency {latency}: expected seconds >= 0"
     engine = DefaultContextEngine(
-        pipeline=spec.unwrap(), summarizer=summarizer, tokenizer=default_tokenizer()
+        pipeline=spec.unwrap(),
+        summarizer=summarizer,
+        tokenizer=default_tokenizer(),
+        background=Simulated(latency) if latency is not None else None,
     )
     return result.session, engine, path, str(getattr(result.format, "value", result.format))
 
@@ -247,6 +254,14 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
         help="cache profile the cost is priced under (default anthropic)",
     )
     parser.add_argument("--summarizer", default=None, help="module:function used for summaries")
+    parser.add_argument(
+        "--summary-latency",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="write summaries in the background, each taking this long by the log's clock "
+        "(simulated); default: compact in the turn",
+    )
     parser.add_argument(
         "--allow-imports",
         action="store_true",

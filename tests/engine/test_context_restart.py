@@ -57,3 +57,44 @@ def test_a_killed_process_is_continued_with_the_request_it_would_have_sent(tmp_p
         "role": "system",
         "content": "You are a careful coding agent.",
     }
+
+
+BACKGROUND_TURNS = 11
+
+
+def test_a_process_killed_during_a_background_summary_leaves_no_trace_of_it(
+    tmp_path: Path,
+) -> None:
+    """kill -9 while a summary is written in the background: nothing of it is stored, and the
+    reopened session sends what an uninterrupted run sends while that summary is not in."""
+    from ctxrules.commit import State
+    from ctxrules.store import open_store
+
+    store = tmp_path / "agent.sqlite"
+    running = subprocess.Popen(
+        [sys.executable, str(AGENT), "run-bg", str(store), str(BACKGROUND_TURNS)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert running.stdout is not None
+        assert running.stdout.readline() == "ready\n"
+    finally:
+        running.kill()
+        running.wait(timeout=30)
+    opened = open_store(str(store)).unwrap()
+    try:
+        last = opened.last_commit("restart-demo").unwrap()
+    finally:
+        opened.close()
+    assert last is not None
+    assert not any(item.state in (State.SUMMARY, State.SUMMARIZED) for item in last.items)
+    (continued,) = _agent("next-bg", str(store), str(BACKGROUND_TURNS))
+    agent, clock = _module(), [0.0]
+    uninterrupted = agent._context(None, clock, background=True)
+    paths = agent.turns(uninterrupted, clock, BACKGROUND_TURNS)
+    reference = agent.next_request(uninterrupted, clock, BACKGROUND_TURNS)
+    uninterrupted.close()
+    assert any("summary:started" in path for path in paths)
+    assert not any("summary:applied" in path for path in paths)
+    assert continued == reference
