@@ -53,6 +53,18 @@ def _summarizer(reference: str | None) -> Summarizer | str:
     return found if callable(found) else f"--summarizer {reference}: not callable"
 
 
+def _seconds(text: str) -> float:
+    """A duration in seconds, 0 or more (argparse reports the error)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        msg = f"expected seconds >= 0, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def _read(path: str, skip_bad: bool) -> ImportResult | str:
     """The imported log, each bad record named on stderr; without ``skip_bad`` they stop it."""
     # Read past bad records to name every one of them, then stop unless --skip-bad.
@@ -106,8 +118,6 @@ def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str
     if isinstance(summarizer, str):
         return summarizer
     latency = args.summary_latency
-    if latency is not None and latency < 0:
-        return f"--summary-latency {latency}: expected seconds >= 0"
     engine = DefaultContextEngine(
         pipeline=spec.unwrap(),
         summarizer=summarizer,
@@ -256,7 +266,7 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
     parser.add_argument("--summarizer", default=None, help="module:function used for summaries")
     parser.add_argument(
         "--summary-latency",
-        type=float,
+        type=_seconds,
         default=None,
         metavar="SECONDS",
         help="write summaries in the background, each taking this long by the log's clock "

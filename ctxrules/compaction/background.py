@@ -26,17 +26,16 @@ LANDS = frozenset({Action.COMPACT, Action.EMERGENCY})
 def lands_now(action: Action, *, cold: bool) -> bool:
     """Whether a finished summary lands on this turn: at the compact threshold, or when cold.
 
-    A cold turn (the provider's cache expired) rewrites the whole request anyway, so the
-    summary's prefix break costs nothing extra there.
+    A cold turn (the provider's cache expired) over the recommend threshold rewrites the
+    whole request anyway, so the summary's prefix break costs nothing extra there; under
+    it the summary is not needed yet.
 
     >>> lands_now(Action.RECOMMEND, cold=False), lands_now(Action.RECOMMEND, cold=True)
     (False, True)
-    >>> lands_now(Action.COMPACT, cold=False), lands_now(Action.WAIT, cold=True)
+    >>> lands_now(Action.COMPACT, cold=False), lands_now(Action.NONE, cold=True)
     (True, False)
     """
-    if action is Action.WAIT:
-        return False
-    return action in LANDS or cold
+    return action in LANDS or (cold and action is Action.RECOMMEND)
 
 
 def growth_until_landing(budget: BudgetAllocation, policy: Policy) -> int:

@@ -17,6 +17,7 @@ from ctxrules.compaction import (
     Action,
     CompactResult,
     NothingToFold,
+    decide,
     growth_until_landing,
     hold_after,
     land_rebased,
@@ -158,15 +159,31 @@ def _wait(engine: DefaultContextEngine, turn: Turn, commit: ContextCommit) -> Co
     return engine.compact_now(turn, commit, broken)
 
 
+def _regrowth(engine: DefaultContextEngine, budget: BudgetAllocation) -> int:
+    """Tokens the history grows by before a session planned in vain plans again (`Policy.regrow_pct`)."""
+    return max(math.ceil(engine.policy.regrow_pct * max(budget.input_budget, 0)), 1)
+
+
 def _start(
     engine: DefaultContextEngine, turn: Turn, commit: ContextCommit, budget: BudgetAllocation
 ) -> None:
     hold = engine.start_holds.get(turn.session_id)
     if hold is not None and commit.total_tokens < hold:
         return
-    ahead = growth_until_landing(budget, engine.policy)
+    # Tightening held back since the last batch point lands before any summary would: the
+    # summary is planned on the history as it will be then, and not at all if that is
+    # under the recommend threshold (it often is, after a long run of tool calls).
+    state = engine.states[turn.session_id]
+    facts = attrs.evolve(turn.facts(engine), budget=None, cited=state.references.cited)
+    settled = engine.pipeline.settle(commit, facts, BatchReason.BUDGET)
+    after = engine.allocate(turn.window, budget.system, settled.total_tokens, budget.tools_schema)
+    if decide(after, engine.policy) not in STARTS:
+        engine.start_holds[turn.session_id] = commit.total_tokens + _regrowth(engine, budget)
+        turn.path.append("summary:not_needed_once_settled")
+        return
+    ahead = growth_until_landing(after, engine.policy)
     plan = plan_compaction(
-        commit,
+        settled,
         turn.window,
         engine.cut,
         fixed_tokens=turn.fixed,
@@ -175,13 +192,12 @@ def _start(
     )
     if isinstance(plan, NothingToFold):
         # Planning walks the history: not again on every turn, only after it has grown.
-        growth = max(math.ceil(engine.policy.regrow_pct * max(budget.input_budget, 0)), 1)
-        engine.start_holds[turn.session_id] = commit.total_tokens + growth
+        engine.start_holds[turn.session_id] = commit.total_tokens + _regrowth(engine, budget)
         turn.path.append(f"summary:{plan.reason}")
         return
     engine.start_holds.pop(turn.session_id, None)
     pending = engine.background_runner().start(engine.summarizer, plan.prompt, turn.now)
-    job = Job(plan, commit, pending, commit.head_node_id, turn.fixed)
+    job = Job(plan, settled, pending, commit.head_node_id, turn.fixed)
     engine.jobs[turn.session_id] = job
     turn.path.append("summary:started")
     _emit(engine, "started", turn, job, head=commit.head_node_id, tokens_before=plan.tokens_before)
@@ -214,11 +230,11 @@ def background_step(
         budget = engine.allocate(
             turn.window, budget.system, commit.total_tokens, budget.tools_schema
         )
-        if lands_now(action, cold=False):
-            state = engine.states[turn.session_id]
-            engine.states[turn.session_id] = attrs.evolve(
-                state, hold=hold_after(budget, engine.policy)
-            )
+        state = engine.states[turn.session_id]
+        engine.states[turn.session_id] = attrs.evolve(state, hold=hold_after(budget, engine.policy))
+        # The next summary starts once the history has grown again: right after a landing
+        # that left it over the recommend threshold, it would fold next to nothing.
+        engine.start_holds[turn.session_id] = commit.total_tokens + _regrowth(engine, budget)
         action = engine.decide(budget, turn.session_id)
     if turn.session_id not in engine.jobs and action in STARTS:
         _start(engine, turn, commit, budget)
