@@ -40,6 +40,7 @@ from ctxrules.check.prefix import prefix_stable
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Graph, Role, Session, branch
+from ctxrules.dag.payload import thaw
 from ctxrules.engine import DefaultContextEngine, TurnPrep
 from ctxrules.engine.background import Simulated
 from ctxrules.engine.replay import replay, shared_prefix, waited
@@ -56,6 +57,9 @@ SESSIONS = ROOT.parent / "shared" / "data" / "sessions"
 SUFFIXES = (".jsonl", ".json")
 #: The cost goal: background compaction within this share of blocking compaction's cost.
 COST_SLACK = 0.05
+#: The longest recorded gap between calls the async part sleeps (scaled): a user's
+#: half-hour pause would only make the run longer.
+MAX_GAP = 30.0
 
 
 def summary_text(prompt: tuple[Message, ...]) -> str:
@@ -72,6 +76,7 @@ class Run:
     events: list[tuple[str, dict[str, object]]] = attrs.Factory(list)
     cost: float = 0.0
     seconds: float = 0.0
+    graph: Graph | None = None
 
     def on_event(self, name: str, data: Mapping[str, object]) -> None:
         """Keep every summary event."""
@@ -280,8 +285,8 @@ async def driven(  # noqa: PLR0917 - a bench function, called twice
             continue
         if call.role is not Role.ASSISTANT or ctx.session.head is None:
             continue
-        # The agent's model call took the recorded gap (at least a second), scaled.
-        gap = max(call.created_at - previous, 1.0)
+        # The agent's model call took the recorded gap (1 to 30 seconds), scaled.
+        gap = min(max(call.created_at - previous, 1.0), MAX_GAP)
         previous = clock[0] = max(call.created_at, previous + 1.0)
         await asyncio.sleep(gap * scale)
         await ctx.aopenai()
@@ -304,13 +309,15 @@ async def driven(  # noqa: PLR0917 - a bench function, called twice
                 }
             )
     ctx.close()
+    run.graph = ctx.session.graph
     run.seconds = time.perf_counter() - started
     run.cost = _price(run.preps, times, profile, ctx.engine.tokenizer) + _summary_cost(ctx, profile)
     return run
 
 
-def _arguments(value: object) -> dict[str, object]:
-    return dict(value) if isinstance(value, Mapping) else {"input": node_text(value)}  # type: ignore[arg-type]
+def _arguments(value: Any) -> dict[str, object]:
+    plain = thaw(value)
+    return plain if isinstance(plain, dict) else {"input": node_text(value)}
 
 
 def _summary_cost(ctx: Context, profile: CacheProfile) -> float:
@@ -335,7 +342,7 @@ def row(name: str, blocking: Run, background: Run, graph: Graph) -> Row:
         stats["count"]["dropped"],
         stats["count"]["failed"],
         stats["turns"],
-        len(check_run(background, graph)),
+        len(check_run(background, background.graph or graph)),
         blocking.cost,
         background.cost,
     )

@@ -148,7 +148,9 @@ def _wait(engine: DefaultContextEngine, turn: Turn, commit: ContextCommit) -> Co
         if job.ready is None:
             job.pending.cancel()
             engine.jobs.pop(turn.session_id, None)
-            broken = "the background summary did not finish"
+            broken = f"the background summary did not finish within timeout={timeout}s"
+            turn.path.append("summary:failed")
+            _emit(engine, "failed", turn, job, error=broken)
         else:
             landed = _land(engine, turn, job, commit)
             if landed is not None:

@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from ctxrules.commit import State
+from ctxrules.store import open_store
+
 AGENT = Path(__file__).with_name("restart_agent.py")
 TURNS = 16
 
@@ -65,11 +68,10 @@ BACKGROUND_TURNS = 11
 def test_a_process_killed_during_a_background_summary_leaves_no_trace_of_it(
     tmp_path: Path,
 ) -> None:
-    """kill -9 while a summary is written in the background: nothing of it is stored, and the
-    reopened session sends what an uninterrupted run sends while that summary is not in."""
-    from ctxrules.commit import State
-    from ctxrules.store import open_store
+    """Kill -9 during a background summary: nothing of it is stored; the next request is the same.
 
+    The same as an uninterrupted run sends while that summary has not landed.
+    """
     store = tmp_path / "agent.sqlite"
     running = subprocess.Popen(
         [sys.executable, str(AGENT), "run-bg", str(store), str(BACKGROUND_TURNS)],
