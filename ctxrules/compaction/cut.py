@@ -148,7 +148,10 @@ def find_cut_index(
     """
     count = len(items)
     first = min(params.protect_first_n, count)
-    keep = ahead_keep(keep_tokens(window, params, budget), ahead)
+    full = keep_tokens(window, params, budget)
+    keep = ahead_keep(full, ahead)
+    # The items protected at the end shrink by the same share: they will be joined by others.
+    last_n = math.ceil(params.protect_last_n * keep / full) if full else params.protect_last_n
     cap = _tail_cap(window, params, budget)
     cut = first
     tail_tokens = tail_texts = 0
@@ -162,7 +165,7 @@ def find_cut_index(
         if tail_tokens >= keep and tail_texts >= params.keep_min_messages:
             cut = index
             break
-    protected = max(count - params.protect_last_n, first)
+    protected = max(count - last_n, first)
     if protected < cut and sum(item.tokens for item in items[protected:]) <= cap:
         cut = protected
     if cut == first:

@@ -293,6 +293,11 @@ class DefaultContextEngine(ContextEngine):
         if batching is None or batched or not batching.crosses_budget(before, commit, facts, fixed):
             return commit
         settled = self.pipeline.settle(commit, facts, BatchReason.BUDGET)
+        if self.background is not None and self.auto_compact:
+            due = decide(self.allocate(window, fixed, settled.total_tokens, 0), self.policy)
+            if due in (Action.COMPACT, Action.EMERGENCY):
+                # A summary is due; its landing settles this tightening (one break, not two).
+                return commit
         head = commit.head_node_id
         assert head is not None  # noqa: S101 - a generated commit has its head
         self.states[session_id] = attrs.evolve(

@@ -167,10 +167,15 @@ def _regrowth(engine: DefaultContextEngine, budget: BudgetAllocation) -> int:
 
 
 def _start(
-    engine: DefaultContextEngine, turn: Turn, commit: ContextCommit, budget: BudgetAllocation
+    engine: DefaultContextEngine,
+    turn: Turn,
+    commit: ContextCommit,
+    budget: BudgetAllocation,
+    action: Action,
 ) -> None:
     hold = engine.start_holds.get(turn.session_id)
-    if hold is not None and commit.total_tokens < hold:
+    if action is Action.RECOMMEND and hold is not None and commit.total_tokens < hold:
+        # Over the compact threshold a blocking engine would compact now: no hold then.
         return
     # Tightening held back since the last batch point lands before any summary would: the
     # summary is planned on the history as it will be then, and not at all if that is
@@ -179,7 +184,7 @@ def _start(
     facts = attrs.evolve(turn.facts(engine), budget=None, cited=state.references.cited)
     settled = engine.pipeline.settle(commit, facts, BatchReason.BUDGET)
     after = engine.allocate(turn.window, budget.system, settled.total_tokens, budget.tools_schema)
-    if decide(after, engine.policy) not in STARTS:
+    if action is Action.RECOMMEND and decide(after, engine.policy) not in STARTS:
         engine.start_holds[turn.session_id] = commit.total_tokens + _regrowth(engine, budget)
         turn.path.append("summary:not_needed_once_settled")
         return
@@ -239,5 +244,5 @@ def background_step(
         engine.start_holds[turn.session_id] = commit.total_tokens + _regrowth(engine, budget)
         action = engine.decide(budget, turn.session_id)
     if turn.session_id not in engine.jobs and action in STARTS:
-        _start(engine, turn, commit, budget)
+        _start(engine, turn, commit, budget, action)
     return commit
