@@ -3,6 +3,7 @@
     python bench/background_compaction.py                      # 32k, a 5-s summarizer, both parts
     python bench/background_compaction.py --window 64000 --latency 20
     python bench/background_compaction.py --part replay        # or --part async
+    python bench/background_compaction.py --part faults        # a summarizer that raises, hangs
 
 ``replay``: each session is replayed twice through `ctxrules.engine.replay.replay`, once
 compacting in the turn (blocking) and once with summaries written in the background by a
@@ -25,6 +26,7 @@ import argparse
 import asyncio
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -42,7 +44,7 @@ from ctxrules.commit import ContextCommit
 from ctxrules.dag import Graph, Role, Session, branch
 from ctxrules.dag.payload import thaw
 from ctxrules.engine import DefaultContextEngine, TurnPrep
-from ctxrules.engine.background import Simulated
+from ctxrules.engine.background import Simulated, Threads
 from ctxrules.engine.replay import replay, shared_prefix, waited
 from ctxrules.generation import node_text
 from ctxrules.importers import import_session
@@ -60,6 +62,8 @@ COST_SLACK = 0.05
 #: The longest recorded gap between calls the async part sleeps (scaled): a user's
 #: half-hour pause would only make the run longer.
 MAX_GAP = 30.0
+#: The session the faults part replays: long, with compactions at 32k.
+FAULTS_SESSION = "claude-code/9b_04c3d92e38_4.jsonl"
 
 
 def summary_text(prompt: tuple[Message, ...]) -> str:
@@ -325,6 +329,65 @@ def _summary_cost(ctx: Context, profile: CacheProfile) -> float:
     return usage.summary_prompt_tokens + profile.output * usage.summary_completion_tokens
 
 
+# -- a summarizer that raises or hangs -------------------------------------------------------
+
+
+def faults(session: Session, spec: str, window: int, timeout: float) -> list[str]:
+    """Replay with real threads and a summarizer that raises, then one that hangs: table rows."""
+    release = threading.Event()
+
+    def raises(_: tuple[Message, ...]) -> str:
+        msg = "provider down"
+        raise ConnectionError(msg)
+
+    def hangs(prompt: tuple[Message, ...]) -> str:
+        release.wait(600)
+        return summary_text(prompt)
+
+    rows = []
+    for name, summarizer in (("raises", raises), ("hangs", hangs)):
+        run, seconds = Run(), []
+        engine = DefaultContextEngine(
+            pipeline=load_spec(resolve_spec(spec)).unwrap(),
+            summarizer=summarizer,
+            tokenizer=default_tokenizer(),
+            on_event=run.on_event,
+            background=Threads(),
+            summarizer_timeout=timeout,
+        )
+        prepare = engine.prepare
+
+        def timed(
+            *args: Any, prepare: Any = prepare, seconds: list[float] = seconds, **kwargs: Any
+        ) -> Any:
+            started = time.perf_counter()
+            result = prepare(*args, **kwargs)
+            seconds.append(time.perf_counter() - started)
+            run.preps.append(result.unwrap())
+            return result
+
+        engine.prepare = timed  # type: ignore[method-assign]
+        replay(session, engine, window=window)
+        waits = [
+            s
+            for p, s in zip(run.preps, seconds, strict=True)
+            if "summary:waited" in p.decision_path
+        ]
+        below = sum(
+            1
+            for p in run.preps
+            if "summary:waited" in p.decision_path and "decide:emergency" not in p.decision_path
+        )
+        fallbacks = sum(1 for p in run.preps if "compact:finished:fallback" in p.decision_path)
+        failed = sum(1 for n, _ in run.events if n == "summary_failed")
+        rows.append(
+            f"| {name} | {len(run.preps)} | {failed} | {below} | {len(waits)} | {max(waits, default=0.0):.2f} s | {fallbacks} | {len(check_run(run, session.graph))} |"
+        )
+        engine.close()
+    release.set()
+    return rows
+
+
 # -- the table --------------------------------------------------------------------------------
 
 
@@ -402,13 +465,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--spec", default="default")
     parser.add_argument("--provider", choices=sorted(PROFILES), default="anthropic")
     parser.add_argument("--sessions", type=Path, default=SESSIONS)
-    parser.add_argument("--part", choices=("replay", "async", "both"), default="both")
+    parser.add_argument("--part", choices=("replay", "async", "faults", "both"), default="both")
+    parser.add_argument("--timeout", type=float, default=2.0, help="summarizer_timeout (faults)")
     parser.add_argument(
         "--scale", type=float, default=0.02, help="real seconds per simulated one (async)"
     )
     args = parser.parse_args(argv)
     profile = PROFILES[args.provider]
     missed = False
+    if args.part == "faults":
+        session = import_session(args.sessions / FAULTS_SESSION, skip_bad=True).unwrap().session
+        sys.stdout.write(
+            f"\n### faults: {FAULTS_SESSION} at {args.window:,}, real threads, timeout {args.timeout:g} s\n\n"
+        )
+        sys.stdout.write(
+            "| summarizer | requests | summary_failed events | waited below 95 % | waited at 95 % | longest wait | structural fallbacks landed | invariant violations |\n"
+        )
+        sys.stdout.write("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+        for line in faults(session, args.spec, args.window, args.timeout):
+            sys.stdout.write(line + "\n")
+        return 0
     for part in ("replay", "async"):
         if args.part not in (part, "both"):
             continue
