@@ -358,7 +358,11 @@ def faults(session: Session, spec: str, window: int, timeout: float) -> list[str
         prepare = engine.prepare
 
         def timed(
-            *args: Any, prepare: Any = prepare, seconds: list[float] = seconds, **kwargs: Any
+            *args: Any,
+            prepare: Any = prepare,
+            seconds: list[float] = seconds,
+            run: Run = run,
+            **kwargs: Any,
         ) -> Any:
             started = time.perf_counter()
             result = prepare(*args, **kwargs)
