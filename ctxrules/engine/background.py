@@ -222,6 +222,4 @@ class Job:
     base: ContextCommit
     pending: Pending
     started_head: str | None
-    fixed: int
     ready: SummaryText | None = None
-    paid: tuple[int, int] | None = None

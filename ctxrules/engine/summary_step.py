@@ -204,7 +204,7 @@ def _start(
         return
     engine.start_holds.pop(turn.session_id, None)
     pending = engine.background_runner().start(engine.summarizer, plan.prompt, turn.now)
-    job = Job(plan, settled, pending, commit.head_node_id, turn.fixed)
+    job = Job(plan, settled, pending, commit.head_node_id)
     engine.jobs[turn.session_id] = job
     turn.path.append("summary:started")
     _emit(engine, "started", turn, job, head=commit.head_node_id, tokens_before=plan.tokens_before)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import attrs
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxrules.check import one_summary
@@ -25,12 +25,15 @@ from ctxrules.tokens import HeuristicCounter
 
 WINDOW = 8_000
 FACTS = Facts(now=5.0, context_window=WINDOW, tokenizer=HeuristicCounter())
+#: Each example plans and lands a fold over a whole view: a few dozen cover the cases.
+SOME = settings(max_examples=min(settings.default.max_examples, 60))
 
 
 def _renamed(items: list[ContextItem], prefix: str) -> list[ContextItem]:
     return [attrs.evolve(item, source_node_id=f"{prefix}{item.source_node_id}") for item in items]
 
 
+@SOME
 @given(cut_views(max_units=30), cut_views(max_units=8), st.text(min_size=1, max_size=40))
 def test_a_plan_lands_on_any_commit_that_only_grew(
     old: list[ContextItem], new: list[ContextItem], text: str
@@ -53,6 +56,7 @@ def test_a_plan_lands_on_any_commit_that_only_grew(
         assert kept_in_order(latest, result.commit, result.summary_id) == []
 
 
+@SOME
 @given(cut_views(max_units=30), st.data())
 def test_a_plan_whose_folded_prefix_changed_is_stale(
     old: list[ContextItem], data: st.DataObject
