@@ -499,28 +499,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 blocking = replayed(session, args.spec, args.window, profile, None)
                 background = replayed(session, args.spec, args.window, profile, args.latency)
             else:
-                blocking = asyncio.run(
-                    driven(
-                        session,
-                        args.spec,
-                        args.window,
-                        profile,
-                        args.latency,
-                        args.scale,
-                        background=False,
+                runs = [
+                    asyncio.run(
+                        driven(
+                            session,
+                            args.spec,
+                            args.window,
+                            profile,
+                            args.latency,
+                            args.scale,
+                            background=in_background,
+                        )
                     )
-                )
-                background = asyncio.run(
-                    driven(
-                        session,
-                        args.spec,
-                        args.window,
-                        profile,
-                        args.latency,
-                        args.scale,
-                        background=True,
-                    )
-                )
+                    for in_background in (False, True)
+                ]
+                blocking, background = runs
             rows.append(row(path.name, blocking, background, session.graph))
             sys.stderr.write(
                 f"{part}: {path.name} ({blocking.seconds:.1f} s / {background.seconds:.1f} s)\n"

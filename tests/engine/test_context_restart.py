@@ -32,11 +32,10 @@ def _module() -> ModuleType:
     return module
 
 
-def test_a_killed_process_is_continued_with_the_request_it_would_have_sent(tmp_path: Path) -> None:
-    """Kill the agent between turns; a new process on the same store sends the same request."""
-    store = tmp_path / "agent.sqlite"
+def _killed_when_ready(mode: str, store: Path, turns: int) -> None:
+    """Run the agent in ``mode`` for ``turns`` turns, then SIGKILL it: no cleanup, as a crash."""
     running = subprocess.Popen(
-        [sys.executable, str(AGENT), "run", str(store), str(TURNS)],
+        [sys.executable, str(AGENT), mode, str(store), str(turns)],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -44,8 +43,14 @@ def test_a_killed_process_is_continued_with_the_request_it_would_have_sent(tmp_p
         assert running.stdout is not None
         assert running.stdout.readline() == "ready\n"
     finally:
-        running.kill()  # SIGKILL: no cleanup, no flush, as a crash would leave it
+        running.kill()
         running.wait(timeout=30)
+
+
+def test_a_killed_process_is_continued_with_the_request_it_would_have_sent(tmp_path: Path) -> None:
+    """Kill the agent between turns; a new process on the same store sends the same request."""
+    store = tmp_path / "agent.sqlite"
+    _killed_when_ready("run", store, TURNS)
     (continued,) = _agent("next", str(store), str(TURNS))
     agent, clock = _module(), [0.0]
     uninterrupted = agent._context(None, clock)
@@ -73,17 +78,7 @@ def test_a_process_killed_during_a_background_summary_leaves_no_trace_of_it(
     The same as an uninterrupted run sends while that summary has not landed.
     """
     store = tmp_path / "agent.sqlite"
-    running = subprocess.Popen(
-        [sys.executable, str(AGENT), "run-bg", str(store), str(BACKGROUND_TURNS)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert running.stdout is not None
-        assert running.stdout.readline() == "ready\n"
-    finally:
-        running.kill()
-        running.wait(timeout=30)
+    _killed_when_ready("run-bg", store, BACKGROUND_TURNS)
     opened = open_store(str(store)).unwrap()
     try:
         last = opened.last_commit("restart-demo").unwrap()
