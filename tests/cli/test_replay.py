@@ -143,3 +143,16 @@ def test_verify_checks_a_store_and_its_commits(
     capsys.readouterr()
     assert main(["verify", str(store), "--spec", str(ROOT / "specs" / "default.toml")]) == 0
     assert capsys.readouterr().out.endswith("ok: 42 nodes, 0 violations\n")
+
+
+def test_replay_with_summaries_in_the_background_reports_the_turns_that_waited(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--summary-latency replays with simulated background summaries; a bad value exits 2."""
+    args = ["replay", str(BUNDLED), "--window", "32000", "--store", ":memory:"]
+    assert main([*args, "--summary-latency", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "turns that waited for a summary" in out
+    assert "summarizer cost" in out
+    assert main([*args, "--summary-latency", "-1"]) == 2
+    assert "expected seconds >= 0, got '-1'" in capsys.readouterr().err
