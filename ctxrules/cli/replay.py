@@ -23,6 +23,7 @@ from ctxrules.cli.replay_report import print_summary, replay_json, totals, write
 from ctxrules.compaction import Summarizer
 from ctxrules.dag import Role, Session
 from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.background import Simulated
 from ctxrules.engine.recall import memory_search
 from ctxrules.engine.replay import llm_calls, replay
 from ctxrules.engine.turn import SessionState
@@ -52,6 +53,18 @@ def _summarizer(reference: str | None) -> Summarizer | str:
     except (ImportError, AttributeError, ValueError) as error:
         return f"--summarizer {reference}: {type(error).__name__}: {error}"
     return found if callable(found) else f"--summarizer {reference}: not callable"
+
+
+def _seconds(text: str) -> float:
+    """A duration in seconds, 0 or more (argparse reports the error)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        msg = f"expected seconds >= 0, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
 
 
 def _read(path: str, skip_bad: bool) -> ImportResult | str:
@@ -109,8 +122,12 @@ def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str
     summarizer = _summarizer(args.summarizer)
     if isinstance(summarizer, str):
         return summarizer
+    latency = args.summary_latency
     engine = DefaultContextEngine(
-        pipeline=spec.unwrap(), summarizer=summarizer, tokenizer=default_tokenizer()
+        pipeline=spec.unwrap(),
+        summarizer=summarizer,
+        tokenizer=default_tokenizer(),
+        background=Simulated(latency) if latency is not None else None,
     )
     # The spec loaded, so its [recall] table did too: search is offered when its tools are.
     options = recall_options(source.unwrap())
@@ -263,6 +280,14 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
         help="cache profile the cost is priced under (default anthropic)",
     )
     parser.add_argument("--summarizer", default=None, help="module:function used for summaries")
+    parser.add_argument(
+        "--summary-latency",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="write summaries in the background, each taking this long by the log's clock "
+        "(simulated); default: compact in the turn",
+    )
     parser.add_argument(
         "--allow-imports",
         action="store_true",

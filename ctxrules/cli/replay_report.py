@@ -37,6 +37,8 @@ def totals(requests: Sequence[Request]) -> dict[str, float]:
         "cost": sum(r.cost for r in requests),
         "naive_cost": sum(r.naive_cost for r in requests),
         "output_cost": sum(r.priced.output_cost for r in requests),
+        "waited": sum(1 for r in requests if r.waited),
+        "summary_cost": sum(r.summary_cost for r in requests),
         **fidelity_totals(requests),
     }
 
@@ -114,6 +116,8 @@ def figure_rows(requests: Sequence[Request]) -> list[tuple[str, str, str]]:
         ("prefix breaks by cause", causes, "none"),
         ("cache-weighted cost (prompt)", f"{f['cost']:,.0f}", f"{f['naive_cost']:,.0f}"),
         ("compactions / snips", f"{f['compactions']:.0f} / {f['snipped']:.0f}", "-"),
+        ("turns that waited for a summary", f"{f['waited']:.0f}", "-"),
+        ("summarizer cost (in the cost above)", f"{f['summary_cost']:,.0f}", "-"),
         ("orphan tool pairs", f"{f['orphans']:.0f}", "-"),
         *fidelity_rows(f),
     ]

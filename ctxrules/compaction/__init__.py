@@ -1,7 +1,8 @@
 """Compaction: the cut, the policy, the injected summarizer, and honest outcomes."""
 
 from ctxrules.compaction.apply import COMPACTED, SUMMARY_ID_PREFIX, apply_summary, summary_id
-from ctxrules.compaction.compact import Latest, compact, compact_async
+from ctxrules.compaction.background import growth_until_landing, lands_now, prefix_change, rebase
+from ctxrules.compaction.compact import Latest, compact, compact_async, land_rebased
 from ctxrules.compaction.cut import (
     ATTACH_CLOSE,
     ATTACH_OPEN,
@@ -24,6 +25,7 @@ from ctxrules.compaction.summarizer import (
     SummaryCancelled,
     SummaryText,
     UnusableSummary,
+    received,
     structural_summary,
     summarize,
     summarize_async,
@@ -61,11 +63,17 @@ __all__ = [
     "decide",
     "find_cut_index",
     "fold_bounds",
+    "growth_until_landing",
     "has_text",
     "hold_after",
     "keep_tokens",
+    "land_rebased",
+    "lands_now",
     "plan_compaction",
+    "prefix_change",
     "prompt_messages",
+    "rebase",
+    "received",
     "snip",
     "structural_summary",
     "summarize",

@@ -19,6 +19,7 @@ from ctxrules.dag import Role
 from ctxrules.render import counted
 from ctxrules.rules import Facts, tighten
 from ctxrules.rules.artifacts import files_in_line, files_line, without_files_line, written_paths
+from ctxrules.rules.batching import BATCH_COUNT
 from ctxrules.rules.handles import folds_line, handle_source, without_folds_lines
 
 #: The prefix of every summary item's id; no DAG node ever carries it (invariant 5).
@@ -91,7 +92,12 @@ def _fold(plan: CompactionPlan, base: ContextCommit, text: str, facts: Facts) ->
             raise ValueError(msg)
         items[position] = attrs.evolve(folded, merged_into=sid)
     items.insert(plan.insert_at, summary)
-    return attrs.evolve(base.with_items(items), parent_ids=(base.id,), created_at=facts.now)
+    after = base.with_items(items)
+    if BATCH_COUNT in base.marks:
+        # The batch count only grows: reset by the new item list, two compactions in a row
+        # would read as no batch point between them (invariant 15).
+        after = after.with_mark(BATCH_COUNT, base.marks[BATCH_COUNT])
+    return attrs.evolve(after, parent_ids=(base.id,), created_at=facts.now)
 
 
 def apply_summary(

@@ -8,6 +8,7 @@ import attrs
 
 from ctxrules.commit import ContextCommit
 from ctxrules.compaction.apply import apply_summary
+from ctxrules.compaction.background import rebase
 from ctxrules.compaction.cut import CutParams
 from ctxrules.compaction.outcome import CompactResult, failed, no_op, started
 from ctxrules.compaction.plan import CompactionPlan, NothingToFold, plan_compaction
@@ -112,4 +113,34 @@ async def compact_async(
     summary = await summarize_async(plan, summarizer, timeout=timeout, cancel=cancel)
     return _land(
         plan, summary=summary, base=commit, latest=latest, facts=facts, fixed_tokens=fixed_tokens
+    )
+
+
+def land_rebased(
+    plan: CompactionPlan,
+    summary: SummaryText,
+    *,
+    base: ContextCommit,
+    latest: ContextCommit,
+    facts: Facts,
+    fixed_tokens: int = 0,
+) -> CompactResult:
+    """Land a summary written in the background on ``latest``, if the prefix it folds is unchanged.
+
+    ``plan`` was made on ``base``; new turns since then keep it valid (the fold is moved
+    onto ``latest``), anything that changed the folded prefix makes the result ``stale``.
+    """
+    moved = rebase(plan, base, latest, fixed_tokens=fixed_tokens)
+    if isinstance(moved, str):
+        opening = started(plan.base_commit_id, plan.summarised_count, plan.tokens_before)
+        return failed(
+            latest,
+            plan.base_commit_id,
+            opening,
+            reason="stale",
+            error=f"the folded prefix changed: {moved}",
+            fixed_tokens=fixed_tokens,
+        )
+    return _land(
+        moved, summary=summary, base=latest, latest=None, facts=facts, fixed_tokens=fixed_tokens
     )

@@ -19,6 +19,7 @@ __all__ = [
     "ATTACH_CLOSE",
     "ATTACH_OPEN",
     "CutParams",
+    "ahead_keep",
     "attach_blocks",
     "find_cut_index",
     "fold_bounds",
@@ -125,12 +126,16 @@ def find_cut_index(
     window: int,
     params: CutParams = CutParams(),
     budget: int | None = None,
+    *,
+    ahead: int = 0,
 ) -> int:
     """The index of the first item kept: ``items[first:cut]`` may fold, ``items[cut:]`` stays.
 
     ``items`` is the rendered view (the visible items, in order); ``first`` is
     ``protect_first_n``. The cut is at a user item (at an assistant item when no user item
     follows), never strictly inside an attached block, and ``first`` when nothing folds.
+    ``ahead`` is how many tokens the history will grow by before the fold lands (a summary
+    written in the background): the tail target is that much smaller, but never under half.
 
     >>> turns = [ContextItem(f"n{i}", "user" if i % 2 == 0 else "assistant", rendered="x", tokens=1_000)
     ...          for i in range(60)]
@@ -143,7 +148,10 @@ def find_cut_index(
     """
     count = len(items)
     first = min(params.protect_first_n, count)
-    keep = keep_tokens(window, params, budget)
+    full = keep_tokens(window, params, budget)
+    keep = ahead_keep(full, ahead)
+    # The items protected at the end shrink by the same share: they will be joined by others.
+    last_n = math.ceil(params.protect_last_n * keep / full) if full else params.protect_last_n
     cap = _tail_cap(window, params, budget)
     cut = first
     tail_tokens = tail_texts = 0
@@ -157,7 +165,7 @@ def find_cut_index(
         if tail_tokens >= keep and tail_texts >= params.keep_min_messages:
             cut = index
             break
-    protected = max(count - params.protect_last_n, first)
+    protected = max(count - last_n, first)
     if protected < cut and sum(item.tokens for item in items[protected:]) <= cap:
         cut = protected
     if cut == first:
@@ -166,18 +174,31 @@ def find_cut_index(
     return _snap(items, cut, first, inside_blocks(items))
 
 
+def ahead_keep(keep: int, ahead: int) -> int:
+    """The tail target of a fold that lands after ``ahead`` more tokens: smaller, down to half.
+
+    The tail then holds about ``keep`` tokens when the fold lands, as a blocking fold would.
+
+    >>> ahead_keep(8_000, 0), ahead_keep(8_000, 1_600), ahead_keep(8_000, 20_000)
+    (8000, 6400, 4000)
+    """
+    return max(keep - max(ahead, 0), keep // 2)
+
+
 def fold_bounds(
     items: Sequence[ContextItem],
     window: int,
     params: CutParams = CutParams(),
     budget: int | None = None,
+    *,
+    ahead: int = 0,
 ) -> tuple[int, int]:
     """``(start, cut)``: the run of the view that may fold, both ends outside attached blocks.
 
     >>> fold_bounds([ContextItem("a", "user", rendered="hi", tokens=9)] * 2, 8_000)
     (2, 2)
     """
-    cut = find_cut_index(items, window, params, budget)
+    cut = find_cut_index(items, window, params, budget, ahead=ahead)
     start = min(params.protect_first_n, len(items))
     for open_, close in attach_blocks(items):
         if open_ < start <= close:

@@ -79,18 +79,21 @@ def plan_compaction(
     *,
     fixed_tokens: int = 0,
     budget: int | None = None,
+    ahead: int = 0,
 ) -> CompactionPlan | NothingToFold:
     """Fold the visible items before the cut (locked ones stay) and any previous summary.
 
     ``fixed_tokens`` (system prompt and tool schemas) is added to the commit's total so that
     ``tokens_before`` is the occupancy ruler's number. ``budget`` is the input budget the
-    compaction serves (fixed tokens included). Nothing new to fold is `NothingToFold`.
+    compaction serves (fixed tokens included); ``ahead`` the tokens the history will grow by
+    before a background summary lands (see `find_cut_index`). Nothing new to fold is
+    `NothingToFold`.
     """
     tokens = commit.total_tokens + fixed_tokens
     visible = [(position, item) for position, item in enumerate(commit.items) if item.visible]
     view = [item for _, item in visible]
     room = None if budget is None else max(budget - fixed_tokens, 0)
-    start, cut = fold_bounds(view, window, params, room)
+    start, cut = fold_bounds(view, window, params, room, ahead=ahead)
     active = [j for j, item in enumerate(view) if item.state is State.SUMMARY]
     if active and start < cut:
         # Never stack summaries: stretch the run over the active one.

@@ -172,6 +172,20 @@ def _call_in_thread(summarizer: Summarizer, prompt: tuple[Message, ...], timeout
     return box.get("value")
 
 
+def received(plan: CompactionPlan, outcome: object) -> SummaryText:
+    """What a summarizer call that ran elsewhere gave: its text, or the fallback for an error.
+
+    ``outcome`` is the call's return value, or the exception it raised (a timeout or a
+    cancellation included); anything but non-blank text falls back as in `summarize`.
+    """
+    if isinstance(outcome, BaseException):
+        return fallback(plan, outcome)
+    try:
+        return _accept(outcome)
+    except UnusableSummary as error:
+        return fallback(plan, error)
+
+
 def summarize(
     plan: CompactionPlan,
     summarizer: Summarizer,

@@ -21,6 +21,7 @@ from returns.result import Failure, Result
 
 from ctxrules.cache.profiles import profile_for_model
 from ctxrules.dag import Session, Status
+from ctxrules.engine.background import LoopTasks
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.persist import Keeper, open_session
 from ctxrules.engine.recall import SessionRecall, read_tool_call
@@ -131,7 +132,9 @@ class Context:
     seconds. ``recall`` overrides the spec's ``[recall]`` table (the only way to set it
     with a `Pipeline`). ``agent`` builds the system prompt in layers instead of ``system``:
     identity, workspace files, inline prompt, skill index, then ``memory()``, read again
-    for every request.
+    for every request. With a ``summarizer``, ``background`` (the default) writes summaries
+    off the hot path: a thread, or a task on your loop for an ``async`` one, started at the
+    recommend threshold; a request waits for one only at the emergency threshold.
     """
 
     def __init__(
@@ -151,7 +154,10 @@ class Context:
         clock: Callable[[], float] = time.time,
         allow_imports: bool = False,
         recall: RecallOptions | None = None,
+        background: bool = True,
     ) -> None:
+        if not isinstance(background, bool):
+            raise ConfigError(background, f"background={background!r}: expected True or False")
         problem = argument_problem(
             spec=spec,
             model=model,
@@ -181,6 +187,9 @@ class Context:
         )
         if self._bridge is not None:
             self.engine.summarizer = self._bridge
+            if background:
+                bridge = self._bridge
+                self.engine.background = LoopTasks(bridge.summarizer, lambda: bridge.loop)
         self.recall = SessionRecall(_recall(spec, recall), self.engine.tokenizer)
         # The recall tools are part of every request, so they are counted with the host's.
         self._tools = (*self.tools, *self.recall.tools())
@@ -449,7 +458,8 @@ class Context:
             _unwrap(self._keeper.flush(self.session, state, head), StoreFailed)
 
     def close(self) -> None:
-        """Close the store, if this object opened it."""
+        """Cancel the background summary, if one is under way, and close the store if this object opened it."""
+        self.engine.cancel_background(self.session.session_id)
         if self._keeper is not None and self._owns_store:
             self._keeper.store.close()
 

@@ -28,6 +28,7 @@ from ctxrules.compaction import (
 from ctxrules.compaction.occupancy import Measurement
 from ctxrules.compaction.policy import Action
 from ctxrules.dag import Session
+from ctxrules.engine.background import Job, Runner
 from ctxrules.engine.contract import ContextEngine, EngineError, UsageStore
 from ctxrules.engine.head_commit import head_commit
 from ctxrules.engine.notices import (
@@ -40,6 +41,7 @@ from ctxrules.engine.notices import (
     window_problem,
 )
 from ctxrules.engine.rescue import RescueState, refusal_from_error
+from ctxrules.engine.summary_step import Turn, background_step
 from ctxrules.engine.turn import SessionState, TurnPrep, turn_prep
 from ctxrules.render import Message, TextBlock, count_messages, pinned_messages, render_commit
 from ctxrules.render.system_prompt import AgentProfile, build_system_prompt
@@ -67,6 +69,9 @@ class DefaultContextEngine(ContextEngine):
 
     ``cache_profile``, the provider's prompt cache when known, sets the batching policy's
     cold trigger to the cache's lifetime: a gap that long means the cache has expired.
+    ``background`` (a `Runner`: threads, loop tasks, or a replay's simulated clock) writes
+    summaries off the hot path: started at the recommend threshold, landed at a later batch
+    point, waited for only at the emergency threshold. None compacts in the turn.
     """
 
     name = "default"
@@ -87,6 +92,7 @@ class DefaultContextEngine(ContextEngine):
         reference_tracker: ReferenceTracker | None = None,
         on_event: OnEvent | None = None,
         cache_profile: CacheProfile | None = None,
+        background: Runner | None = None,
     ) -> None:
         self.pipeline = pipeline or Pipeline()
         if cache_profile is not None and self.pipeline.batching is not None:
@@ -107,6 +113,11 @@ class DefaultContextEngine(ContextEngine):
         self.reference_tracker = reference_tracker or ReferenceTracker()
         self.on_event = on_event
         self.states: dict[str, SessionState] = {}
+        self.background = background
+        # The shell's side of background compaction: one summary under way per session, and
+        # the history size below which a session with nothing to fold does not plan again.
+        self.jobs: dict[str, Job] = {}
+        self.start_holds: dict[str, int] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -119,10 +130,23 @@ class DefaultContextEngine(ContextEngine):
         )
 
     def on_session_end(self, session_id: str) -> None:
-        """Flush usage to the store and forget the session."""
+        """Cancel its background summary, flush usage to the store and forget the session."""
+        self.cancel_background(session_id)
         state = self.states.pop(session_id, None)
         if state is not None and self.store is not None:
             self.store.save_usage(session_id, state.usage)
+
+    def cancel_background(self, session_id: str | None = None) -> None:
+        """Cancel the background summary of a session (of every session with None); it never lands."""
+        for sid in [session_id] if session_id is not None else list(self.jobs):
+            job = self.jobs.pop(sid, None) if sid is not None else None
+            if job is not None:
+                job.pending.cancel()
+            self.start_holds.pop(sid or "", None)
+
+    def close(self) -> None:
+        """Cancel every background summary (the engine's sessions stay as they are)."""
+        self.cancel_background()
 
     def _state(self, session_id: str) -> SessionState:
         if session_id not in self.states:
@@ -218,15 +242,8 @@ class DefaultContextEngine(ContextEngine):
         # Over a refusal's cap, fold history rather than only snip it turn after turn.
         over_cap = rescue.cap is not None and commit.total_tokens + fixed > rescue.cap
         forced = bool(prompt_too_long) or over_cap
-        if (self.auto_compact and action in (Action.COMPACT, Action.EMERGENCY)) or forced:
-            result = self._compact(session.session_id, commit, window, now, fixed, path, serves)
-            notes.extend(compaction_notes(result))
-            commit = result.commit
-            budget = self.allocate(window, system_tokens, commit.total_tokens, tools_tokens)
-            if not forced:
-                self.states[session.session_id] = attrs.evolve(
-                    self._state(session.session_id), hold=hold_after(budget, self.policy)
-                )
+        turn = Turn(session.session_id, window, now, fixed, serves, path, notes)
+        commit = self._compaction(turn, commit, before, action, budget, forced=forced)
         system_text, extra = self._noted(session.session_id, commit, system_text, on=receipts)
         fixed, system_tokens = fixed + extra, system_tokens + extra
         budget = self.allocate(window, system_tokens, commit.total_tokens, tools_tokens)
@@ -264,6 +281,32 @@ class DefaultContextEngine(ContextEngine):
         )
         return Success(prep)
 
+    def _compaction(
+        self,
+        turn: Turn,
+        commit: ContextCommit,
+        before: ContextCommit | None,
+        action: Action,
+        budget: BudgetAllocation,
+        *,
+        forced: bool,
+    ) -> ContextCommit:
+        """The commit after this turn's compaction: landed from the background, made now, or none."""
+        if self.background is not None and self.auto_compact and not forced:
+            return background_step(self, turn, commit, before=before, action=action, budget=budget)
+        if not forced and not (self.auto_compact and action in (Action.COMPACT, Action.EMERGENCY)):
+            return commit
+        args = (turn.session_id, commit, turn.window, turn.now, turn.fixed, turn.path)
+        result = self._compact(*args, turn.serves)
+        turn.notes.extend(compaction_notes(result))
+        if not forced:
+            after = self.allocate(
+                turn.window, budget.system, result.commit.total_tokens, budget.tools_schema
+            )
+            state = self._state(turn.session_id)
+            self.states[turn.session_id] = attrs.evolve(state, hold=hold_after(after, self.policy))
+        return result.commit
+
     def _budget_point(  # noqa: PLR0917 - private; the one caller passes all six
         self,
         session_id: str,
@@ -287,6 +330,11 @@ class DefaultContextEngine(ContextEngine):
         if batching is None or batched or not batching.crosses_budget(before, commit, facts, fixed):
             return commit
         settled = self.pipeline.settle(commit, facts, BatchReason.BUDGET)
+        if self.background is not None and self.auto_compact:
+            due = decide(self.allocate(window, fixed, settled.total_tokens, 0), self.policy)
+            if due in (Action.COMPACT, Action.EMERGENCY):
+                # A summary is due; its landing settles this tightening (one break, not two).
+                return commit
         head = commit.head_node_id
         assert head is not None  # noqa: S101 - a generated commit has its head
         self.states[session_id] = attrs.evolve(
@@ -315,11 +363,13 @@ class DefaultContextEngine(ContextEngine):
         fixed: int,
         path: list[str],
         budget: int | None = None,
+        summarizer: Summarizer | None = None,
     ) -> CompactResult:
         facts = Facts(now=now, context_window=window, budget=budget, tokenizer=self.tokenizer)
+        paid: list[tuple[int, int]] = []
         result = compact(
             commit,
-            self.summarizer,
+            self._metered(summarizer or self.summarizer, paid),
             facts,
             params=self.cut,
             timeout=self.summarizer_timeout,
@@ -328,6 +378,29 @@ class DefaultContextEngine(ContextEngine):
         )
         path.append(outcome_step(result))
         emit_compaction(self.on_event, session_id, result)
+        state = self._state(session_id)
+        for prompt_tokens, completion_tokens in paid[:1]:
+            state = attrs.evolve(
+                state, usage=state.usage.record_summary(prompt_tokens, completion_tokens)
+            )
+        self.states[session_id] = state
+        return self.landed(session_id, commit, result, facts)
+
+    def _metered(self, summarizer: Summarizer, paid: list[tuple[int, int]]) -> Summarizer:
+        """``summarizer``, noting the tokens of each call that returns text (a late one too)."""
+
+        def call(prompt: tuple[Message, ...]) -> str:
+            text = summarizer(prompt)
+            if isinstance(text, str) and text.strip():
+                paid.append((count_messages(prompt, self.tokenizer), self.tokenizer.count(text)))
+            return text
+
+        return call
+
+    def landed(
+        self, session_id: str, commit: ContextCommit, result: CompactResult, facts: Facts
+    ) -> CompactResult:
+        """``result`` with pending tightening settled on a landed summary, and the session moved on."""
         state = self._state(session_id)
         if result.applied:
             # The prefix breaks anyway: pending tightening lands with it (one break, not two).
@@ -345,6 +418,28 @@ class DefaultContextEngine(ContextEngine):
             )
         self.states[session_id] = state
         return result
+
+    def compact_now(self, turn: Turn, commit: ContextCommit, broken: str | None) -> CompactResult:
+        """A compaction in the turn (the emergency); ``broken`` names a summarizer failure just seen.
+
+        After one the structural summary is used at once: the turn does not wait twice.
+        """
+
+        def failed(_: tuple[Message, ...]) -> str:
+            raise RuntimeError(broken)
+
+        summarizer = failed if broken is not None else None
+        args = (turn.session_id, commit, turn.window, turn.now, turn.fixed, turn.path)
+        return self._compact(*args, turn.serves, summarizer)
+
+    def background_runner(self) -> Runner:
+        """The runner background summaries start on (set, since the step runs only with one)."""
+        assert self.background is not None  # noqa: S101 - the step runs only with a runner
+        return self.background
+
+    def decide(self, budget: BudgetAllocation, session_id: str) -> Action:
+        """The policy's action for ``budget``, under the session's hold."""
+        return decide(budget, self.policy, self._state(session_id).hold)
 
     def _latest(self, session_id: str, fallback: ContextCommit) -> ContextCommit:
         state = self._state(session_id)

@@ -34,7 +34,10 @@ class Request:
     ``extends`` says whether the request starts with the whole previous request (a pure
     extension); ``cause`` names what broke the prefix when it did not: ``compaction``,
     ``snip``, the reasons of the items that changed (``tail_window``, ``gated``, ``idle``…),
-    or ``other``. ``batch`` names the batch point this request is, if any.
+    or ``other``. ``batch`` names the batch point this request is, if any. ``waited`` says
+    the turn waited for a summary (a compaction in the turn, or a background summary at the
+    emergency threshold); ``summary_cost`` is what the summarizer calls read by this turn
+    cost (their prompt uncached, their text at the output price).
     """
 
     index: int
@@ -56,6 +59,8 @@ class Request:
     summary_tokens: int = 0
     fixed: int = 0
     fidelity: Fidelity = attrs.field(factory=Fidelity)
+    waited: bool = False
+    summary_cost: float = 0.0
 
     @property
     def naive_overflows(self) -> bool:
@@ -80,8 +85,8 @@ class Request:
 
     @property
     def cost(self) -> float:
-        """Cache-weighted prompt cost, in uncached-input-token units (the reply kept apart)."""
-        return self.priced.prompt_cost
+        """Cache-weighted prompt cost plus the summarizer's, in uncached-input-token units (the reply kept apart)."""
+        return self.priced.prompt_cost + self.summary_cost
 
     @property
     def naive_cost(self) -> float:
@@ -205,6 +210,23 @@ def llm_calls(session: Session) -> Iterator[tuple[int, Call]]:
             yield index - 1, call
 
 
+def waited(prep: TurnPrep) -> bool:
+    """Whether the turn waited for a summary: at the emergency threshold, or compacting in the turn."""
+    path = prep.decision_path
+    if "summary:waited" in path:
+        return True
+    background = any(step.startswith("summary:") for step in path)
+    return not background and any(
+        step.startswith("compact:") and not step.startswith("compact:no_op") for step in path
+    )
+
+
+def _paid(engine: DefaultContextEngine, session_id: str) -> tuple[int, int]:
+    state = engine.states.get(session_id)
+    usage = state.usage if state is not None else None
+    return (usage.summary_prompt_tokens, usage.summary_completion_tokens) if usage else (0, 0)
+
+
 def break_cause(prep: TurnPrep, snipped_before: bool) -> str:
     """What rewrote an earlier part of the request: compaction, snip, or the changed items' reasons."""
     if any(step.startswith("compact:finished") for step in prep.decision_path):
@@ -256,9 +278,15 @@ def replay(
     for before, call in llm_calls(recorded):
         head = calls[before].id
         live = Session(recorded.session_id, recorded.graph, head)
+        paid_before = _paid(engine, recorded.session_id)
         prep: TurnPrep = engine.prepare(live, window=window, now=call.created_at).unwrap()
         for node in calls[seen : before + 1]:
             history.add_call(recorded.graph, node)
+        paid_after = _paid(engine, recorded.session_id)
+        # The summarizer's prompt is sent uncached and its text is output: both are paid.
+        summary_cost = (paid_after[0] - paid_before[0]) + profile.output * (
+            paid_after[1] - paid_before[1]
+        )
         added, added_tokens = naive_growth(
             recorded.graph, calls[seen : before + 1], prep.commit, engine.tokenizer
         )
@@ -320,6 +348,8 @@ def replay(
             fixed=fixed,
             summary_tokens=visible_summary_tokens(prep.commit),
             fidelity=fidelity,
+            waited=waited(prep),
+            summary_cost=summary_cost,
         )
         engine.after_turn(recorded.session_id, ProviderUsage(prep.request_tokens), prep)
         last = _Previous(

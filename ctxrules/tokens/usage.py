@@ -107,6 +107,10 @@ class UsageState:
     #: The engine's compaction hold (history tokens to wait for), kept here so that a
     #: process that reopens the session waits as the one before it would have.
     hold_until: int | None = None
+    #: The summarizer's own calls that returned text, and their tokens: paid like turns.
+    summary_calls: int = 0
+    summary_prompt_tokens: int = 0
+    summary_completion_tokens: int = 0
 
     def record(self, usage: ProviderUsage, *, estimated_request: int) -> UsageState:
         """The state after a response: the provider's numbers become the last measurement.
@@ -124,6 +128,19 @@ class UsageState:
             turn_count=self.turn_count + 1,
             source="provider",
             measured_estimate=estimated_request,
+        )
+
+    def record_summary(self, prompt_tokens: int, completion_tokens: int) -> UsageState:
+        """The state after a summarizer call that returned text: its tokens are a cost too.
+
+        >>> UsageState().record_summary(1200, 300).summary_prompt_tokens
+        1200
+        """
+        return attrs.evolve(
+            self,
+            summary_calls=self.summary_calls + 1,
+            summary_prompt_tokens=self.summary_prompt_tokens + prompt_tokens,
+            summary_completion_tokens=self.summary_completion_tokens + completion_tokens,
         )
 
     def record_compaction(self) -> UsageState:

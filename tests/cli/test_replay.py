@@ -161,3 +161,16 @@ def test_replay_prints_fidelity_and_its_json(capsys: pytest.CaptureFixture[str])
     )
     assert len(document["requests"]) == document["totals"]["requests"] == 18
     assert document["totals"]["references"] > 0
+
+
+def test_replay_with_summaries_in_the_background_reports_the_turns_that_waited(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--summary-latency replays with simulated background summaries; a bad value exits 2."""
+    args = ["replay", str(BUNDLED), "--window", "32000", "--store", ":memory:"]
+    assert main([*args, "--summary-latency", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "turns that waited for a summary" in out
+    assert "summarizer cost" in out
+    assert main([*args, "--summary-latency", "-1"]) == 2
+    assert "expected seconds >= 0, got '-1'" in capsys.readouterr().err

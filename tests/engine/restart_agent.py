@@ -3,6 +3,8 @@
 ``run STORE N``: N turns (request, reply with a tool call, the tool's result), then
 "ready" and wait to be killed. ``next STORE N``: reopen the store and print the request
 of turn N as JSON. ``fresh N``: both in one process with no store, the reference.
+``run-bg``/``next-bg``: the same with summaries written in the background by a summarizer
+that never finishes in time, so one is under way when the process is killed.
 """
 
 from __future__ import annotations
@@ -24,7 +26,13 @@ def summarize(prompt: tuple[Message, ...]) -> str:
     return "## Goal\n" + text[:200]
 
 
-def _context(store: str | None, clock: list[float]) -> Context:
+def hanging(prompt: tuple[Message, ...]) -> str:
+    """A summarizer still writing when the process dies (a daemon thread: exit is not held up)."""
+    time.sleep(60)
+    return summarize(prompt)
+
+
+def _context(store: str | None, clock: list[float], *, background: bool = False) -> Context:
     return Context(
         "default",
         model="gpt-4o",
@@ -33,9 +41,10 @@ def _context(store: str | None, clock: list[float]) -> Context:
         tools=[{"name": "read_file", "input_schema": {"type": "object"}}],
         store=store,
         session="restart-demo",
-        summarizer=summarize,
+        summarizer=hanging if background else summarize,
         tokenizer=HeuristicCounter(),
         clock=lambda: clock[0],
+        background=background,
     )
 
 
@@ -97,13 +106,18 @@ def next_request(ctx: Context, clock: list[float], turn: int) -> str:
 def main(argv: list[str]) -> None:
     """Dispatch on the mode; see the module docstring."""
     mode, clock = argv[0], [0.0]
+    background = mode.endswith("-bg")
+    mode = mode.removesuffix("-bg")
     if mode == "run":
-        turns(_context(argv[1], clock), clock, int(argv[2]))
+        ctx = _context(argv[1], clock, background=background)
+        turns(ctx, clock, int(argv[2]))
+        assert not background or ctx.engine.jobs, "a background summary is under way"
         sys.stdout.write("ready\n")
         sys.stdout.flush()
         time.sleep(600)
     elif mode == "next":
-        sys.stdout.write(next_request(_context(argv[1], clock), clock, int(argv[2])) + "\n")
+        ctx = _context(argv[1], clock, background=background)
+        sys.stdout.write(next_request(ctx, clock, int(argv[2])) + "\n")
     else:
         ctx = _context(None, clock)
         paths = turns(ctx, clock, int(argv[1]))

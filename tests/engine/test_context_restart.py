@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from ctxrules.commit import State
+from ctxrules.store import open_store
+
 AGENT = Path(__file__).with_name("restart_agent.py")
 TURNS = 16
 
@@ -29,11 +32,10 @@ def _module() -> ModuleType:
     return module
 
 
-def test_a_killed_process_is_continued_with_the_request_it_would_have_sent(tmp_path: Path) -> None:
-    """Kill the agent between turns; a new process on the same store sends the same request."""
-    store = tmp_path / "agent.sqlite"
+def _killed_when_ready(mode: str, store: Path, turns: int) -> None:
+    """Run the agent in ``mode`` for ``turns`` turns, then SIGKILL it: no cleanup, as a crash."""
     running = subprocess.Popen(
-        [sys.executable, str(AGENT), "run", str(store), str(TURNS)],
+        [sys.executable, str(AGENT), mode, str(store), str(turns)],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -41,8 +43,14 @@ def test_a_killed_process_is_continued_with_the_request_it_would_have_sent(tmp_p
         assert running.stdout is not None
         assert running.stdout.readline() == "ready\n"
     finally:
-        running.kill()  # SIGKILL: no cleanup, no flush, as a crash would leave it
+        running.kill()
         running.wait(timeout=30)
+
+
+def test_a_killed_process_is_continued_with_the_request_it_would_have_sent(tmp_path: Path) -> None:
+    """Kill the agent between turns; a new process on the same store sends the same request."""
+    store = tmp_path / "agent.sqlite"
+    _killed_when_ready("run", store, TURNS)
     (continued,) = _agent("next", str(store), str(TURNS))
     agent, clock = _module(), [0.0]
     uninterrupted = agent._context(None, clock)
@@ -57,3 +65,33 @@ def test_a_killed_process_is_continued_with_the_request_it_would_have_sent(tmp_p
         "role": "system",
         "content": "You are a careful coding agent.",
     }
+
+
+BACKGROUND_TURNS = 11
+
+
+def test_a_process_killed_during_a_background_summary_leaves_no_trace_of_it(
+    tmp_path: Path,
+) -> None:
+    """Kill -9 during a background summary: nothing of it is stored; the next request is the same.
+
+    The same as an uninterrupted run sends while that summary has not landed.
+    """
+    store = tmp_path / "agent.sqlite"
+    _killed_when_ready("run-bg", store, BACKGROUND_TURNS)
+    opened = open_store(str(store)).unwrap()
+    try:
+        last = opened.last_commit("restart-demo").unwrap()
+    finally:
+        opened.close()
+    assert last is not None
+    assert not any(item.state in (State.SUMMARY, State.SUMMARIZED) for item in last.items)
+    (continued,) = _agent("next-bg", str(store), str(BACKGROUND_TURNS))
+    agent, clock = _module(), [0.0]
+    uninterrupted = agent._context(None, clock, background=True)
+    paths = agent.turns(uninterrupted, clock, BACKGROUND_TURNS)
+    reference = agent.next_request(uninterrupted, clock, BACKGROUND_TURNS)
+    uninterrupted.close()
+    assert any("summary:started" in path for path in paths)
+    assert not any("summary:applied" in path for path in paths)
+    assert continued == reference

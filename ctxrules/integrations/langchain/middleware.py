@@ -23,6 +23,7 @@ from langgraph.runtime import Runtime
 from returns.result import Failure
 
 from ctxrules.engine import DefaultContextEngine, TurnPrep
+from ctxrules.engine.background import Threads
 from ctxrules.integrations.langchain.messages import entries_of, key_of, to_langchain
 from ctxrules.integrations.live import LiveSession
 from ctxrules.integrations.turns import default_pipeline, prepare_turn
@@ -58,7 +59,10 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     ``window`` is the model's real context window. Sessions are kept per LangGraph
     ``thread_id`` (``session_id`` when the run has none) and saved in ``store`` if given.
-    Without a ``summarizer`` the agent's own model writes the summaries.
+    Without a ``summarizer`` the agent's own model writes the summaries; with ``background``
+    (the default) it writes them in a thread from the recommend threshold, while the agent
+    goes on, and a model call waits for one only at the emergency threshold. ``close()``
+    cancels a summary under way.
     """
 
     def __init__(
@@ -72,6 +76,7 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         summarizer: Callable[[tuple[Message, ...]], str] | None = None,
         engine: DefaultContextEngine | None = None,
         clock: Callable[[], float] = time.time,
+        background: bool = True,
     ) -> None:
         if window < 1:
             msg = f"window={window} must be the model's real context window, a positive number"
@@ -86,10 +91,15 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             summarizer=summarizer or self._summarize,
             tokenizer=tokenizer or default_tokenizer(),
             store=store,
+            background=Threads() if background else None,
         )
         self.sessions: dict[str, LiveSession] = {}
         self.last_prep: TurnPrep | None = None
         self._model: BaseChatModel | None = None
+
+    def close(self) -> None:
+        """Cancel the background summaries under way; none of them lands afterwards."""
+        self.engine.close()
 
     def _summarize(self, prompt: tuple[Message, ...]) -> str:
         # The agent's own model, as the last call used it; a failure falls back to the

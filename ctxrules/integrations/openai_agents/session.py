@@ -18,6 +18,7 @@ from agents.memory.session_settings import SessionSettings
 from returns.result import Failure, Result
 
 from ctxrules.engine import DefaultContextEngine, TurnPrep
+from ctxrules.engine.background import Threads
 from ctxrules.errors import ErrorValue
 from ctxrules.integrations.live import LiveSession
 from ctxrules.integrations.openai_agents.input_filter import CtxInputFilter
@@ -44,7 +45,10 @@ class CtxSession:
     ``window`` is the model's real context window; ``system`` the agent's instructions,
     whose tokens are kept free. ``get_items(limit=N)`` returns the last N items exactly as
     they were added (the SDK checks its own writes that way); without a limit it returns
-    what the model should read. The summarizer is the structural one unless one is given.
+    what the model should read. The summarizer is the structural one unless one is given;
+    a given one writes its summaries in a thread from the recommend threshold while the
+    runs go on (``background=False`` writes them in the call that needs them), and
+    ``close()`` cancels one under way.
     """
 
     def __init__(
@@ -60,6 +64,7 @@ class CtxSession:
         engine: DefaultContextEngine | None = None,
         clock: Callable[[], float] = time.time,
         session_settings: SessionSettings | None = None,
+        background: bool = True,
     ) -> None:
         if window < 1:
             msg = f"window={window} must be the model's real context window, a positive number"
@@ -70,6 +75,9 @@ class CtxSession:
         self.system = system
         self.clock = clock
         kwargs: dict[str, Any] = {"summarizer": summarizer} if summarizer is not None else {}
+        if summarizer is not None and background:
+            # The structural summary needs no background: it is written in no time.
+            kwargs["background"] = Threads()
         self.engine = engine or DefaultContextEngine(
             pipeline=pipeline or default_pipeline(),
             tokenizer=tokenizer or default_tokenizer(),
@@ -81,6 +89,10 @@ class CtxSession:
         self.live = opened.unwrap()
         self.last_prep: TurnPrep | None = None
         self._lock = asyncio.Lock()
+
+    def close(self) -> None:
+        """Cancel the background summary under way, if any; it never lands afterwards."""
+        self.engine.close()
 
     def input_filter(self) -> CtxInputFilter:
         """A ``call_model_input_filter`` with this session's window and engine, for the calls within a run.
