@@ -37,12 +37,14 @@ from ctxrules.engine.notices import (
     snip_note,
     window_problem,
 )
+from ctxrules.engine.observer import Observer
 from ctxrules.engine.rescue import RescueState, refusal_from_error
 from ctxrules.engine.turn import SessionState, TurnPrep, turn_prep
 from ctxrules.render import Message, TextBlock, count_messages, render_commit
 from ctxrules.render.system_prompt import AgentProfile, build_system_prompt
 from ctxrules.rules import Facts, Pipeline, ReferenceTracker
 from ctxrules.rules.batching import BatchReason, last_batch
+from ctxrules.telemetry import default_observer
 from ctxrules.tokens import (
     BudgetAllocation,
     Tokenizer,
@@ -84,6 +86,7 @@ class DefaultContextEngine(ContextEngine):
         reference_tracker: ReferenceTracker | None = None,
         on_event: OnEvent | None = None,
         cache_profile: CacheProfile | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.pipeline = pipeline or Pipeline()
         if cache_profile is not None and self.pipeline.batching is not None:
@@ -103,6 +106,9 @@ class DefaultContextEngine(ContextEngine):
         self.usage_tracker = usage_tracker or UsageState()
         self.reference_tracker = reference_tracker or ReferenceTracker()
         self.on_event = on_event
+        # Spans of every decision once the application configures an OpenTelemetry tracer
+        # provider; None (or an observer that checks one flag) otherwise.
+        self.observer: Observer | None = observer or default_observer()
         self.states: dict[str, SessionState] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -206,8 +212,10 @@ class DefaultContextEngine(ContextEngine):
                     self.on_event(
                         "request_snipped", {"session_id": session.session_id, "warning": cut}
                     )
+        state = self._state(session.session_id)
+        usage = state.usage.sent(window, system_tokens, tools_tokens)
         self.states[session.session_id] = attrs.evolve(
-            self._state(session.session_id), last_request=request + fixed
+            state, last_request=request + fixed, usage=usage
         )
         notes.extend(n for n in (rescue.note, request_note(request + fixed, serves, fixed)) if n)
         path.append("render")
@@ -224,7 +232,13 @@ class DefaultContextEngine(ContextEngine):
             request=request,
             path=path,
         )
+        self._observe(prep, before)
         return Success(prep)
+
+    def _observe(self, prep: TurnPrep, before: ContextCommit | None) -> None:
+        # The one call site of the observer for a prepared request.
+        if self.observer is not None:
+            self.observer.prepared(prep, before, self.pipeline.version)
 
     def _budget_point(  # noqa: PLR0917 - private; the one caller passes all six
         self,
@@ -279,9 +293,12 @@ class DefaultContextEngine(ContextEngine):
         budget: int | None = None,
     ) -> CompactResult:
         facts = Facts(now=now, context_window=window, budget=budget, tokenizer=self.tokenizer)
+        observer = self.observer
         result = compact(
             commit,
-            self.summarizer,
+            self.summarizer
+            if observer is None
+            else observer.summarizing(session_id, self.summarizer),
             facts,
             params=self.cut,
             timeout=self.summarizer_timeout,
@@ -306,6 +323,8 @@ class DefaultContextEngine(ContextEngine):
                 usage=state.usage.record_compaction(),
             )
         self.states[session_id] = state
+        if observer is not None:
+            observer.compacted(session_id, result)
         return result
 
     def _latest(self, session_id: str, fallback: ContextCommit) -> ContextCommit:
@@ -362,5 +381,7 @@ class DefaultContextEngine(ContextEngine):
         self.states[session_id] = attrs.evolve(state, usage=recorded, measurement=measured)
         if self.store is not None:
             self.store.save_usage(session_id, recorded)
+        if self.observer is not None:
+            self.observer.recorded(session_id, usage, prep)
         if on_event is not None and self.should_recommend(prep):
             on_event("compaction_recommended", {"budget_pct": prep.budget_pct, "head": prep.head})
