@@ -90,6 +90,10 @@ def _serve(reader: Any, args: argparse.Namespace, out: TextIO) -> int:  # noqa: 
     except OSError as error:
         sys.stderr.write(f"cannot listen on 127.0.0.1:{args.port}: {error.strerror}\n")
         return 2
+    # The session the page opens first is read now, so the page's first load does not wait.
+    session = args.session or _latest(reader)
+    if session is not None:
+        reader.session(session)
     port = listener.getsockname()[1]
     hash_part = f"#session={args.session}" if args.session else ""
     out.write(f"ctxrules inspect: http://127.0.0.1:{port}/{hash_part} (Ctrl-C stops)\n")

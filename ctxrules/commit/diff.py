@@ -107,22 +107,25 @@ def diff_commits(before: ContextCommit | None, after: ContextCommit) -> CommitDi
     RuleTally(items=1, tokens_before=90, tokens_after=9)
     """
     old_items = before.items if before is not None else ()
-    earlier = {_key(item): item for item in old_items}
     prefix_end, prefix_tokens = 0, 0
     for old, new in zip(old_items, after.items, strict=False):
         if old is not new and old != new:
             break
         prefix_end += 1
         prefix_tokens += new.tokens
+    # The shared prefix holds the same items on both sides (an item's key is unique within a
+    # commit), so only what follows it is compared: O(new items) while requests extend.
+    earlier = {_key(item): item for item in old_items[prefix_end:]}
     changes: list[ItemChange] = []
     kept = 0
-    for position, item in enumerate(after.items):
+    for position in range(prefix_end, len(after.items)):
+        item = after.items[position]
         copy = earlier.get(_key(item))
         if copy is None:
             changes.append(ItemChange(position, ChangeKind.ADDED, item))
             continue
         kept += 1
-        if position < prefix_end or copy is item or copy == item:
+        if copy is item or copy == item:
             continue
         changes.append(ItemChange(position, _kind(copy, item), item, copy))
     return CommitDiff(tuple(changes), prefix_end, prefix_tokens, len(earlier) - kept)

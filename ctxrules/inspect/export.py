@@ -72,7 +72,7 @@ def export_html(
     calls = list(data.graph.nodes.values())
     payload: dict[str, Any] = {
         "store": label,
-        "overview": data.overview,
+        "overview": {**data.overview, "latest": None},
         "requests": requests,
         "table": table.rows,
     }

@@ -43,6 +43,7 @@ class SessionData:
     version: str
     info: SessionInfo
     graph: Graph
+    commits: dict[str, ContextCommit]
     requests: list[Request]
     usage: UsageState | None
     overview: Json
@@ -134,25 +135,57 @@ class Reader:
         if kept is not None and kept.version == version:
             return Success(kept)
         graph = self.store.load_graph(info.id)
-        commits = self.store.commits_for(info.id)
+        commits = self._commits(info.id, kept)
         heads = self.store.heads(info.id)
         for result in (graph, commits, heads):
             if isinstance(result, Failure):
                 return Failure(str(result.failure()))
-        data = self._build(info, version, graph.unwrap(), commits.unwrap(), heads.unwrap())
+        data = self._build(
+            info, version, graph.unwrap(), commits.unwrap(), heads.unwrap(), kept=kept
+        )
         self._cache[info.id] = data
         return Success(data)
+
+    def _commits(
+        self, session_id: str, kept: SessionData | None
+    ) -> Result[dict[str, ContextCommit], object]:
+        """Every commit the first time; then the ones stored since, from the last one back.
+
+        A writer stores a turn's commits after their parents, so walking back from the last
+        stored commit to one already read finds what is new in O(new commits).
+        """
+        if kept is None:
+            return self.store.commits_for(session_id).map(lambda cs: {c.id: c for c in cs})
+        known = dict(kept.commits)
+        last = self.store.last_commit(session_id)
+        if isinstance(last, Failure):
+            return Failure(last.failure())
+        waiting = [last.unwrap()] if last.unwrap() is not None else []
+        while waiting:
+            commit = waiting.pop()
+            if commit is None or commit.id in known:
+                continue
+            known[commit.id] = commit
+            for parent in commit.parent_ids:
+                if parent not in known:
+                    read = self.store.get_commit(parent)
+                    if isinstance(read, Failure):
+                        return Failure(read.failure())
+                    waiting.append(read.unwrap())
+        return Success(known)
 
     def _build(
         self,
         info: SessionInfo,
         version: str,
         graph: Graph,
-        commits: list[ContextCommit],
+        commits: dict[str, ContextCommit],
         heads: dict[str, str],
+        *,
+        kept: SessionData | None,
     ) -> SessionData:
-        chain = list(reversed(timeline(commits, graph, heads.get("main"))))
-        requests = requests_of(chain)
+        chain = list(reversed(timeline(list(commits.values()), graph, heads.get("main"))))
+        requests = requests_of(chain, kept.requests if kept is not None else ())
         usage = self.store.load_usage(info.id)
         fixed = usage.system_tokens + usage.tools_tokens if usage is not None else 0
         profile = profile_for_model(_model(graph)) or anthropic()
@@ -178,14 +211,16 @@ class Reader:
             "session": row,
             "version": version,
             "history": history_view(
-                graph, heads, {c.head_node_id for c in commits if c.head_node_id}
+                graph, heads, {c.head_node_id for c in commits.values() if c.head_node_id}
             ),
             "requests": [request_row(r) for r in requests],
             "occupancy": occupancy_view(requests[-1].commit, usage, self.window)
             if requests
             else None,
+            # The page opens the newest request first: it comes with the overview.
+            "latest": _detail(requests[-1]) if requests else None,
         }
-        return SessionData(version, info, graph, requests, usage, overview)
+        return SessionData(version, info, graph, commits, requests, usage, overview)
 
     def request(self, session_id: str, index: int) -> Result[Json, str]:
         """One request's items and diff, with the rows of the items it names."""
@@ -195,9 +230,7 @@ class Reader:
         requests = found.unwrap().requests
         if not 0 <= index < len(requests):
             return Failure(f"no request {index} in session {session_id!r}")
-        table = ItemTable()
-        detail = request_detail(requests[index], table)
-        return Success({"detail": detail, "table": table.rows})
+        return Success(_detail(requests[index]))
 
     def node(self, session_id: str, node_id: str) -> Result[Json, str]:
         """One node whole."""
@@ -212,6 +245,12 @@ class Reader:
     def close(self) -> None:
         """Close the store."""
         self.store.close()
+
+
+def _detail(request: Request) -> Json:
+    table = ItemTable()
+    detail = request_detail(request, table)
+    return {"detail": detail, "table": table.rows}
 
 
 def as_data(result: Result[Any, str]) -> tuple[int, Any]:

@@ -38,7 +38,7 @@ REASON_RULES = {
     "new": "",
 }
 #: Characters of an item's text a request view carries; the node view has it whole.
-ITEM_CHARS = 2_000
+ITEM_CHARS = 240
 
 
 @attrs.frozen
@@ -50,12 +50,15 @@ class Request:
     previous: ContextCommit | None
     steps: int
     diff: CommitDiff
+    states: Mapping[str, int]
 
 
-def requests_of(chain: Sequence[ContextCommit]) -> list[Request]:
+def requests_of(chain: Sequence[ContextCommit], known: Sequence[Request] = ()) -> list[Request]:
     """The requests of a first-parent chain (oldest first): the last commit of each head.
 
     A compaction stores a second commit for the same head; the request is the later one.
+    ``known`` are requests read before: those the chain still starts with are kept as they
+    are, so a live session costs its new requests, not its whole history.
     """
     groups: list[list[ContextCommit]] = []
     for commit in chain:
@@ -65,11 +68,31 @@ def requests_of(chain: Sequence[ContextCommit]) -> list[Request]:
             groups.append([commit])
     found: list[Request] = []
     previous: ContextCommit | None = None
+    states: Counter[str] = Counter()
     for index, group in enumerate(groups):
         sent = group[-1]
-        found.append(Request(index, sent, previous, len(group), diff_commits(previous, sent)))
+        same = index < len(known) and known[index].steps == len(group)
+        if same and known[index].commit.id == sent.id and known[index].previous is previous:
+            found.append(known[index])
+            previous, states = sent, Counter(known[index].states)
+            continue
+        diff = diff_commits(previous, sent)
+        states = _states(states, diff, sent)
+        found.append(Request(index, sent, previous, len(group), diff, dict(states)))
         previous = sent
     return found
+
+
+def _states(before: Counter[str], diff: CommitDiff, commit: ContextCommit) -> Counter[str]:
+    # Items by state, from the previous request's counts and the diff: O(changes).
+    if diff.removed:
+        return Counter(item.state.value for item in commit.items)
+    states = before.copy()
+    for change in diff.changes:
+        if change.before is not None:
+            states[change.before.state.value] -= 1
+        states[change.item.state.value] += 1
+    return +states
 
 
 def rule_of(reason: str) -> str:
@@ -106,7 +129,7 @@ def request_row(request: Request) -> Json:
         "at": commit.created_at,
         "tokens": commit.total_tokens,
         "items": len(commit.items),
-        "states": dict(Counter(item.state.value for item in commit.items)),
+        "states": dict(request.states),
         "added": kinds.get("added", 0),
         "tightened": kinds.get("tightened", 0),
         "folded": kinds.get("folded", 0),

@@ -22,6 +22,8 @@ from ctxrules.store import open_store
 #: The real session every inspector test starts from (shipped with the package).
 LOG = bundled_session()
 SHOTS = os.environ.get("CTXRULES_SHOTS")
+#: The ctxrules command of this interpreter.
+CTXRULES = (sys.executable, "-c", "from ctxrules.cli.main import main; raise SystemExit(main())")
 
 
 def run_cli(*argv: str) -> str:
@@ -52,7 +54,7 @@ class Server:
     """A running ``ctxrules inspect`` process and its URL."""
 
     def __init__(self, store: str, *extra: str) -> None:
-        command = [sys.executable, "-m", "ctxrules.cli.main", "inspect", store, "--port", "0"]
+        command = [*CTXRULES, "inspect", store, "--port", "0"]
         self.process = subprocess.Popen(
             [*command, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )

@@ -89,22 +89,20 @@ def _tightened(stored: Any) -> tuple[int, Any]:
 def test_a_request_shows_its_items_and_its_diff(page: Any, stored: Any) -> None:
     """A request's diff shows the tightened item with its rule and handle; its items their states."""
     index, change = _tightened(stored)
-    page.find_element("css selector", f'tr[data-request="{index}"]').click()
-    wait_for(page, f"document.querySelector('table[data-diff=\"{index}\"]')")
-    rows = page.find_elements(
-        "css selector", f'table[data-diff="{index}"] tr[data-change="tightened"]'
-    )
+    page.find_element("css selector", f'[data-request="{index}"]').click()
+    wait_for(page, f"document.querySelector('[data-diff=\"{index}\"]')")
+    rows = page.find_elements("css selector", f'[data-diff="{index}"] [data-change="tightened"]')
     row = next(r for r in rows if r.get_attribute("data-node") == change.item.source_node_id)
-    rule = row.find_element("css selector", "td[data-rule]").text
-    handle = row.find_element("css selector", "td[data-handle]").text
+    rule = row.find_element("css selector", "[data-rule]").text
+    handle = row.find_element("css selector", "[data-handle]").text
     assert rule == "age_tool_results"
     assert handle == item_handle(change.item)
     assert re.fullmatch(r"h:[a-z2-7]{8}", handle)
-    items = page.find_elements("css selector", f'table[data-items="{index}"] tr[data-item]')
+    items = page.find_elements("css selector", f'[data-items="{index}"] [data-item]')
     assert len(items) == len(stored.requests[index].commit.items)
-    prefix = page.find_element("css selector", f'table[data-items="{index}"] tr[data-prefix-end]')
+    prefix = page.find_element("css selector", f'[data-items="{index}"] [data-prefix-end]')
     assert int(prefix.get_attribute("data-prefix-end")) == stored.requests[index].diff.prefix_end
-    timeline = page.find_element("css selector", f'tr[data-request="{index}"]').text
+    timeline = page.find_element("css selector", f'[data-request="{index}"]').text
     assert "breaks at item" in timeline
     assert "batch" in timeline
     shot(page, "timeline", '[data-view="timeline"]')

@@ -36,10 +36,22 @@
     if (text !== undefined) node.textContent = String(text);
     return node;
   }
-  const fmt = (n) => (n === null || n === undefined ? "–" : Number(n).toLocaleString("en-US"));
+  // One formatter: toLocaleString builds a new one on every call, which costs seconds here.
+  const numbers = new Intl.NumberFormat("en-US");
+  const fmt = (n) => (n === null || n === undefined ? "–" : numbers.format(n));
   const when = (t) => (t ? new Date(t * 1000).toISOString().replace("T", " ").slice(0, 19) : "–");
   const short = (id) => (id && id.length > 14 ? id.slice(0, 14) + "…" : id || "");
   const badge = (cls, text) => el("span", { class: "badge " + cls }, text === undefined ? cls : text);
+  // Long lists are grids of rows the browser may skip while they are off screen
+  // (content-visibility): a request of 1,400 items lays out in milliseconds, not seconds.
+  function grid(cols, attrs, ...kids) {
+    const node = el("div", { ...attrs, class: "grid" }, ...kids);
+    node.style.setProperty("--cols", cols);
+    return node;
+  }
+  const row = (attrs, ...cells) => el("div", { ...attrs, class: "row " + (attrs.class || "") }, ...cells);
+  const cell = (attrs, ...kids) => el("div", { ...attrs, class: "cell " + (attrs.class || "") }, ...kids);
+  const head = (names) => row({ class: "head" }, names.map((h) => cell({}, h)));
 
   // -- where the data comes from: the API, or the exported file -----------------------------
   function apiSource() {
@@ -154,55 +166,57 @@
 
   // -- the commit timeline -----------------------------------------------------------------
   function showTimeline(requests) {
-    const head = ["#", "time", "tokens", "items", "added", "tightened", "folded", "cached prefix", "marks"];
-    const table = el("table", {}, el("tr", {}, head.map((h, i) => el("th", { class: i >= 2 && i <= 6 ? "num" : "" }, h))),
-      requests.map((r) => el("tr", {
+    const names = ["#", "time", "tokens", "items", "added", "tightened", "folded", "cached prefix", "marks"];
+    const table = grid("2.5em 9.5em 4.5em 3.5em 3.5em 4.5em 3.5em 7em 1fr", {}, head(names),
+      requests.map((r) => row({
         class: "pick" + (state.request === r.index ? " chosen" : ""), "data-request": r.index,
         on: { click: () => openRequest(r.index) },
       },
-      el("td", { class: "num" }, r.index), el("td", {}, when(r.at)), el("td", { class: "num" }, fmt(r.tokens)),
-      el("td", { class: "num" }, fmt(r.items)), el("td", { class: "num" }, r.added),
-      el("td", { class: "num" }, r.tightened), el("td", { class: "num" }, r.folded),
-      el("td", {}, r.index === 0 ? "–" : r.extends ? badge("extends") : badge("break", "breaks at item " + r.prefix_end)),
-      el("td", {}, r.batch ? badge("batch", "batch: " + r.batch) : null, " ", r.compaction ? badge("compaction") : null))));
+      cell({ class: "num" }, r.index), cell({}, when(r.at)), cell({ class: "num" }, fmt(r.tokens)),
+      cell({ class: "num" }, fmt(r.items)), cell({ class: "num" }, r.added),
+      cell({ class: "num" }, r.tightened), cell({ class: "num" }, r.folded),
+      cell({}, r.index === 0 ? "–" : r.extends ? badge("extends") : badge("break", "breaks at item " + r.prefix_end)),
+      cell({}, r.batch ? badge("batch", "batch: " + r.batch) : null, " ", r.compaction ? badge("compaction") : null))));
     replace("timeline", section("timeline", "Commit timeline (" + requests.length + " requests)", "", el("div", { class: "scroll" }, table)));
   }
 
   function itemCells(item) {
     return [
-      el("td", {}, badge(item.state)), el("td", { class: "num" }, fmt(item.tokens)), el("td", {}, item.role),
-      el("td", {}, item.reason), el("td", { "data-rule": item.rule }, item.rule),
-      el("td", { class: "mono", "data-handle": item.handle || "" }, item.handle || ""),
-      el("td", { class: "mono" }, short(item.attached_from)),
+      cell({}, badge(item.state)), cell({ class: "num" }, fmt(item.tokens)), cell({}, item.role),
+      cell({}, item.reason), cell({ "data-rule": item.rule }, item.rule),
+      cell({ class: "mono", "data-handle": item.handle || "" }, item.handle || ""),
+      cell({ class: "mono" }, short(item.attached_from)),
     ];
   }
 
   async function openRequest(index) {
     state.request = index;
-    document.querySelectorAll("tr[data-request]").forEach((tr) => tr.classList.toggle("chosen", Number(tr.dataset.request) === index));
-    const { detail, table } = await state.source.request(state.sid, index);
+    document.querySelectorAll("[data-request]").forEach((tr) => tr.classList.toggle("chosen", Number(tr.dataset.request) === index));
+    const latest = state.overview && state.overview.latest;
+    const { detail, table } = latest && latest.detail.index === index ? latest : await state.source.request(state.sid, index);
+    const start = performance.now();
     const diffRows = detail.diff.map((change) => {
       const item = table[change.item], before = change.before === null ? null : table[change.before];
-      return el("tr", { class: "pick", "data-change": change.kind, "data-node": item.node, on: { click: () => openNode(item.node) } },
-        el("td", {}, badge(change.kind)), el("td", { class: "num" }, change.position),
-        el("td", { class: "mono" }, short(item.node)),
-        el("td", {}, before ? badge(before.state) : "", " → ", badge(item.state)),
-        el("td", { class: "num" }, before ? fmt(before.tokens) + " → " + fmt(item.tokens) : fmt(item.tokens)),
-        el("td", { "data-rule": item.rule }, item.rule || item.reason), el("td", {}, item.reason),
-        el("td", { class: "mono", "data-handle": item.handle || "" }, item.handle || ""));
+      return row({ class: "pick", "data-change": change.kind, "data-node": item.node, on: { click: () => openNode(item.node) } },
+        cell({}, badge(change.kind)), cell({ class: "num" }, change.position),
+        cell({ class: "mono" }, short(item.node)),
+        cell({}, before ? badge(before.state) : "", " → ", badge(item.state)),
+        cell({ class: "num" }, before ? fmt(before.tokens) + " → " + fmt(item.tokens) : fmt(item.tokens)),
+        cell({ "data-rule": item.rule }, item.rule || item.reason), cell({}, item.reason),
+        cell({ class: "mono", "data-handle": item.handle || "" }, item.handle || ""));
     });
-    const diff = el("table", { "data-diff": index },
-      el("tr", {}, ["change", "pos", "node", "state", "tokens", "rule", "reason", "handle"].map((h) => el("th", {}, h))), diffRows);
-    const items = el("table", { "data-items": index },
-      el("tr", {}, ["pos", "state", "tokens", "role", "reason", "rule", "handle", "attached_from", "text"].map((h) => el("th", {}, h))));
+    const diff = grid("6em 3em 9em 10em 8em 9em 7em 1fr", { "data-diff": index },
+      head(["change", "pos", "node", "state", "tokens", "rule", "reason", "handle"]), diffRows);
+    const items = grid("3em 5.5em 4em 5em 6em 8em 6.5em 7em 1fr", { "data-items": index },
+      head(["pos", "state", "tokens", "role", "reason", "rule", "handle", "attached_from", "text"]));
     detail.items.forEach((at, position) => {
       if (index > 0 && position === detail.prefix_end && position < detail.items.length)
-        items.appendChild(el("tr", { class: "prefix", "data-prefix-end": position },
-          el("td", {}, "—"), el("td", { colspan: 9 }, "the cached prefix ends here (" + fmt(detail.prefix_tokens) + " tokens of history before it)")));
+        items.appendChild(row({ class: "prefix", "data-prefix-end": position },
+          cell({}, "— the cached prefix ends here (" + fmt(detail.prefix_tokens) + " tokens of history before it)")));
       const item = table[at];
-      items.appendChild(el("tr", { class: "pick", "data-item": position, "data-node": item.node, on: { click: () => openNode(item.node) } },
-        el("td", { class: "num" }, position), ...itemCells(item),
-        el("td", {}, el("div", { class: "preview" }, item.text + (item.chars > item.text.length ? " …" : "")))));
+      items.appendChild(row({ class: "pick", "data-item": position, "data-node": item.node, on: { click: () => openNode(item.node) } },
+        cell({ class: "num" }, position), ...itemCells(item),
+        cell({ class: "preview" }, item.text + (item.chars > item.text.length ? " …" : ""))));
     });
     const said = detail.diff.length ? detail.diff.length + " changes" : "no changes";
     replace("request", section("request", "Request " + index + " · commit " + short(detail.commit), "wide",
@@ -210,6 +224,7 @@
       index === 0 ? el("p", { class: "muted" }, "The first request: every item is new.") : null,
       el("div", { class: "scroll" }, diff),
       el("h3", {}, "Items (" + detail.items.length + ")"), el("div", { class: "scroll" }, items)));
+    timing.request = Math.round(performance.now() - start);
   }
 
   // -- occupancy: the ring and the panel from one record -----------------------------------
@@ -259,12 +274,21 @@
   }
 
   // -- a session, and following it live ------------------------------------------------------
+  // How long each view took to build, for the benchmark (bench/inspect_load.py).
+  const timing = (window.ctxrulesTiming = {});
+  function timed(name, fn, ...args) {
+    const start = performance.now();
+    const value = fn(...args);
+    timing[name] = Math.round(performance.now() - start);
+    return value;
+  }
+
   function render(overview, follow) {
     const last = overview.requests.length - 1;
     if (state.request === null || follow) state.request = last >= 0 ? last : null;
-    showOccupancy(overview.occupancy);
-    showTimeline(overview.requests);
-    showHistory(overview.history);
+    timed("occupancy", showOccupancy, overview.occupancy);
+    timed("timeline", showTimeline, overview.requests);
+    timed("history", showHistory, overview.history);
     const status = document.getElementById("status");
     if (status) status.remove();
     if (state.request !== null) return openRequest(state.request);
