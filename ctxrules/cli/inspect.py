@@ -110,9 +110,6 @@ def run_inspect(args: argparse.Namespace, out: TextIO) -> int:
             if absent := missing_module(module, INSTALL, "ctxrules inspect"):
                 sys.stderr.write(absent + " (--export FILE.html needs nothing more)\n")
                 return 2
-    if args.window < 1:
-        sys.stderr.write(f"--window {args.window}: expected the model's context window\n")
-        return 2
     from ctxrules.inspect.read import Reader  # noqa: PLC0415 - the store layer, lazily
 
     store, reopen = _opener(args.store)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 
 import pytest
@@ -15,6 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import ctxrules.telemetry.attributes as attributes_module
 from ctxrules import Context
 from ctxrules.commit.diff import ChangeKind, diff_commits
+from ctxrules.rules.handles import item_handle
 from ctxrules.telemetry import default_observer
 from ctxrules.telemetry.spans import SpanObserver
 from ctxrules.testing.responses import openai_response
@@ -98,3 +100,50 @@ def test_off_when_no_provider_is_configured(monkeypatch: pytest.MonkeyPatch) -> 
     _loop(ctx, 5)
     assert calls == []
     assert isinstance(default_observer(), SpanObserver)
+
+
+def _traced(**kwargs: object) -> tuple[Context, InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    ctx = Context("small-window", model="gpt-4o", window=16_000, clock=lambda: 1_000.0, **kwargs)
+    ctx.engine.observer = SpanObserver(provider)
+    return ctx, exporter
+
+
+def test_compaction_summarizer_and_recall_spans() -> None:
+    """A compaction, its summarizer call and a recall answer each get a span with their outcome."""
+    ctx, exporter = _traced(summarizer=lambda messages: f"Summary of {len(messages)} messages.")
+    seen = _loop(ctx, 12)
+    ctx.openai()
+    result = ctx.engine.compact(ctx.session.session_id, window=16_000, keep_recent_tokens=200)
+    assert result.unwrap().outcome.value == "finished"
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    compaction = spans["ctxrules.compaction"].attributes
+    assert compaction["ctxrules.compaction.outcome"] == "finished"
+    assert compaction["ctxrules.compaction.folded"] == result.unwrap().summarised_count > 0
+    assert compaction["gen_ai.conversation.compacted"] is True
+    assert spans["ctxrules.summarize"].attributes["ctxrules.summary.chars"] > 0
+    hidden = next(i for prep, _ in seen for i in prep.commit.items if i.state.value == "aged")
+    call = {
+        "id": "r1",
+        "type": "function",
+        "function": {"name": "recall", "arguments": f'{{"handle": "{item_handle(hidden)}"}}'},
+    }
+    ctx.record(
+        openai_response(99, "Looking again.", [("r1", "recall", {"handle": item_handle(hidden)})])
+    )
+    assert ctx.answer_recall(call) is not None
+    recall = next(s for s in exporter.get_finished_spans() if s.name == "ctxrules.recall")
+    assert recall.attributes["gen_ai.tool.name"] == "recall"
+    assert recall.attributes["ctxrules.recall.error"] is False
+
+
+def test_the_core_works_without_the_api_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without opentelemetry installed the engine has no observer and prepares as before."""
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)
+    monkeypatch.delitem(sys.modules, "ctxrules.telemetry.spans", raising=False)
+    assert default_observer() is None
+    ctx = Context("small-window", model="gpt-4o", window=16_000, clock=lambda: 1_000.0)
+    assert ctx.engine.observer is None
+    assert len(_loop(ctx, 3)) == 3
