@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import socket
 import sys
 from pathlib import Path
@@ -14,6 +15,15 @@ from ctxrules.cli.options import missing_module
 from ctxrules.store.protocol import Store
 
 INSTALL = "pip install 'ctxrules[inspect]'"
+
+
+def shown_store(store: str) -> str:
+    """The store as an exported file names it: a URL's password left out (others read the file).
+
+    >>> shown_store("postgresql://agent:s3cret@db.internal/ctx"), shown_store("s.sqlite")
+    ('postgresql://agent:***@db.internal/ctx', 's.sqlite')
+    """
+    return re.sub(r"(//[^:/@]*):[^@/]*@", r"\1:***@", store)
 
 
 def _wal(path: str) -> bool:
@@ -64,7 +74,7 @@ def _export(reader: Any, args: argparse.Namespace, out: TextIO) -> int:  # noqa:
     if session is None:
         sys.stderr.write(f"{args.store} holds no sessions to export\n")
         return 2
-    html = export_html(reader, session, label=args.store)
+    html = export_html(reader, session, label=shown_store(args.store))
     if isinstance(html, Failure):
         sys.stderr.write(f"{html.failure()}\n")
         return 2

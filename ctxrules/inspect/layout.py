@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from ctxrules.dag import Call, Graph, Role, is_attach_pointer, is_merge_instruction
+from ctxrules.dag import Call, Graph, is_attach_pointer, is_merge_instruction
 
 #: Node kinds the page draws apart (a legend names each).
 KINDS = ("user", "assistant", "tool", "system", "retry", "edit", "attach", "merge")
@@ -98,7 +98,3 @@ def _merged(graph: Graph, merge: Call) -> list[tuple[str, str, str]]:
         current = graph.nodes.get(current.predecessor or "")
     return joined[1:]  # the nearest pointer is already the merge's predecessor
 
-
-def is_llm_call(call: Call) -> bool:
-    """Whether a node is an assistant reply (one request to the model produced it)."""
-    return call.role is Role.ASSISTANT

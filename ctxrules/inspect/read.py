@@ -93,16 +93,21 @@ class Reader:
         head = ",".join(f"{k}={v}" for k, v in sorted(heads.items()))
         return f"{info.node_count}|{head}|{last.id if last else '-'}|{turns[0]}.{turns[1]}"
 
+    def _info(self, session_id: str) -> Result[SessionInfo, str]:
+        infos = self._infos()
+        if isinstance(infos, Failure):
+            return Failure(infos.failure())
+        info = infos.unwrap().get(session_id)
+        return (
+            Success(info)
+            if info is not None
+            else Failure(f"no session {session_id!r} in the store")
+        )
+
     def version(self, session_id: str) -> Result[str, str]:
         """What changes whenever a writer stores something for the session."""
         with self._lock:
-            infos = self._infos()
-            if isinstance(infos, Failure):
-                return Failure(infos.failure())
-            info = infos.unwrap().get(session_id)
-            if info is None:
-                return Failure(f"no session {session_id!r} in the store")
-            return Success(self._version(info))
+            return self._info(session_id).map(self._version)
 
     def sessions(self) -> Result[list[Json], str]:
         """The sessions list, oldest first."""
@@ -121,13 +126,7 @@ class Reader:
     def session(self, session_id: str) -> Result[SessionData, str]:
         """The session at its current version (read again only if it changed)."""
         with self._lock:
-            infos = self._infos()
-            if isinstance(infos, Failure):
-                return Failure(infos.failure())
-            info = infos.unwrap().get(session_id)
-            if info is None:
-                return Failure(f"no session {session_id!r} in the store")
-            return self._session(info)
+            return self._info(session_id).bind(self._session)
 
     def _session(self, info: SessionInfo) -> Result[SessionData, str]:
         version = self._version(info)

@@ -91,6 +91,7 @@ def test_the_page_follows_a_live_writer(
         lags = _follow(browser, ctx)
     finally:
         ctx.close()
+    print(f"{backend}: the page showed each turn after {[round(s, 2) for s in lags]} s")
     assert max(lags) <= FOLLOW_SECONDS, lags
     live = browser.find_element("id", "live").text
     assert live.startswith("live")

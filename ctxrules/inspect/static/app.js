@@ -289,6 +289,10 @@
     timed("occupancy", showOccupancy, overview.occupancy);
     timed("timeline", showTimeline, overview.requests);
     timed("history", showHistory, overview.history);
+    if (state.request === last) {
+      // Following the newest request: show the newest rows and nodes, at the bottom.
+      for (const box of document.querySelectorAll('[data-view="timeline"] .scroll, #dag')) box.scrollTop = box.scrollHeight;
+    }
     const status = document.getElementById("status");
     if (status) status.remove();
     if (state.request !== null) return openRequest(state.request);
