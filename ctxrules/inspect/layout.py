@@ -97,4 +97,3 @@ def _merged(graph: Graph, merge: Call) -> list[tuple[str, str, str]]:
         joined.append((current.id, merge.id, "merge"))
         current = graph.nodes.get(current.predecessor or "")
     return joined[1:]  # the nearest pointer is already the merge's predecessor
-

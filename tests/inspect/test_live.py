@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -91,7 +92,10 @@ def test_the_page_follows_a_live_writer(
         lags = _follow(browser, ctx)
     finally:
         ctx.close()
-    print(f"{backend}: the page showed each turn after {[round(s, 2) for s in lags]} s")
+    # Shown with pytest -s: the figures of docs/inspect.md and the note.
+    sys.stdout.write(
+        f"{backend}: the page showed each turn after {[round(s, 2) for s in lags]} s\n"
+    )
     assert max(lags) <= FOLLOW_SECONDS, lags
     live = browser.find_element("id", "live").text
     assert live.startswith("live")
