@@ -13,7 +13,7 @@ from ctxrules.commit.diff import ChangeKind, diff_commits
 from ctxrules.commit.vector import CHUNK, ItemVector
 from ctxrules.dag import Session
 from ctxrules.engine.turn import changed_since
-from ctxrules.inspect.layout import edges, place
+from ctxrules.inspect.layout import edges, node_kind, place
 from ctxrules.inspect.views import occupancy_view, requests_of
 from ctxrules.testing.commits import commits, context_items
 from ctxrules.tokens.usage import ProviderUsage, UsageState
@@ -133,3 +133,20 @@ def test_retries_and_edits_open_lanes() -> None:
     assert lanes == 3
     assert [p.lane for p in placed] == [0, 0, 1, 2]
     assert {kind for *_, kind in edges(s.graph)} == {"next"}
+
+
+def test_a_merge_is_drawn_from_the_pointers_it_joined() -> None:
+    """A merge of two peers: two attach pointers, the instruction, merge edges from both pointers."""
+    peers = [
+        ContextCommit(f"peer{n}", head_node_id=f"p{n}").append_items(
+            [ContextItem(f"p{n}", "user", tokens=3)]
+        )
+        for n in (1, 2)
+    ]
+    s = Session("s").send("user", "start").unwrap().merge(peers, "Combine both.").unwrap()
+    kinds = [node_kind(s.graph.nodes[i]) for i in s.graph.order]
+    assert kinds == ["user", "attach", "attach", "merge"]
+    merge = s.graph.order[-1]
+    joined = sorted(a for a, b, kind in edges(s.graph) if kind == "merge" and b == merge)
+    nexts = [a for a, b, kind in edges(s.graph) if kind == "next" and b == merge]
+    assert sorted([*joined, *nexts]) == sorted(s.graph.order[1:3])
