@@ -97,6 +97,9 @@ def _serve(reader: Any, args: argparse.Namespace, out: TextIO) -> int:  # noqa: 
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind(("127.0.0.1", args.port))
+        # Listening before the URL is printed: a browser opened at once waits in the backlog
+        # until the server accepts, instead of being refused.
+        listener.listen(128)
     except OSError as error:
         sys.stderr.write(f"cannot listen on 127.0.0.1:{args.port}: {error.strerror}\n")
         return 2
@@ -106,9 +109,9 @@ def _serve(reader: Any, args: argparse.Namespace, out: TextIO) -> int:  # noqa: 
         reader.session(session)
     port = listener.getsockname()[1]
     hash_part = f"#session={args.session}" if args.session else ""
+    config = uvicorn.Config(build_app(reader), log_level="warning", lifespan="off")
     out.write(f"ctxrules inspect: http://127.0.0.1:{port}/{hash_part} (Ctrl-C stops)\n")
     out.flush()
-    config = uvicorn.Config(build_app(reader), log_level="warning", lifespan="off")
     uvicorn.Server(config).run(sockets=[listener])
     return 0
 

@@ -109,7 +109,9 @@ def shot(driver: Any, name: str, selector: str | None = None) -> None:
         return
     Path(SHOTS).mkdir(parents=True, exist_ok=True)
     target = Path(SHOTS) / f"{name}.png"
-    if selector is None:
-        driver.save_screenshot(str(target))
-    else:
-        driver.find_element("css selector", selector).screenshot(str(target))
+    if selector is not None:
+        # The view at the top of the window: an element's own screenshot clips a long one.
+        driver.execute_script(
+            "document.querySelector(arguments[0]).scrollIntoView({block: 'start'})", selector
+        )
+    driver.save_screenshot(str(target))

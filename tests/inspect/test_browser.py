@@ -103,7 +103,7 @@ def test_a_request_shows_its_items_and_its_diff(page: Any, stored: Any) -> None:
     prefix = page.find_element("css selector", f'[data-items="{index}"] [data-prefix-end]')
     assert int(prefix.get_attribute("data-prefix-end")) == stored.requests[index].diff.prefix_end
     timeline = page.find_element("css selector", f'[data-request="{index}"]').text
-    assert "breaks at item" in timeline
+    assert f"breaks at {stored.requests[index].diff.prefix_end}" in timeline
     assert "batch" in timeline
     shot(page, "timeline", '[data-view="timeline"]')
     shot(page, "request", '[data-view="request"]')

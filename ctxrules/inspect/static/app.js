@@ -167,15 +167,15 @@
   // -- the commit timeline -----------------------------------------------------------------
   function showTimeline(requests) {
     const names = ["#", "time", "tokens", "items", "added", "tightened", "folded", "cached prefix", "marks"];
-    const table = grid("2.5em 9.5em 4.5em 3.5em 3.5em 4.5em 3.5em 7em 1fr", {}, head(names),
+    const table = grid("2.5em 8em 4.5em 3.5em 3.5em 6em 4em 7.5em 1fr", {}, head(names),
       requests.map((r) => row({
         class: "pick" + (state.request === r.index ? " chosen" : ""), "data-request": r.index,
         on: { click: () => openRequest(r.index) },
       },
-      cell({ class: "num" }, r.index), cell({}, when(r.at)), cell({ class: "num" }, fmt(r.tokens)),
+      cell({ class: "num" }, r.index), cell({ title: when(r.at) }, when(r.at).slice(5)), cell({ class: "num" }, fmt(r.tokens)),
       cell({ class: "num" }, fmt(r.items)), cell({ class: "num" }, r.added),
       cell({ class: "num" }, r.tightened), cell({ class: "num" }, r.folded),
-      cell({}, r.index === 0 ? "–" : r.extends ? badge("extends") : badge("break", "breaks at item " + r.prefix_end)),
+      cell({}, r.index === 0 ? "–" : r.extends ? badge("extends") : badge("break", "breaks at " + r.prefix_end)),
       cell({}, r.batch ? badge("batch", "batch: " + r.batch) : null, " ", r.compaction ? badge("compaction") : null))));
     replace("timeline", section("timeline", "Commit timeline (" + requests.length + " requests)", "", el("div", { class: "scroll" }, table)));
   }
