@@ -21,7 +21,7 @@ import pg_server
 from inspect_pages import Server, browser_paths, real_store
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def real(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     """A SQLite store made from the real session (with a retry branch): its path and session."""
     path = str(tmp_path_factory.mktemp("real") / "store.sqlite")

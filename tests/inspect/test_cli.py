@@ -7,7 +7,6 @@ import io
 from pathlib import Path
 
 import pytest
-from inspect_pages import real_store
 
 from ctxrules.cli.main import main
 from ctxrules.inspect.read import Reader
@@ -27,10 +26,9 @@ def _run(*argv: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
+def client(real: tuple[str, str]) -> TestClient:
     """The app over a store made from the real session."""
-    path = str(tmp_path_factory.mktemp("api") / "store.sqlite")
-    session = real_store(path)
+    path, session = real
     app = build_app(Reader(open_store(path, read_only=True).unwrap(), 200_000))
     test = TestClient(app, base_url="http://127.0.0.1")
     test.session_id = session  # type: ignore[attr-defined]
