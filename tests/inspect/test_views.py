@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxrules.commit import ContextCommit, ContextItem, State
@@ -19,7 +19,16 @@ from ctxrules.testing.commits import commits, context_items
 from ctxrules.tokens.usage import ProviderUsage, UsageState
 
 
-@given(st.lists(context_items(), max_size=3 * CHUNK + 5))
+# Few examples: each hashes up to 200 items twice, and the lengths that matter (empty, one
+# chunk, a chunk boundary, several chunks) come up in the first dozens.
+@settings(max_examples=40)
+@given(
+    st.integers(0, 3 * CHUNK + 5).flatmap(
+        lambda n: st.lists(context_items(), min_size=min(n, 3), max_size=3).map(
+            lambda some: [*(ContextItem(f"n{i}", "user", tokens=i) for i in range(n)), *some]
+        )
+    )
+)
 def test_chunked_digest_equals_the_items_digest(items: list[ContextItem]) -> None:
     """Invariant 2 (content-addressed ids): a reader hashing chunk by chunk gets the same digest."""
     vector = ItemVector.of(items)
@@ -41,7 +50,8 @@ def _tightened(item: ContextItem, reason: str) -> ContextItem:
     )
 
 
-@given(commits(states=(State.FULL,)), st.data())
+@settings(max_examples=100)
+@given(commits(max_items=12, states=(State.FULL,)), st.data())
 def test_the_diff_names_every_change_by_rule(before: ContextCommit, data: st.DataObject) -> None:
     """Invariant 3 (monotone tightening) as the page shows it: each tightened item once, by its rule.
 
