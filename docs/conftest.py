@@ -5,6 +5,7 @@ import importlib.util
 _NEEDS = {
     "integrations-langchain.md": ("langchain", "langchain_core", "langgraph"),
     "integrations-openai-agents.md": ("agents",),
+    "inspect.md": ("opentelemetry.sdk",),
 }
 
 collect_ignore = [

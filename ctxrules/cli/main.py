@@ -7,7 +7,7 @@ import functools
 from collections.abc import Sequence
 
 from ctxrules import __version__
-from ctxrules.cli import check, demo, migrate, replay, show, verify
+from ctxrules.cli import check, demo, inspect, migrate, replay, show, verify
 from ctxrules.cli.guard import OneLineParser, check_arguments, run_guarded
 
 
@@ -21,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     check.register(commands)
     demo.register(commands)
+    inspect.register(commands)
     migrate.register(commands)
     replay.register(commands)
     show.register(commands)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 from pyrsistent import PSet, pset
@@ -37,6 +37,33 @@ def items_digest(
         for i, item in enumerate(items)
     )
     return sum(terms) % _MODULUS
+
+
+def chunks_digest(
+    chunks: Sequence[Sequence[ContextItem]],
+    size: int,
+    memo: dict[tuple[int, int], tuple[object, int]],
+) -> int:
+    """`items_digest` of the items of ``chunks`` (each ``size`` long but the last), chunk by chunk.
+
+    ``memo`` keeps each chunk's share by (chunk number, chunk identity) for the next call:
+    a reader of a session's commits, which share their chunks, hashes each chunk once.
+
+    >>> items = [ContextItem(f"n{i}", "user") for i in range(5)]
+    >>> chunks_digest([items[:4], items[4:]], 4, {}) == items_digest(items)
+    True
+    """
+    total = 0
+    for number, chunk in enumerate(chunks):
+        key = (number, id(chunk))
+        kept = memo.get(key)
+        if kept is None or kept[0] is not chunk:
+            start = number * size
+            share = sum(position_term(start + i, item) for i, item in enumerate(chunk))
+            # The chunk is kept with its share, so its id cannot be reused by another.
+            kept = memo[key] = (chunk, share)
+        total += kept[1]
+    return total % _MODULUS
 
 
 #: ``summary_at`` before it is derived from the items.

@@ -378,6 +378,8 @@ class Context:
         )
         if answer is None:
             return None
+        if self.engine.observer is not None:
+            self.engine.observer.recalled(self.session.session_id, read.name, answer)
         self.add_tool_result(read.id, answer.text, is_error=answer.is_error)
         return answer.text
 

@@ -40,6 +40,7 @@ from ctxrules.engine.notices import (
     snip_note,
     window_problem,
 )
+from ctxrules.engine.observer import Observer
 from ctxrules.engine.rescue import RescueState, refusal_from_error
 from ctxrules.engine.summary_step import Turn, background_step
 from ctxrules.engine.turn import SessionState, TurnPrep, turn_prep
@@ -48,6 +49,7 @@ from ctxrules.render.system_prompt import AgentProfile, build_system_prompt
 from ctxrules.rules import Facts, Pipeline, ReferenceTracker
 from ctxrules.rules.batching import BatchReason, last_batch, stable_items
 from ctxrules.rules.receipts import receipt
+from ctxrules.telemetry import default_observer
 from ctxrules.tokens import (
     BudgetAllocation,
     Tokenizer,
@@ -93,6 +95,7 @@ class DefaultContextEngine(ContextEngine):
         on_event: OnEvent | None = None,
         cache_profile: CacheProfile | None = None,
         background: Runner | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.pipeline = pipeline or Pipeline()
         if cache_profile is not None and self.pipeline.batching is not None:
@@ -112,6 +115,9 @@ class DefaultContextEngine(ContextEngine):
         self.usage_tracker = usage_tracker or UsageState()
         self.reference_tracker = reference_tracker or ReferenceTracker()
         self.on_event = on_event
+        # Spans of every decision once the application configures an OpenTelemetry tracer
+        # provider; None (or an observer that checks one flag) otherwise.
+        self.observer: Observer | None = observer or default_observer()
         self.states: dict[str, SessionState] = {}
         self.background = background
         # The shell's side of background compaction: one summary under way per session, and
@@ -261,8 +267,10 @@ class DefaultContextEngine(ContextEngine):
                     self.on_event(
                         "request_snipped", {"session_id": session.session_id, "warning": cut}
                     )
+        state = self._state(session.session_id)
+        usage = state.usage.sent(window, system_tokens, tools_tokens)
         self.states[session.session_id] = attrs.evolve(
-            self._state(session.session_id), last_request=request + fixed
+            state, last_request=request + fixed, usage=usage
         )
         notes.extend(n for n in (rescue.note, request_note(request + fixed, serves, fixed)) if n)
         path.append("render")
@@ -279,6 +287,7 @@ class DefaultContextEngine(ContextEngine):
             request=request,
             path=path,
         )
+        self._observe(prep, before)
         return Success(prep)
 
     def _compaction(
@@ -306,6 +315,11 @@ class DefaultContextEngine(ContextEngine):
             state = self._state(turn.session_id)
             self.states[turn.session_id] = attrs.evolve(state, hold=hold_after(after, self.policy))
         return result.commit
+
+    def _observe(self, prep: TurnPrep, before: ContextCommit | None) -> None:
+        # The one call site of the observer for a prepared request.
+        if self.observer is not None:
+            self.observer.prepared(prep, before, self.pipeline.version)
 
     def _budget_point(  # noqa: PLR0917 - private; the one caller passes all six
         self,
@@ -367,9 +381,11 @@ class DefaultContextEngine(ContextEngine):
     ) -> CompactResult:
         facts = Facts(now=now, context_window=window, budget=budget, tokenizer=self.tokenizer)
         paid: list[tuple[int, int]] = []
+        observer = self.observer
+        metered = self._metered(summarizer or self.summarizer, paid)
         result = compact(
             commit,
-            self._metered(summarizer or self.summarizer, paid),
+            metered if observer is None else observer.summarizing(session_id, metered),
             facts,
             params=self.cut,
             timeout=self.summarizer_timeout,
@@ -417,6 +433,8 @@ class DefaultContextEngine(ContextEngine):
                 usage=state.usage.record_compaction(),
             )
         self.states[session_id] = state
+        if self.observer is not None:
+            self.observer.compacted(session_id, result)
         return result
 
     def compact_now(self, turn: Turn, commit: ContextCommit, broken: str | None) -> CompactResult:
@@ -495,6 +513,8 @@ class DefaultContextEngine(ContextEngine):
         self.states[session_id] = attrs.evolve(state, usage=recorded, measurement=measured)
         if self.store is not None:
             self.store.save_usage(session_id, recorded)
+        if self.observer is not None:
+            self.observer.recorded(session_id, usage, prep)
         if on_event is not None and self.should_recommend(prep):
             on_event("compaction_recommended", {"budget_pct": prep.budget_pct, "head": prep.head})
 

@@ -23,6 +23,7 @@ from returns.result import Failure, Result, Success
 
 from ctxrules.canonical import canonical_json
 from ctxrules.commit import ContextCommit, ContextItem, commit_from_json
+from ctxrules.commit.commit import chunks_digest
 from ctxrules.commit.item import item_digest, stored_item
 from ctxrules.commit.vector import CHUNK, Chunk, ItemVector
 from ctxrules.store.errors import CorruptRecord, StoreError, UnknownCommit
@@ -260,6 +261,8 @@ class CommitReader:
         self.items: dict[str, ContextItem] = {}
         self.nodes: dict[str, tuple[int, tuple[str, ...]]] = {}
         self.chunks: dict[str, Chunk] = {}
+        #: Each chunk's share of the items digest: a session's commits share their chunks.
+        self.shares: dict[tuple[int, int], tuple[object, int]] = {}
 
     def get(self, commit_id: str) -> Result[ContextCommit, StoreError]:
         """The commit with this id, or `UnknownCommit`."""
@@ -332,6 +335,7 @@ class CommitReader:
             head_node_id=fields["head_node_id"],  # type: ignore[arg-type]
             rules_version=fields["rules_version"],  # type: ignore[arg-type]
             items=items,
+            digest=chunks_digest(chunks, CHUNK, self.shares),
             total_tokens=fields["total_tokens"],  # type: ignore[arg-type]
             summary=fields["summary"],  # type: ignore[arg-type]
             marks=pmap(marks),

@@ -111,6 +111,28 @@ class UsageState:
     summary_calls: int = 0
     summary_prompt_tokens: int = 0
     summary_completion_tokens: int = 0
+    #: What the last request carried besides its history: the window it was prepared for and
+    #: the system prompt's and tool schemas' tokens, so a reader of the store (`ctxrules
+    #: inspect`) draws the same occupancy as the engine did. 0 when never prepared.
+    window: int = 0
+    system_tokens: int = 0
+    tools_tokens: int = 0
+
+    def sent(self, window: int, system_tokens: int, tools_tokens: int) -> UsageState:
+        """The state noting what the last request carried besides its history (self if the same).
+
+        >>> UsageState().sent(8_000, 120, 300).tools_tokens
+        300
+        """
+        if (self.window, self.system_tokens, self.tools_tokens) == (
+            window,
+            system_tokens,
+            tools_tokens,
+        ):
+            return self
+        return attrs.evolve(
+            self, window=window, system_tokens=system_tokens, tools_tokens=tools_tokens
+        )
 
     def record(self, usage: ProviderUsage, *, estimated_request: int) -> UsageState:
         """The state after a response: the provider's numbers become the last measurement.

@@ -112,6 +112,7 @@ COMMANDS = [
     ["export", "{}"],
     ["verify", "{}"],
     ["show", "{}"],
+    ["inspect", "{}", "--export", "{}.html"],
 ]
 
 

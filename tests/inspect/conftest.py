@@ -1,0 +1,80 @@
+"""Fixtures of the inspector's tests: stores made from a real session, the server, a browser.
+
+The browser is the system's Chromium driven by Selenium through the system's chromedriver
+(Debian: ``apt-get install chromium chromium-driver``; `.ci/run` installs both). Without
+them the browser tests skip with the reason, except in CI (``CI`` set), where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
+import pg_server
+from inspect_pages import Server, browser_paths, real_store
+
+
+@pytest.fixture(scope="session")
+def real(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """A SQLite store made from the real session (with a retry branch): its path and session."""
+    path = str(tmp_path_factory.mktemp("real") / "store.sqlite")
+    return path, real_store(path)
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., Server]]:
+    """Start servers on stores; each is stopped after the test."""
+    started: list[Server] = []
+
+    def start(store: str, *extra: str) -> Server:
+        started.append(Server(store, *extra))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """A headless Chromium, one per test module."""
+    paths = browser_paths()
+    if paths is None:
+        reason = "no Chromium and chromedriver: apt-get install chromium chromium-driver"
+        if os.environ.get("CI"):
+            pytest.fail(reason + " (CI must run the browser tests)")
+        pytest.skip(reason)
+    webdriver = pytest.importorskip("selenium.webdriver")
+    service = pytest.importorskip("selenium.webdriver.chrome.service")
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = paths[0]
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1800"):
+        options.add_argument(argument)
+    options.add_argument("--disable-dev-shm-usage")
+    driver = webdriver.Chrome(options=options, service=service.Service(paths[1]))
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[pg_server.Server]:
+    """A throwaway PostgreSQL server (skipped where none is installed, as in tests/store)."""
+    pytest.importorskip(
+        "psycopg", reason="psycopg is not installed: pip install 'ctxrules[postgres]'"
+    )
+    bindir = pg_server.find_bin()
+    if bindir is None:
+        pytest.skip("no PostgreSQL binaries (initdb, pg_ctl) on this machine; set CTXRULES_PG_BIN")
+    server = pg_server.start(bindir)
+    if isinstance(server, str):
+        pytest.fail(f"PostgreSQL is installed but did not start: {server}")
+    yield server
+    server.stop()
