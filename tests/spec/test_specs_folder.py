@@ -64,7 +64,7 @@ use = "cap_tool_result"
 params = { max_args_chars = 4000, hint_chars = 1600 }
 [[rules]]
 use = "age_tool_results"
-params = { stub_head_chars = 40, stub_tail_chars = 0, stub_hint_chars = 160 }
+params = { stub_head_chars = 40, stub_tail_chars = 0, stub_hint_chars = 120 }
 [[rules]]
 use = "gate_tool_results"
 [[rules]]
