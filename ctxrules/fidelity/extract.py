@@ -33,6 +33,7 @@ _URL = re.compile(r"https?://[^\s'\"<>()\[\]{}`]+")
 _HEX = re.compile(r"(?:[0-9a-f]{7,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 _VERSION = re.compile(r"v?\d+(?:\.\d+){2,}")
 _MEASURE = re.compile(r"\d+(?:\.\d+)?[A-Za-z%]{1,4}")
+_LETTER = re.compile(r"[A-Za-z]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SNAKE = re.compile(r"[A-Za-z0-9]_+[A-Za-z0-9]")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
@@ -100,7 +101,7 @@ def _trim(token: str) -> str:
 
 
 def _has_letter(text: str) -> bool:
-    return any("a" <= c <= "z" or "A" <= c <= "Z" for c in text)
+    return _LETTER.search(text) is not None
 
 
 def _is_hex(token: str) -> bool:
@@ -175,6 +176,9 @@ def is_distinctive(token: str) -> bool:
     """
     if len(token) < MIN_CHARS or token in STOP_NAMES or token.lower() in STOP_NAMES:
         return False
+    if token.isalpha():
+        # Most tokens of any text are words: only an internal capital makes one a name.
+        return _CAMEL.search(token) is not None
     if _VERSION.fullmatch(token) or _is_hex(token):
         return True
     if _MEASURE.fullmatch(token):
@@ -195,10 +199,11 @@ def _shaped(token: str) -> bool:
 
 
 def _tokens(text: str) -> Iterator[str]:
-    """Every distinctive token of ``text``, URLs whole, in order, with repeats."""
-    for url in _URL.findall(text):
+    """Every distinctive token of ``text``, URLs whole, in order of first appearance, once each."""
+    for url in dict.fromkeys(_URL.findall(text)):
         yield url.rstrip(".,;:")
-    for raw in _TOKEN.findall(_URL.sub(" ", text)):
+    # Logs repeat their tokens: each distinct one is judged once.
+    for raw in dict.fromkeys(_TOKEN.findall(_URL.sub(" ", text))):
         token = _trim(raw)
         if is_distinctive(token):
             yield token
