@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+import ctxrules.fidelity.index as index_module
 from ctxrules.dag import Role, branch
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.replay import replay
@@ -56,3 +59,24 @@ def test_replay_measures_each_request_as_a_fresh_index_would() -> None:
     assert total[Reach.VISIBLE] > 0
     assert total[Reach.ONE_RECALL] > 0
     assert total[Reach.LOST] == 0
+
+
+def test_a_replay_indexes_each_text_of_the_history_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work counted, not timed: the history is indexed once over the replay, not once a request."""
+    session = import_session(BUNDLED).unwrap().session
+    engine = DefaultContextEngine(pipeline=SMALL, tokenizer=load_encoding().unwrap())
+    indexed: list[str] = []
+    real = index_module.atoms
+
+    def counting(text: str) -> set[str]:
+        indexed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(index_module, "atoms", counting)
+    requests = replay(session, engine, window=4_000)
+    graph = session.graph
+    # At most a text for each node's output and each tool call's arguments, and the summaries.
+    bound = sum(2 if c.role is Role.TOOL else 1 for c in graph.nodes.values())
+    summaries = sum(1 for r in requests if r.compaction == "finished")
+    assert len(requests) == 18
+    assert 0 < len(indexed) <= bound + summaries
