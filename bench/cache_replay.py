@@ -3,7 +3,7 @@
     python bench/cache_replay.py                        # default spec, anthropic, 32k and 200k
     python bench/cache_replay.py --provider openai --windows 200000
     python bench/cache_replay.py --spec specs/small-window.toml --sessions DIR ...
-    python bench/cache_replay.py --against other.toml   # also the totals of that spec
+    python bench/cache_replay.py --against a.toml b.toml # also the totals of those specs
     python bench/cache_replay.py --json out.json         # every row and total as JSON too
     python bench/cache_replay.py --against bench/compaction-only.toml --plot tradeoff.html
 
@@ -263,7 +263,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--provider", choices=sorted(PROFILES), default="anthropic")
     parser.add_argument("--windows", type=int, nargs="+", default=[32_000, 200_000])
     parser.add_argument("--sessions", type=Path, nargs="+", default=list(SESSIONS))
-    parser.add_argument("--against", type=Path, default=None, help="a spec to compare with")
+    parser.add_argument(
+        "--against", type=Path, nargs="+", default=[], help="one or more specs to compare with"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write rows and totals here")
     parser.add_argument(
         "--plot", type=Path, default=None, help="write a cost-against-fidelity plot (HTML) here"
@@ -276,16 +278,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = [(args.spec.name, _run(files, args.spec, args.windows, args.provider))]
     rows = runs[0][1]
     sys.stdout.write(table(rows) + "\n")
-    if args.against is not None:
-        other = _run(files, args.against, args.windows, args.provider)
-        runs.append((args.against.name, other))
+    for against in args.against:
+        other = _run(files, against, args.windows, args.provider)
+        runs.append((against.name, other))
         for window in args.windows:
             mine = sum(r.cost for r in rows if r.window == window)
             theirs = sum(r.cost for r in other if r.window == window)
             change = (mine - theirs) / theirs if theirs else 0.0
             sys.stdout.write(
                 f"cost at {window:,}: {mine:,.0f} with {args.spec.name}, {theirs:,.0f} with "
-                f"{args.against.name} ({change:+.2%})\n"
+                f"{against.name} ({change:+.2%})\n"
             )
     sys.stdout.write("\n" + summary_table(runs) + "\n")
     sys.stdout.write("\n" + hidden_table(runs) + "\n")
