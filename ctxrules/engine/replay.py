@@ -236,12 +236,15 @@ def replay(
     on_request: Callable[[Request], None] | None = None,
     profile: CacheProfile | None = None,
     search: bool = False,
+    fidelity: bool = True,
 ) -> list[Request]:
     """Prepare every LLM call of ``recorded`` through ``engine``; the recorded reply becomes history.
 
     Each request and its naive resend are priced under ``profile`` (Anthropic by default),
     and its fidelity measured against the recorded reply (`ctxrules.fidelity`); ``search``
     says whether the requests offer ``search_history`` (the spec's ``[recall] tools``).
+    ``fidelity=False`` skips that measure (each request's is then empty), for timings that
+    compare the replay with the engine alone.
     """
     profile = profile or anthropic()
     calls = branch(recorded.graph, recorded.head)
@@ -257,16 +260,18 @@ def replay(
         head = calls[before].id
         live = Session(recorded.session_id, recorded.graph, head)
         prep: TurnPrep = engine.prepare(live, window=window, now=call.created_at).unwrap()
-        for node in calls[seen : before + 1]:
+        for node in calls[seen : before + 1] if fidelity else ():
             history.add_call(recorded.graph, node)
         added, added_tokens = naive_growth(
             recorded.graph, calls[seen : before + 1], prep.commit, engine.tokenizer
         )
         naive_count, naive_total, seen = naive_count + added, naive_total + added_tokens, before + 1
-        history.add_summaries(prep.commit)
-        fidelity = measure(
-            history, reply_references(recorded.graph, call), prep.messages, search=search
-        )
+        measured = Fidelity()
+        if fidelity:
+            history.add_summaries(prep.commit)
+            measured = measure(
+                history, reply_references(recorded.graph, call), prep.messages, search=search
+            )
         fixed = prep.budget.system + prep.budget.tools_schema
         shared, shared_tokens = shared_prefix(
             last.messages, prep.messages, prep.request_tokens - fixed, engine.tokenizer
@@ -319,7 +324,7 @@ def replay(
             history=prep.commit.total_tokens,
             fixed=fixed,
             summary_tokens=visible_summary_tokens(prep.commit),
-            fidelity=fidelity,
+            fidelity=measured,
         )
         engine.after_turn(recorded.session_id, ProviderUsage(prep.request_tokens), prep)
         last = _Previous(

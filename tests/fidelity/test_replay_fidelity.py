@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 import ctxrules.fidelity.index as index_module
 from ctxrules.dag import Role, branch
 from ctxrules.engine import DefaultContextEngine
-from ctxrules.engine.replay import replay
+from ctxrules.engine.replay import Request, replay
 from ctxrules.engine.turn import TurnPrep
-from ctxrules.fidelity import HistoryIndex, Reach, measure, reply_references
+from ctxrules.fidelity import Fidelity, HistoryIndex, Reach, measure, reply_references
 from ctxrules.importers import import_session
 from ctxrules.spec import load_spec
 from ctxrules.tokens import load_encoding
@@ -80,3 +81,17 @@ def test_a_replay_indexes_each_text_of_the_history_once(monkeypatch: pytest.Monk
     summaries = sum(1 for r in requests if r.compaction == "finished")
     assert len(requests) == 18
     assert 0 < len(indexed) <= bound + summaries
+
+
+def test_fidelity_can_be_left_out_and_changes_nothing_else() -> None:
+    """``fidelity=False`` gives empty measures and the very same requests otherwise."""
+    session = import_session(BUNDLED).unwrap().session
+
+    def run(*, fidelity: bool) -> list[Request]:
+        engine = DefaultContextEngine(pipeline=SMALL, tokenizer=load_encoding().unwrap())
+        return list(replay(session, engine, window=4_000, fidelity=fidelity))
+
+    with_it, without = run(fidelity=True), run(fidelity=False)
+    assert all(r.fidelity == Fidelity() for r in without)
+    assert any(r.fidelity.references for r in with_it)
+    assert [attrs.evolve(r, fidelity=Fidelity()) for r in with_it] == without
