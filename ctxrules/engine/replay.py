@@ -17,7 +17,7 @@ from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Role, Session, branch
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.turn import TurnPrep
-from ctxrules.fidelity import Fidelity, HistoryIndex, measure, reply_references
+from ctxrules.fidelity import Fidelity, HistoryIndex, SentText, measure, reply_references
 from ctxrules.generation import branch_items, node_text
 from ctxrules.render import Message, ToolUseBlock, count_messages
 from ctxrules.render.item import counted
@@ -255,7 +255,7 @@ def replay(
     naive_total = naive_count = seen = 0
     protocol = ProtocolCheck()
     # The fidelity index grows by the nodes each request adds, as the naive resend does.
-    history = HistoryIndex()
+    history, sent = HistoryIndex(), SentText()
     for before, call in llm_calls(recorded):
         head = calls[before].id
         live = Session(recorded.session_id, recorded.graph, head)
@@ -266,16 +266,17 @@ def replay(
             recorded.graph, calls[seen : before + 1], prep.commit, engine.tokenizer
         )
         naive_count, naive_total, seen = naive_count + added, naive_total + added_tokens, before + 1
-        measured = Fidelity()
-        if fidelity:
-            history.add_summaries(prep.commit)
-            measured = measure(
-                history, reply_references(recorded.graph, call), prep.messages, search=search
-            )
         fixed = prep.budget.system + prep.budget.tools_schema
         shared, shared_tokens = shared_prefix(
             last.messages, prep.messages, prep.request_tokens - fixed, engine.tokenizer
         )
+        measured = Fidelity()
+        if fidelity:
+            history.add_summaries(prep.commit)
+            # The text the previous request shares with this one is read again from it.
+            sent = sent.grown(prep.messages, shared)
+            found = reply_references(recorded.graph, call)
+            measured = measure(history, found, prep.messages, search=search, text=sent)
         output = engine.tokenizer.count(node_text(call.output))
         priced, cache = last.cache.price(
             profile,

@@ -69,9 +69,9 @@ def test_a_replay_indexes_each_text_of_the_history_once(monkeypatch: pytest.Monk
     indexed: list[str] = []
     real = index_module.atoms
 
-    def counting(text: str) -> set[str]:
+    def counting(text: str, judged: dict[str, bool] | None = None) -> set[str]:
         indexed.append(text)
-        return real(text)
+        return real(text, judged)
 
     monkeypatch.setattr(index_module, "atoms", counting)
     requests = replay(session, engine, window=4_000)
