@@ -34,6 +34,7 @@ _HEX = re.compile(r"(?:[0-9a-f]{7,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 _VERSION = re.compile(r"v?\d+(?:\.\d+){2,}")
 _MEASURE = re.compile(r"\d+(?:\.\d+)?[A-Za-z%]{1,4}")
 _LETTER = re.compile(r"[A-Za-z]")
+_ESCAPE = re.compile(r"\\[nrt]")
 _CODE_CHAR = re.compile(r"[_0-9]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SNAKE = re.compile(r"[A-Za-z0-9]_+[A-Za-z0-9]")
@@ -204,8 +205,9 @@ def _tokens(text: str, judged: dict[str, bool] | None = None) -> Iterator[str]:
     """
     for url in dict.fromkeys(_URL.findall(text)):
         yield url.rstrip(".,;:")
+    # An escaped newline or tab in quoted code (``"\\nDone"``) ends the word before it.
     # Logs repeat their tokens: each distinct one is judged once.
-    for raw in dict.fromkeys(_TOKEN.findall(_URL.sub(" ", text))):
+    for raw in dict.fromkeys(_TOKEN.findall(_ESCAPE.sub(" ", _URL.sub(" ", text)))):
         token = _trim(raw)
         if _judge(token, judged):
             yield token
