@@ -3,7 +3,7 @@
     python bench/cache_replay.py                        # default spec, anthropic, 32k and 200k
     python bench/cache_replay.py --provider openai --windows 200000
     python bench/cache_replay.py --spec specs/small-window.toml --sessions DIR ...
-    python bench/cache_replay.py --against other.toml   # also the totals of that spec
+    python bench/cache_replay.py --against a.toml b.toml # also the totals of those specs
     python bench/cache_replay.py --json out.json         # every row and total as JSON too
     python bench/cache_replay.py --against bench/compaction-only.toml --plot tradeoff.html
 
@@ -27,6 +27,7 @@ from pathlib import Path
 import attrs
 
 from ctxrules.cache import PROFILES
+from ctxrules.commit import ContextCommit
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.replay import Request, replay
 from ctxrules.importers import import_session
@@ -62,6 +63,8 @@ class Row:
     lost: int = 0
     round_trips: int = 0
     trail_named: int = 0
+    #: Hidden references by ``reach: state/reason`` of the item their first tool result is in.
+    hidden_by: dict[str, int] = attrs.field(factory=dict)
 
     @property
     def ratio(self) -> float:
@@ -114,8 +117,31 @@ def measure(path: Path, spec: Path, window: int, provider: str) -> Row:
     session = import_session(path, skip_bad=True).unwrap().session
     engine = DefaultContextEngine(pipeline=load_spec(spec).unwrap(), tokenizer=default_tokenizer())
     search = recall_options(spec).unwrap().tools
+    commits: list[ContextCommit] = []
+    prepare = engine.prepare
+
+    def recording(*args: object, **kwargs: object) -> object:
+        # The commit of each request, to say which item hid each hidden reference.
+        result = prepare(*args, **kwargs)  # type: ignore[arg-type]
+        commits.append(result.unwrap().commit)
+        return result
+
+    engine.prepare = recording  # type: ignore[method-assign]
     requests = replay(session, engine, window=window, profile=PROFILES[provider], search=search)
-    return _row(path.name, window, requests)
+    row = _row(path.name, window, requests)
+    return attrs.evolve(row, hidden_by=_hidden_by(requests, commits))
+
+
+def _hidden_by(requests: Sequence[Request], commits: Sequence[ContextCommit]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for request, commit in zip(requests, commits, strict=True):
+        for hidden in request.fidelity.hidden:
+            at = commit.index_of(hidden.source_id)
+            item = commit.items[at] if at is not None else None
+            where = f"{item.state.value}/{item.reason}" if item is not None else "not in the commit"
+            key = f"{hidden.reach.value}: {where}"
+            found[key] = found.get(key, 0) + 1
+    return found
 
 
 def _row(name: str, window: int, requests: list[Request]) -> Row:
@@ -237,7 +263,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--provider", choices=sorted(PROFILES), default="anthropic")
     parser.add_argument("--windows", type=int, nargs="+", default=[32_000, 200_000])
     parser.add_argument("--sessions", type=Path, nargs="+", default=list(SESSIONS))
-    parser.add_argument("--against", type=Path, default=None, help="a spec to compare with")
+    parser.add_argument(
+        "--against", type=Path, nargs="+", default=[], help="one or more specs to compare with"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write rows and totals here")
     parser.add_argument(
         "--plot", type=Path, default=None, help="write a cost-against-fidelity plot (HTML) here"
@@ -250,18 +278,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = [(args.spec.name, _run(files, args.spec, args.windows, args.provider))]
     rows = runs[0][1]
     sys.stdout.write(table(rows) + "\n")
-    if args.against is not None:
-        other = _run(files, args.against, args.windows, args.provider)
-        runs.append((args.against.name, other))
+    for against in args.against:
+        other = _run(files, against, args.windows, args.provider)
+        runs.append((against.name, other))
         for window in args.windows:
             mine = sum(r.cost for r in rows if r.window == window)
             theirs = sum(r.cost for r in other if r.window == window)
             change = (mine - theirs) / theirs if theirs else 0.0
             sys.stdout.write(
                 f"cost at {window:,}: {mine:,.0f} with {args.spec.name}, {theirs:,.0f} with "
-                f"{args.against.name} ({change:+.2%})\n"
+                f"{against.name} ({change:+.2%})\n"
             )
     sys.stdout.write("\n" + summary_table(runs) + "\n")
+    sys.stdout.write("\n" + hidden_table(runs) + "\n")
     if args.json is not None:
         args.json.write_text(json.dumps(_json(runs), indent=1) + "\n", encoding="utf-8")
     if args.plot is not None:
@@ -270,6 +299,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     for problem in problems:
         sys.stdout.write(f"missed: {problem}\n")
     return 1 if problems else 0
+
+
+def hidden_table(runs: Sequence[tuple[str, Sequence[Row]]]) -> str:
+    """Where the references not visible were: reach, then the state and reason of their item."""
+    lines = ["| spec | window | hidden reference: reach, item state/reason | count | of all |"]
+    lines.append("|---|---:|---|---:|---:|")
+    for name, rows in runs:
+        for window in sorted({r.window for r in rows}):
+            group = [r for r in rows if r.window == window]
+            refs = sum(r.references for r in group)
+            counts: dict[str, int] = {}
+            for row in group:
+                for key, count in row.hidden_by.items():
+                    counts[key] = counts.get(key, 0) + count
+            lines.extend(
+                f"| {name} | {window:,} | {key} | {count} | {_share(count, refs)} |"
+                for key, count in sorted(counts.items(), key=lambda kv: -kv[1])
+            )
+    return "\n".join(lines)
 
 
 def _run(files: Sequence[Path], spec: Path, windows: Sequence[int], provider: str) -> list[Row]:

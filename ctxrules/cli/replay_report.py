@@ -238,7 +238,7 @@ def write_report(requests: Sequence[Request], source: str, path: Path) -> str | 
         subplot_titles=(
             "tokens per request",
             "cumulative cache-weighted cost",
-            "references the recorded reply used, by where they stood in the request",
+            "references the recorded reply used, by where they stood; files written, not named",
         ),
     )
     figure.add_trace(
@@ -272,13 +272,23 @@ def write_report(requests: Sequence[Request], source: str, path: Path) -> str | 
             row=3,
             col=1,
         )
+    figure.add_trace(
+        go.Scatter(
+            x=index,
+            y=[len(r.fidelity.trail_missing) for r in requests],
+            name="files written, not named",
+            line={"color": "black", "dash": "dot"},
+        ),
+        row=3,
+        col=1,
+    )
     figure.update_layout(barmode="stack")
     _markers(figure, requests)
     for row in (1, 2, 3):
         figure.update_xaxes(title_text="request (LLM call)", row=row, col=1)
     figure.update_yaxes(title_text="prompt tokens", row=1, col=1)
     figure.update_yaxes(title_text="cost, uncached-input-token units", row=2, col=1)
-    figure.update_yaxes(title_text="references", row=3, col=1)
+    figure.update_yaxes(title_text="references, files", row=3, col=1)
     figure.update_layout(
         title=f"ctxrules replay of {source} (red dots: prefix breaks, purple: compactions)",
         height=1200,

@@ -17,7 +17,7 @@ from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Role, Session, branch
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.turn import TurnPrep
-from ctxrules.fidelity import Fidelity, HistoryIndex, measure, reply_references
+from ctxrules.fidelity import Fidelity, HistoryIndex, SentText, measure, reply_references
 from ctxrules.generation import branch_items, node_text
 from ctxrules.render import Message, ToolUseBlock, count_messages
 from ctxrules.render.item import counted
@@ -258,12 +258,15 @@ def replay(
     on_request: Callable[[Request], None] | None = None,
     profile: CacheProfile | None = None,
     search: bool = False,
+    fidelity: bool = True,
 ) -> list[Request]:
     """Prepare every LLM call of ``recorded`` through ``engine``; the recorded reply becomes history.
 
     Each request and its naive resend are priced under ``profile`` (Anthropic by default),
     and its fidelity measured against the recorded reply (`ctxrules.fidelity`); ``search``
     says whether the requests offer ``search_history`` (the spec's ``[recall] tools``).
+    ``fidelity=False`` skips that measure (each request's is then empty), for timings that
+    compare the replay with the engine alone.
     """
     profile = profile or anthropic()
     calls = branch(recorded.graph, recorded.head)
@@ -274,13 +277,13 @@ def replay(
     naive_total = naive_count = seen = 0
     protocol = ProtocolCheck()
     # The fidelity index grows by the nodes each request adds, as the naive resend does.
-    history = HistoryIndex()
+    history, sent = HistoryIndex(), SentText()
     for before, call in llm_calls(recorded):
         head = calls[before].id
         live = Session(recorded.session_id, recorded.graph, head)
         paid_before = _paid(engine, recorded.session_id)
         prep: TurnPrep = engine.prepare(live, window=window, now=call.created_at).unwrap()
-        for node in calls[seen : before + 1]:
+        for node in calls[seen : before + 1] if fidelity else ():
             history.add_call(recorded.graph, node)
         paid_after = _paid(engine, recorded.session_id)
         # The summarizer's prompt is sent uncached and its text is output: both are paid.
@@ -291,14 +294,17 @@ def replay(
             recorded.graph, calls[seen : before + 1], prep.commit, engine.tokenizer
         )
         naive_count, naive_total, seen = naive_count + added, naive_total + added_tokens, before + 1
-        history.add_summaries(prep.commit)
-        fidelity = measure(
-            history, reply_references(recorded.graph, call), prep.messages, search=search
-        )
         fixed = prep.budget.system + prep.budget.tools_schema
         shared, shared_tokens = shared_prefix(
             last.messages, prep.messages, prep.request_tokens - fixed, engine.tokenizer
         )
+        measured = Fidelity()
+        if fidelity:
+            history.add_summaries(prep.commit)
+            # The text the previous request shares with this one is read again from it.
+            sent = sent.grown(prep.messages, shared)
+            found = reply_references(recorded.graph, call)
+            measured = measure(history, found, prep.messages, search=search, text=sent)
         output = engine.tokenizer.count(node_text(call.output))
         priced, cache = last.cache.price(
             profile,
@@ -347,7 +353,7 @@ def replay(
             history=prep.commit.total_tokens,
             fixed=fixed,
             summary_tokens=visible_summary_tokens(prep.commit),
-            fidelity=fidelity,
+            fidelity=measured,
             waited=waited(prep),
             summary_cost=summary_cost,
         )

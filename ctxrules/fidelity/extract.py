@@ -33,6 +33,9 @@ _URL = re.compile(r"https?://[^\s'\"<>()\[\]{}`]+")
 _HEX = re.compile(r"(?:[0-9a-f]{7,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 _VERSION = re.compile(r"v?\d+(?:\.\d+){2,}")
 _MEASURE = re.compile(r"\d+(?:\.\d+)?[A-Za-z%]{1,4}")
+_LETTER = re.compile(r"[A-Za-z]")
+_ESCAPE = re.compile(r"\\[nrt]")
+_CODE_CHAR = re.compile(r"[_0-9]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SNAKE = re.compile(r"[A-Za-z0-9]_+[A-Za-z0-9]")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
@@ -100,7 +103,7 @@ def _trim(token: str) -> str:
 
 
 def _has_letter(text: str) -> bool:
-    return any("a" <= c <= "z" or "A" <= c <= "Z" for c in text)
+    return _LETTER.search(text) is not None
 
 
 def _is_hex(token: str) -> bool:
@@ -128,9 +131,7 @@ def _is_path(token: str) -> bool:
         return "." in parts[0] or is_distinctive(parts[0])
     rooted = token.startswith(("/", "./", "../", "~/"))
     # ``and/or``, ``input/output`` are English; a file name or a code-like segment is not.
-    named = "." in parts[-1].strip(".") or any(
-        "_" in p or any(c.isdigit() for c in p) for p in parts
-    )
+    named = "." in parts[-1].strip(".") or _CODE_CHAR.search(token) is not None
     return rooted or len(parts) >= 3 or named
 
 
@@ -175,6 +176,9 @@ def is_distinctive(token: str) -> bool:
     """
     if len(token) < MIN_CHARS or token in STOP_NAMES or token.lower() in STOP_NAMES:
         return False
+    if token.isalpha():
+        # Most tokens of any text are words: only an internal capital makes one a name.
+        return _CAMEL.search(token) is not None
     if _VERSION.fullmatch(token) or _is_hex(token):
         return True
     if _MEASURE.fullmatch(token):
@@ -194,14 +198,28 @@ def _shaped(token: str) -> bool:
     return _is_name(token) or _is_kebab(token)
 
 
-def _tokens(text: str) -> Iterator[str]:
-    """Every distinctive token of ``text``, URLs whole, in order, with repeats."""
-    for url in _URL.findall(text):
+def _tokens(text: str, judged: dict[str, bool] | None = None) -> Iterator[str]:
+    """Every distinctive token of ``text``, URLs whole, in order of first appearance, once each.
+
+    ``judged`` remembers `is_distinctive` by token across calls (an index passes its own).
+    """
+    for url in dict.fromkeys(_URL.findall(text)):
         yield url.rstrip(".,;:")
-    for raw in _TOKEN.findall(_URL.sub(" ", text)):
+    # An escaped newline or tab in quoted code (``"\\nDone"``) ends the word before it.
+    # Logs repeat their tokens: each distinct one is judged once.
+    for raw in dict.fromkeys(_TOKEN.findall(_ESCAPE.sub(" ", _URL.sub(" ", text)))):
         token = _trim(raw)
-        if is_distinctive(token):
+        if _judge(token, judged):
             yield token
+
+
+def _judge(token: str, judged: dict[str, bool] | None) -> bool:
+    if judged is None:
+        return is_distinctive(token)
+    known = judged.get(token)
+    if known is None:
+        known = judged[token] = is_distinctive(token)
+    return known
 
 
 def _multiword(text: str) -> Iterator[str]:
@@ -230,31 +248,34 @@ def key_tokens(text: str) -> tuple[str, ...]:
 
 
 def _runs(token: str, sep: str) -> Iterator[str]:
-    # Every contiguous run of parts: a later mention may name a directory or a suffix.
+    # Each suffix and prefix of the parts: a later mention names a file by its end
+    # (``src/x.py``, ``x.py``) or a folder by its start.
     parts = [p for p in token.split(sep) if p][-MAX_PARTS:]
-    for start in range(len(parts)):
-        for end in range(start + 1, len(parts) + 1):
-            yield sep.join(parts[start:end])
+    for cut in range(len(parts)):
+        yield sep.join(parts[cut:])
+        yield sep.join(parts[: cut + 1])
 
 
-def atoms(text: str) -> set[str]:
+def atoms(text: str, judged: dict[str, bool] | None = None) -> set[str]:
     """The keys a history text is indexed under: its distinctive tokens and their parts.
 
-    A path also yields each run of its segments (``/a/src/x.py`` → ``src/x.py``, ``x.py``…), a dotted name each run of its parts, when the run is distinctive itself.
+    A path also yields each suffix and prefix of its segments (``/a/src/x.py`` →
+    ``src/x.py``, ``x.py``…), a dotted name each of its parts', when distinctive itself.
+    ``judged`` remembers what `is_distinctive` said of each token, across calls.
 
     >>> sorted(atoms("cat /repo/src/app_main.py"))
     ['/repo/src/app_main.py', 'app_main', 'app_main.py', 'repo/src/app_main.py', 'src/app_main.py']
     """
     found: set[str] = set()
-    for token in _tokens(text):
+    for token in _tokens(text, judged):
         if token in found:
             continue
         found.add(token)
         names = [token]
         if "/" in token:
-            names = [run for run in _runs(token, "/") if is_distinctive(run)]
+            names = [run for run in _runs(token, "/") if _judge(run, judged)]
             found.update(names)
         for name in names:
             if "." in name and "/" not in name:
-                found.update(run for run in _runs(name, ".") if is_distinctive(run))
+                found.update(run for run in _runs(name, ".") if _judge(run, judged))
     return found

@@ -78,6 +78,8 @@ class HistoryIndex:
     summaries: set[str] = attrs.field(factory=set)
     trail: dict[str, None] = attrs.field(factory=dict)
     visited: int = 0
+    #: What the extractor said of each token met so far: the same names recur in every result.
+    judged: dict[str, bool] = attrs.field(factory=dict)
 
     def _add(self, source_id: str, kind: str, text: str) -> None:
         if not text:
@@ -85,7 +87,7 @@ class HistoryIndex:
         self.visited += 1
         position = len(self.sources)
         self.sources.append(Source(source_id, handle_for(source_id), kind, text))
-        for atom in atoms(text):
+        for atom in atoms(text, self.judged):
             self.postings.setdefault(atom, []).append(position)
 
     def add_call(self, graph: Graph, call: Call) -> None:

@@ -18,7 +18,7 @@ import attrs
 from ctxrules.dag import Call, Graph
 from ctxrules.fidelity.extract import references
 from ctxrules.fidelity.index import HistoryIndex, reply_texts
-from ctxrules.render import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from ctxrules.render import Message, ToolUseBlock
 from ctxrules.rules.handles import handles_in
 
 #: A handle no named handle leads to.
@@ -82,16 +82,49 @@ class Fidelity:
         }
 
 
+def message_text(message: Message) -> str:
+    """The text one message sends: its texts, tool results and tool call arguments."""
+    return "\n".join(
+        block.arguments if isinstance(block, ToolUseBlock) else block.text
+        for block in message.blocks
+    )
+
+
 def request_text(messages: Iterable[Message]) -> str:
-    """Every text the request sends: message texts, tool results and tool call arguments."""
-    parts: list[str] = []
-    for message in messages:
-        for block in message.blocks:
-            if isinstance(block, TextBlock | ToolResultBlock):
-                parts.append(block.text)
-            elif isinstance(block, ToolUseBlock):
-                parts.append(block.arguments)
-    return "\n".join(parts)
+    """Every text the request sends, message by message (`message_text`)."""
+    return "\n".join(message_text(message) for message in messages)
+
+
+@attrs.frozen
+class SentText:
+    """A request's text and the handles each of its messages names, message by message.
+
+    The next request usually starts with the same messages (a pure extension): `grown`
+    keeps their text and handles and reads only the messages that are new.
+    """
+
+    text: str = ""
+    ends: tuple[int, ...] = ()
+    handles: tuple[frozenset[str], ...] = ()
+
+    def grown(self, messages: Sequence[Message], shared: int) -> SentText:
+        """The text of ``messages``, whose first ``shared`` are this request's first ones."""
+        keep = min(shared, len(self.ends))
+        head = self.text[: self.ends[keep - 1]] if keep else ""
+        parts, ends, handles = [head], list(self.ends[:keep]), list(self.handles[:keep])
+        offset = len(head)
+        for message in messages[keep:]:
+            text = message_text(message) + "\n"
+            offset += len(text)
+            parts.append(text)
+            ends.append(offset)
+            handles.append(frozenset(handles_in(text)))
+        return SentText("".join(parts), tuple(ends), tuple(handles))
+
+    @property
+    def named(self) -> frozenset[str]:
+        """Every handle the request names."""
+        return frozenset().union(*self.handles)
 
 
 def reply_references(graph: Graph, call: Call) -> tuple[str, ...]:
@@ -138,16 +171,17 @@ def measure(
     messages: Sequence[Message],
     *,
     search: bool = False,
-    text: str | None = None,
+    text: SentText | None = None,
 ) -> Fidelity:
     """The fidelity of one request (``messages``) for the references ``found`` in its reply.
 
     Only references whose first occurrence in ``index`` is a tool result count. ``search``
     says whether the request offers ``search_history`` (then nothing in the history is
-    lost, only deeper). ``text`` is `request_text` of the messages, if already built.
+    lost, only deeper). ``text`` is the messages' `SentText`, if already built.
     """
-    sent = request_text(messages) if text is None else text
-    reacher = _Reacher(frozenset(handles_in(sent)), index.parents)
+    sent_text = SentText().grown(messages, 0) if text is None else text
+    sent = sent_text.text
+    reacher = _Reacher(sent_text.named, index.parents)
     counts = dict.fromkeys(Reach, 0)
     hidden: list[Hidden] = []
     # The handles each reference one recall away could be read from, for the cover below.

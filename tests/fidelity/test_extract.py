@@ -114,3 +114,8 @@ def test_atoms_expand_paths_and_dotted_names() -> None:
     assert {"pkg.sub.mod_x", "sub.mod_x", "mod_x", "src/mod_x.py", "mod_x.py"} <= found
     assert "pkg" not in found
     assert "src" not in found
+
+
+def test_an_escaped_newline_is_not_part_of_the_next_word() -> None:
+    r"""``"\\nUninstalling"`` in quoted code is the word Uninstalling, not the name nUninstalling."""
+    assert references('print("\\nUninstalling hooks_dir")') == ("hooks_dir",)

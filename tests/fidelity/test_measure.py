@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.dag import Call, Graph
-from ctxrules.fidelity import HistoryIndex, Reach, measure, reply_references
+from ctxrules.fidelity import HistoryIndex, Reach, SentText, measure, reply_references
 from ctxrules.render import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from ctxrules.rules.handles import fold_handle, folds_line, handle_for, recall_note
 
@@ -195,3 +195,44 @@ def test_the_index_visits_each_text_once() -> None:
     for _ in range(50):
         measure(index, found, _request("nothing"))
     assert index.visited == 6
+
+
+def test_an_item_in_a_summary_a_later_summary_folded_is_three_recalls_deep() -> None:
+    """The later summary names the earlier one, whose fold lists the read: three round trips."""
+    graph = _graph()
+    index = _index(graph)
+    folded = ["u1", "a1", "t1"]
+    first_line = f"[Folded 3 items; recall {fold_handle(folded)} lists them all.]"
+    first = ContextItem(
+        "sm_1",
+        "assistant",
+        state=State.SUMMARIZED,
+        rendered=f"Early work.\n{first_line}",
+        merged_into="sm_2",
+    )
+    later = ContextItem(
+        "sm_2",
+        "assistant",
+        state=State.SUMMARY,
+        rendered=f"All work.\n{folds_line([('summary', 'sm_1')], ['sm_1'])}",
+    )
+    members = [ContextItem(n, "user", state=State.SUMMARIZED, merged_into="sm_1") for n in folded]
+    index.add_summaries(ContextCommit("s").with_items([later, first, *members]))
+    found = reply_references(graph, graph.nodes["a2"])
+    fidelity = measure(index, found, _request("[Summary] " + later.rendered))
+    assert (fidelity.deeper, fidelity.round_trips) == (2, 3)
+    # Without the later summary in the request nothing leads there.
+    assert measure(index, found, _request("no summary")).lost == 2
+
+
+def test_the_sent_text_grows_from_the_messages_two_requests_share() -> None:
+    """A request's text built from the previous one's shared messages equals it built afresh."""
+    stub = f"[stub] {recall_note(handle_for('t1'))}"
+    first = _request("task", stub, "old tail")
+    second = (*first[:2], *_request("new tail", f"see {recall_note(handle_for('t9'))}"))
+    grown = SentText().grown(first, 0).grown(second, 2)
+    assert grown == SentText().grown(second, 0)
+    assert grown.named == {handle_for("t1"), handle_for("t9")}
+    # A broken prefix (a compaction rewrote the start) keeps nothing it should not.
+    rewritten = (*_request("summary"), *second[1:])
+    assert SentText().grown(second, 0).grown(rewritten, 0) == SentText().grown(rewritten, 0)

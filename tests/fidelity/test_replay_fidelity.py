@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
+import pytest
+
+import ctxrules.fidelity.index as index_module
 from ctxrules.dag import Role, branch
 from ctxrules.engine import DefaultContextEngine
-from ctxrules.engine.replay import replay
+from ctxrules.engine.replay import Request, replay
 from ctxrules.engine.turn import TurnPrep
-from ctxrules.fidelity import HistoryIndex, Reach, measure, reply_references
+from ctxrules.fidelity import Fidelity, HistoryIndex, Reach, measure, reply_references
 from ctxrules.importers import import_session
 from ctxrules.spec import load_spec
 from ctxrules.tokens import load_encoding
@@ -56,3 +60,38 @@ def test_replay_measures_each_request_as_a_fresh_index_would() -> None:
     assert total[Reach.VISIBLE] > 0
     assert total[Reach.ONE_RECALL] > 0
     assert total[Reach.LOST] == 0
+
+
+def test_a_replay_indexes_each_text_of_the_history_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work counted, not timed: the history is indexed once over the replay, not once a request."""
+    session = import_session(BUNDLED).unwrap().session
+    engine = DefaultContextEngine(pipeline=SMALL, tokenizer=load_encoding().unwrap())
+    indexed: list[str] = []
+    real = index_module.atoms
+
+    def counting(text: str, judged: dict[str, bool] | None = None) -> set[str]:
+        indexed.append(text)
+        return real(text, judged)
+
+    monkeypatch.setattr(index_module, "atoms", counting)
+    requests = replay(session, engine, window=4_000)
+    graph = session.graph
+    # At most a text for each node's output and each tool call's arguments, and the summaries.
+    bound = sum(2 if c.role is Role.TOOL else 1 for c in graph.nodes.values())
+    summaries = sum(1 for r in requests if r.compaction == "finished")
+    assert len(requests) == 18
+    assert 0 < len(indexed) <= bound + summaries
+
+
+def test_fidelity_can_be_left_out_and_changes_nothing_else() -> None:
+    """``fidelity=False`` gives empty measures and the very same requests otherwise."""
+    session = import_session(BUNDLED).unwrap().session
+
+    def run(*, fidelity: bool) -> list[Request]:
+        engine = DefaultContextEngine(pipeline=SMALL, tokenizer=load_encoding().unwrap())
+        return list(replay(session, engine, window=4_000, fidelity=fidelity))
+
+    with_it, without = run(fidelity=True), run(fidelity=False)
+    assert all(r.fidelity == Fidelity() for r in without)
+    assert any(r.fidelity.references for r in with_it)
+    assert [attrs.evolve(r, fidelity=Fidelity()) for r in with_it] == without
