@@ -74,3 +74,68 @@ def test_a_turn_converts_only_its_new_items(monkeypatch: pytest.MonkeyPatch) -> 
     request = sdk.openai_request("m", "Be brief.", render_commit(grown), ())
     assert len(request["messages"]) == 302  # type: ignore[arg-type]
     assert [item.source_node_id for item in converted] == ["u300"]  # type: ignore[attr-defined]
+
+
+def _tool_items(first: int, last: int, call_id: str = "") -> list[Any]:
+    from ctxrules.commit import ContextItem  # noqa: PLC0415 - only these tests build items
+
+    return [
+        ContextItem(
+            f"t{n}",
+            "tool",
+            rendered=f"result {n}",
+            tool_name="read",
+            tool_call_id=call_id or f"c{n}",
+            arguments="{}",
+        )
+        for n in range(first, last)
+    ]
+
+
+def test_invariant_11_a_turn_checks_the_pairing_of_the_changed_tail_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Invariant 11: of 300 tool items sent again with one more, only the last run is checked."""
+    from ctxrules.commit import ContextItem  # noqa: PLC0415
+
+    commit = ContextCommit("s").append_items(_tool_items(0, 300))
+    sdk.openai_request("m", "", render_commit(commit), ())
+    checked: list[str] = []
+    original = ContextItem.remember
+
+    def counting(item: ContextItem, key: str, value: object) -> None:
+        if key == openai_adapter.CHECKED_KEY:
+            checked.append(item.source_node_id)
+        original(item, key, value)
+
+    monkeypatch.setattr(ContextItem, "remember", counting)
+    grown = commit.append_items(_tool_items(300, 301))
+    request = sdk.openai_request("m", "", render_commit(grown), ())
+    assert checked == ["t256"]  # the first item of the last run of 64
+    assert len(request["messages"]) == 2 * 301  # type: ignore[arg-type]
+
+
+def test_invariant_11_a_call_id_reused_in_the_tail_is_still_found() -> None:
+    """Invariant 11: a new item reusing an id sent 300 items earlier degrades, as plain conversion does."""
+    commit = ContextCommit("s").append_items(_tool_items(0, 300))
+    sdk.openai_request("m", "", render_commit(commit), ())
+    grown = commit.append_items(_tool_items(300, 301, call_id="c5"))
+    rendered = render_commit(grown)
+    request = sdk.openai_request("m", "", rendered, ())
+    assert request["messages"] == _plain_openai("", tuple(rendered))
+    assert request["messages"][-1] == {"role": "user", "content": "[tool result c5] result 300"}  # type: ignore[index]
+
+
+def test_a_sent_message_cannot_be_changed_but_a_copy_can() -> None:
+    """The kept messages are shared with later requests: changing one raises; a deep copy is free."""
+    import copy  # noqa: PLC0415 - only this test copies
+
+    commit = ContextCommit("s").append_items(_tool_items(0, 3))
+    request = sdk.openai_request("m", "", render_commit(commit), ())
+    message = request["messages"][1]  # type: ignore[index]
+    with pytest.raises(TypeError, match="change a copy"):
+        message["content"] = "changed"
+    copied = copy.deepcopy(request)
+    copied["messages"][1]["content"] = "changed"
+    again = sdk.openai_request("m", "", render_commit(commit), ())
+    assert again["messages"][1]["content"] == "result 0"  # type: ignore[index]
