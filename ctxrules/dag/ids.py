@@ -7,6 +7,7 @@ from itertools import chain, islice
 from typing import overload
 
 from immutables import Map
+from pyrsistent import PVector, pvector
 
 #: Ids per chunk: an append copies the open chunk, at most this many references.
 CHUNK = 64
@@ -24,7 +25,7 @@ class IdVector(Sequence[str]):
 
     >>> v = IdVector.of(f"n{i}" for i in range(70)).append("x")
     >>> len(v), v[0], v[-1], v[68:], list(reversed(v))[:2]
-    (71, 'n0', 'x', ('n68', 'n69', 'x'), ['x', 'n69'])
+    (71, 'n0', 'x', pvector(['n68', 'n69', 'x']), ['x', 'n69'])
     """
 
     __slots__ = ("_full", "_length", "_tail")
@@ -58,14 +59,16 @@ class IdVector(Sequence[str]):
     def __getitem__(self, index: int) -> str: ...
 
     @overload
-    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, index: slice) -> PVector[str]: ...
 
-    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
+    def __getitem__(self, index: int | slice) -> str | PVector[str]:
         if isinstance(index, slice):
+            # A slice is a pyrsistent vector, as the graph's order was: it compares equal
+            # to the other id lists a graph gives (``children_of``, ``callees_of``).
             start, stop, step = index.indices(self._length)
             if step != 1:
-                return tuple(self)[index]
-            return tuple(self._between(start, stop))
+                return pvector(tuple(self)[index])
+            return pvector(self._between(start, stop))
         if index < 0:
             index += self._length
         if not 0 <= index < self._length:

@@ -24,8 +24,8 @@ def test_reads_equal_a_list(ids: list[str], start: int, stop: int) -> None:
         assert len(vector) == len(ids)
         assert list(vector) == ids
         assert list(reversed(vector)) == ids[::-1]
-        assert vector[start:stop] == tuple(ids[start:stop])
-        assert vector[::2] == tuple(ids[::2])
+        assert list(vector[start:stop]) == ids[start:stop]
+        assert list(vector[::2]) == ids[::2]
         assert [vector[i] for i in range(-len(ids), len(ids))] == ids + ids
         assert all(node_id in vector for node_id in ids)
     assert appended == built == ids

@@ -20,6 +20,8 @@ from ctxrules.tokens import HeuristicCounter
 
 #: A young container with at least this many references grows with the session.
 LARGE = 150
+#: Young references two lengths may differ by: a few chunks and runs of 64, a HAMT level.
+SLACK = 6 * 64
 #: A window small enough that what is sent stays the same size as the session grows.
 WINDOW = 16_000
 
@@ -92,13 +94,15 @@ def test_a_context_turn_leaves_nothing_young_that_grows_with_the_session() -> No
 
 
 def test_a_context_turn_makes_as_much_young_work_at_twice_the_length() -> None:
-    """The references young after one turn grow by under a third from 200 to 400 turns (HAMT depth).
+    """From 200 to 400 turns, the references left young grow by less than a few chunks' worth.
 
-    With pyrsistent's maps and vector they grew 1.8 times (2,382 to 4,361).
+    What may differ is how full the newest chunk and run of 64 are (each holds up to 64
+    references, with their messages) and a level of HAMT depth; with pyrsistent's maps and
+    vector the growth was 1,979 (2,382 to 4,361), one reference per node and more.
     """
     _, short, _ = _one_turn(200)
     _, long, _ = _one_turn(400)
-    assert long <= short * 1.3
+    assert long - short <= SLACK
 
 
 def test_the_probe_sees_a_flat_persistent_order() -> None:
