@@ -82,7 +82,9 @@ def anthropic_request(
         converted = to_anthropic(
             messages, cache_system=bool(system), cache_prefix_end=len(messages) - 1
         )
-        first = [{"type": "text", "text": system}] if system.strip() else []
+        first: list[dict[str, object]] = (
+            [{"type": "text", "text": system}] if system.strip() else []
+        )
         if first and not converted.system:
             first[0]["cache_control"] = {"type": "ephemeral"}
         converted = AnthropicRequest([*first, *converted.system], converted.messages)
