@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SIZES = (1_000, 10_000, 100_000)
 X = "\N{MULTIPLICATION SIGN}"
 PER_TURN = (
+    ("context_openai", "Context turn: add 3 messages, openai()"),
+    ("context_aopenai", "Context turn: add 3 messages, await aopenai()"),
     ("prepare_openai", "prepare + to_openai, 200k window, with compaction"),
     ("prepare_openai_full", "prepare + to_openai, no compaction (all sent)"),
     ("turn_core", "ctxrules core: generate_commit + default pipeline"),
@@ -43,6 +45,8 @@ COMPONENTS = (
     ("find_cut_index", "find_cut_index (200k window)"),
 )
 SPEEDUP_GOAL, SCALING_GOAL, FLOOR_GOAL, MEMORY_GOAL = 1_000.0, 2.0, 2.0, 3.0
+#: A `Context` turn at 100k messages over the turn at 1k.
+CONTEXT_SCALING_GOAL = 1.5
 
 Figures = dict[tuple[str, object], dict[str, Any]]
 
@@ -129,18 +133,25 @@ def by_size(
 
 
 def speedups(found: Figures) -> str:
+    context = median(found, "context_openai", 10_000)
     user = median(found, "prepare_openai", 10_000)
     core = median(found, "turn_core", 10_000)
     rows = [
         [
             label,
+            times(div(median(found, kind, 10_000), context)),
             times(div(median(found, kind, 10_000), user)),
             times(div(median(found, kind, 10_000), core)),
         ]
         for kind, label in PER_TURN
         if kind in {"trim_messages", "naive_recount"}
     ]
-    header = ["at 10k items, peer ÷ ctxrules", "vs prepare + to_openai", "vs core"]
+    header = [
+        "at 10k items, peer ÷ ctxrules",
+        "vs Context turn",
+        "vs prepare + to_openai",
+        "vs core",
+    ]
     return table(header, rows)
 
 
@@ -205,6 +216,21 @@ def goals(
         return div(median(found, kind, 100_000), median(found, kind, 1_000))
 
     checks: list[tuple[str, float | None, Callable[[float], bool]]] = [
+        (
+            f"≥ 1,000{X} over trim_messages at 10k, Context turn (openai)",
+            div(trim, median(found, "context_openai", 10_000)),
+            lambda r: r >= SPEEDUP_GOAL,
+        ),
+        (
+            f"≤ 1.5{X} per turn 1k → 100k, Context turn (openai)",
+            scaling("context_openai"),
+            lambda r: r <= CONTEXT_SCALING_GOAL,
+        ),
+        (
+            f"≤ 1.5{X} per turn 1k → 100k, Context turn (aopenai)",
+            scaling("context_aopenai"),
+            lambda r: r <= CONTEXT_SCALING_GOAL,
+        ),
         (
             f"≥ 1,000{X} over trim_messages at 10k, prepare + to_openai",
             div(trim, median(found, "prepare_openai", 10_000)),

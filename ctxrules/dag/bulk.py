@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from pyrsistent import PMap, PVector, pmap, pvector
+from immutables import Map
+from pyrsistent import PMap, PVector, pvector
 from returns.result import Failure, Result, Success
 
 from ctxrules.dag.call import Call, Role, Status
 from ctxrules.dag.graph import Graph, new_node_problem
+from ctxrules.dag.ids import IdVector
 from ctxrules.dag.json_values import clean_text
 from ctxrules.dag.jsonl import CALL_FIELDS, call_from_json
 from ctxrules.dag.payload import freeze_all
@@ -123,14 +125,14 @@ def graph_from_records(
             roots.append(call.id)
     return Success(
         Graph(
-            nodes=pmap(nodes),
+            nodes=Map(nodes),
             children=_frozen_index(children),
             callees=_frozen_index(callees),
             roots=pvector(roots),
-            order=pvector(order),
+            order=IdVector.of(order),
         )
     )
 
 
-def _frozen_index(index: dict[str, list[str]]) -> PMap[str, PVector[str]]:
-    return pmap({key: pvector(value) for key, value in index.items()})
+def _frozen_index(index: dict[str, list[str]]) -> Map[str, PVector[str]]:
+    return Map({key: pvector(value) for key, value in index.items()})

@@ -6,7 +6,8 @@ import copy
 from collections.abc import Mapping
 
 import attrs
-from pyrsistent import PMap, PVector, pmap, pvector
+from immutables import Map
+from pyrsistent import PVector, pvector
 from returns.result import Failure, Result, Success
 
 from ctxrules.dag.call import Call, Status
@@ -19,6 +20,7 @@ from ctxrules.dag.errors import (
     UnknownNode,
     UnknownReads,
 )
+from ctxrules.dag.ids import EMPTY_IDS, IdVector, id_vector
 from ctxrules.dag.payload import freeze
 
 _EMPTY: PVector[str] = pvector()
@@ -29,14 +31,17 @@ class Graph:
     """A persistent DAG of `Call` nodes; every operation returns a new graph or a `DagError`.
 
     ``children`` indexes nodes by predecessor, ``callees`` by caller, ``order`` by seq
-    (``order[seq]`` is the node id), ``roots`` lists nodes with neither edge.
+    (``order[seq]`` is the node id), ``roots`` lists nodes with neither edge. The maps are
+    HAMTs and ``order`` a chunked vector: an append's new versions are a few small objects,
+    where a flat persistent map or vector is one object the cyclic GC walks whole each time
+    it meets a new, young version.
     """
 
-    nodes: PMap[str, Call] = attrs.field(factory=pmap)
-    children: PMap[str, PVector[str]] = attrs.field(factory=pmap)
-    callees: PMap[str, PVector[str]] = attrs.field(factory=pmap)
+    nodes: Map[str, Call] = attrs.field(factory=Map)
+    children: Map[str, PVector[str]] = attrs.field(factory=Map)
+    callees: Map[str, PVector[str]] = attrs.field(factory=Map)
     roots: PVector[str] = _EMPTY
-    order: PVector[str] = _EMPTY
+    order: IdVector = attrs.field(default=EMPTY_IDS, converter=id_vector)
 
     def __len__(self) -> int:
         return len(self.order)

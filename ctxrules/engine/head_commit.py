@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 from returns.result import Failure
 
-from ctxrules.commit import ContextCommit
+from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.dag import Session, ancestors
 from ctxrules.engine.turn import SessionState
 from ctxrules.generation import branch_items, ensure_latest_commit, new_branch_nodes
@@ -33,7 +33,10 @@ def head_commit(
         (state.commits[c.id] for c in ancestors(session.graph, head) if c.id in state.commits),
         None,
     )
-    references = observe_new_nodes(state.references, session, parent)
+    # The tracker reads what will be sent: each new item as the pipeline's cap leaves it.
+    references = observe_new_nodes(
+        state.references, session, parent, lambda item: pipeline.on_arrival(item, facts)
+    )
     # No per-turn copy of the session's commits: the few given sources go on top.
     known = state.by_id.update(sources) if sources else state.by_id
     built = ensure_latest_commit(
@@ -58,15 +61,20 @@ def head_commit(
 
 
 def observe_new_nodes(
-    tracker: ReferenceTracker, session: Session, parent: ContextCommit | None
+    tracker: ReferenceTracker,
+    session: Session,
+    parent: ContextCommit | None,
+    arrive: Callable[[ContextItem], ContextItem] | None = None,
 ) -> ReferenceTracker:
     """``tracker`` after reading the nodes on the head's branch that ``parent`` does not hold.
 
     Built once per turn from the new nodes only, so the gates see what the newest messages
-    cite at the cost of their own length.
+    cite at the cost of their own length. ``arrive`` gives each new item as it will be sent
+    (capped): the middle a cap cuts is neither read nor cited, as the model never sees it.
     """
     start = parent.head_node_id if parent is not None else None
     new = new_branch_nodes(session.graph, start, session.head or "")
     calls = new.unwrap() if not isinstance(new, Failure) else ()
     # Tool results hang by caller: branch_items brings them in, so they can be cited.
-    return tracker.observe(branch_items(session.graph, calls))
+    items = branch_items(session.graph, calls)
+    return tracker.observe(items if arrive is None else map(arrive, items))

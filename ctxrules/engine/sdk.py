@@ -11,6 +11,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from ctxrules.render import Message, TextBlock, to_anthropic, to_openai
+from ctxrules.render.anthropic import AnthropicRequest
 
 #: A summarizer as users write it: plain or ``async``, from the prompt messages to the text.
 AnySummarizer = Callable[[tuple[Message, ...]], "str | Awaitable[str]"]
@@ -55,10 +56,10 @@ def openai_request(
     model: str, system: str, messages: Sequence[Message], tools: Sequence[Mapping[str, object]]
 ) -> dict[str, object]:
     """The keyword arguments of ``client.chat.completions.create``."""
-    request: dict[str, object] = {
-        "model": model,
-        "messages": to_openai(_with_system(system, messages)),
-    }
+    # The system prompt is its own message, never merged or paired with another: converting
+    # the messages alone keeps the forms a commit's items keep (a plain list would not).
+    head: list[dict[str, object]] = [{"role": "system", "content": system}] if system else []
+    request: dict[str, object] = {"model": model, "messages": [*head, *to_openai(messages)]}
     if tools:
         request["tools"] = openai_tools(tools)
     return request
@@ -76,10 +77,24 @@ def anthropic_request(
     One ends the system prompt, one the whole conversation: the next request extends this
     one, so it reads everything up to there from the cache.
     """
-    neutral = _with_system(system, messages)
-    converted = to_anthropic(
-        neutral, cache_system=bool(system), cache_prefix_end=len(neutral) - 1 if neutral else None
-    )
+    if messages:
+        # The messages alone keep the forms a commit's items keep; the system text goes first.
+        converted = to_anthropic(
+            messages, cache_system=bool(system), cache_prefix_end=len(messages) - 1
+        )
+        first: list[dict[str, object]] = (
+            [{"type": "text", "text": system}] if system.strip() else []
+        )
+        if first and not converted.system:
+            first[0]["cache_control"] = {"type": "ephemeral"}
+        converted = AnthropicRequest([*first, *converted.system], converted.messages)
+    else:
+        neutral = _with_system(system, messages)
+        converted = to_anthropic(
+            neutral,
+            cache_system=bool(system),
+            cache_prefix_end=len(neutral) - 1 if neutral else None,
+        )
     request: dict[str, object] = {
         "model": model,
         "max_tokens": max_tokens,

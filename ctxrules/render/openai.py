@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from itertools import islice
+from typing import NoReturn
+
+from immutables import Map
 
 from ctxrules.commit.item import ContextItem
 from ctxrules.render.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -14,6 +18,38 @@ from ctxrules.render.render import RenderedMessages, item_messages
 OPENAI_KEY = "openai"
 #: A Chat Completions message param.
 OpenAIMessage = dict[str, object]
+
+
+class KeptMessage(dict[str, object]):
+    """A Chat Completions message kept with its items: shared by every request they are in.
+
+    Read-only, so that changing one request can never change a later one; ``dict(message)``
+    is a copy to change. Copies and pickles are plain dicts.
+
+    >>> message = KeptMessage(role="user", content="hi")
+    >>> message == {"role": "user", "content": "hi"}, dict(message) | {"content": "hey"}
+    (True, {'role': 'user', 'content': 'hey'})
+    >>> message["content"] = "hey"
+    Traceback (most recent call last):
+    TypeError: this message is shared with later requests; change a copy: dict(message)
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *_: object, **__: object) -> NoReturn:
+        msg = "this message is shared with later requests; change a copy: dict(message)"
+        raise TypeError(msg)
+
+    __setitem__ = __delitem__ = setdefault = update = pop = popitem = clear = __ior__ = _refuse
+
+    def __copy__(self) -> dict[str, object]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> dict[str, object]:
+        return copy.deepcopy(dict(self), memo)
+
+    def __reduce__(self) -> tuple[type[dict[str, object]], tuple[dict[str, object]]]:
+        return dict, (dict(self),)
 
 
 def to_openai(messages: Sequence[Message]) -> list[dict[str, object]]:
@@ -46,11 +82,12 @@ def _from_items(items: Sequence[ContextItem]) -> list[OpenAIMessage] | None:
     so the only repair that crosses items is a call id used twice: then None, and the
     caller converts message by message. Consecutive assistant messages of two items merge,
     as `_convert` merges them. The items are joined by runs of `_RUN` (kept with a run's
-    first item), so a turn joins the runs that changed, not every item; the top-level
-    dicts are new on every call.
+    first item), so a turn joins the runs that changed, not every item; the messages are
+    the kept ones (`KeptMessage`, read-only), never copied: a copy of each would touch
+    every text sent, every turn.
     """
     out: list[OpenAIMessage] = []
-    seen: set[str] = set()
+    seen: Map[str, None] = _NO_IDS
     for start in range(0, len(items), _RUN):
         run = tuple(items[start : start + _RUN])
         memo = run[0].memo
@@ -62,19 +99,37 @@ def _from_items(items: Sequence[ContextItem]) -> list[OpenAIMessage] | None:
             if kept is None:
                 return None
             run[0].remember(RUN_KEY, kept)
-        _, converted, call_ids = kept
-        if not seen.isdisjoint(call_ids):
+        checked = _checked(run[0], seen, kept)
+        if checked is None:
             return None
-        seen.update(call_ids)
+        seen, converted = checked, kept[1]
         if not converted:
             continue
         first = converted[0]
         if out and first["role"] == "assistant" and out[-1]["role"] == "assistant":
             out[-1] = _merged(out[-1], first)
-            out.extend(map(dict, islice(converted, 1, None)))
+            out.extend(islice(converted, 1, None))
         else:
-            out.extend(map(dict, converted))
+            out.extend(converted)
     return out
+
+
+def _checked(first: ContextItem, before: Map[str, None], kept: _Run) -> Map[str, None] | None:
+    """The call ids through this run, or None when one was used before it.
+
+    The check is kept with the run's first item beside the ids it started from: a turn
+    that sends the same runs after the same ones finds it and checks only the changed tail.
+    """
+    memo = first.memo
+    known: _Checked | None = memo.get(CHECKED_KEY) if memo is not None else None  # type: ignore[assignment]
+    if known is not None and known[0] is before and known[1] is kept:
+        return known[2]
+    call_ids = kept[2]
+    if any(call_id in before for call_id in call_ids):
+        return None
+    after = before.update(dict.fromkeys(call_ids)) if call_ids else before
+    first.remember(CHECKED_KEY, (before, kept, after))
+    return after
 
 
 #: Items per run joined once and kept: small enough that a changed run costs little.
@@ -83,6 +138,11 @@ _RUN = 64
 RUN_KEY = "openai_run"
 #: A run of items, their messages joined (merges done), and the tool call ids among them.
 _Run = tuple[tuple[ContextItem, ...], tuple[OpenAIMessage, ...], frozenset[str]]
+#: The key under which a run's first item keeps its pairing check (`_checked`).
+CHECKED_KEY = "openai_checked"
+#: The call ids before a run, the run checked, and the call ids through it.
+_Checked = tuple[Map[str, None], _Run, Map[str, None]]
+_NO_IDS: Map[str, None] = Map()
 
 
 def _joined(run: tuple[ContextItem, ...]) -> _Run | None:
@@ -114,7 +174,7 @@ _Parts = tuple[tuple[OpenAIMessage, ...], tuple[str, ...]]
 
 def _parts(item: ContextItem) -> _Parts:
     """The item's messages converted alone, once per item (kept with the item)."""
-    converted = tuple(_convert(item_messages(item)))
+    converted = tuple(map(KeptMessage, _convert(item_messages(item))))
     call_ids = tuple(
         str(call["id"])
         for message in converted
@@ -130,8 +190,8 @@ def _merged(first: OpenAIMessage, second: OpenAIMessage) -> OpenAIMessage:
     texts = [text for text in (first["content"], second["content"]) if text]
     calls = [*first.get("tool_calls", ()), *second.get("tool_calls", ())]  # type: ignore[misc]
     if not calls:
-        return {"role": "assistant", "content": "\n\n".join(texts)}  # type: ignore[arg-type]
-    return {"role": "assistant", "content": "\n\n".join(texts) or None, "tool_calls": calls}  # type: ignore[arg-type]
+        return KeptMessage(role="assistant", content="\n\n".join(texts))  # type: ignore[arg-type]
+    return KeptMessage(role="assistant", content="\n\n".join(texts) or None, tool_calls=calls)  # type: ignore[arg-type]
 
 
 def _convert(messages: Sequence[Message]) -> list[OpenAIMessage]:

@@ -278,7 +278,7 @@ def test_append_only_allows_one_completion_and_nothing_else() -> None:
     assert append_only(completed, rewritten) == [
         Violation(1, ("t1",), "the node unchanged (or completed once)", "changed content")
     ]
-    gone = attrs.evolve(completed, nodes=completed.nodes.remove("t1"))
+    gone = attrs.evolve(completed, nodes=completed.nodes.delete("t1"))
     assert append_only(completed, gone) == [Violation(1, ("t1",), "the node kept", "the node gone")]
 
 

@@ -120,3 +120,22 @@ def test_generation_keeps_the_original_in_the_graph() -> None:
     assert len(commit.items[0].rendered) == CAP
     assert ruler.chars < 2 * CAP
     assert graph.nodes["t1"].output == big
+
+
+def test_the_engine_tracker_reads_a_capped_result_as_it_is_sent() -> None:
+    """A path only in the middle the cap cuts is not cited; one in the kept head still is."""
+    filler = _output(20_000)
+    cited = []
+    for path, at in (("src/only/in_the_middle.py", 10_000), ("src/kept/in_the_head.py", 100)):
+        ctx = ctxrules.Context("default", model="gpt-4o", tokenizer=HeuristicCounter())
+        call = {"id": "c1", "type": "function", "function": {"name": "cat", "arguments": "{}"}}
+        ctx.add(
+            {"role": "user", "content": "read the log"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+        )
+        ctx.add_tool_result("c1", filler[:at] + f" {path} " + filler[at:])
+        ctx.add({"role": "user", "content": f"now open {path}"})
+        ctx.openai()
+        tool = ctx.session.graph.callees_of(ctx.session.graph.order[1])[0]
+        cited.append(tool in ctx.engine.states["main"].references.cited)
+    assert cited == [False, True]

@@ -1,0 +1,141 @@
+"""The SDK requests `Context` sends: built from the kept per-item forms, equal to a fresh conversion."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxrules.commit import ContextCommit
+from ctxrules.engine import sdk
+from ctxrules.render import Message, TextBlock, render_commit
+from ctxrules.render import openai as openai_adapter
+from ctxrules.render.anthropic import to_anthropic
+from ctxrules.render.openai import to_openai
+from ctxrules.testing import commits
+
+SYSTEMS = st.sampled_from(["", "Be brief.", "   "])
+
+
+def _plain_openai(system: str, messages: tuple[Message, ...]) -> list[dict[str, object]]:
+    # The reference: the system prompt and a plain tuple, converted message by message.
+    head = [Message("system", (TextBlock(system),))] if system else []
+    return to_openai([*head, *messages])
+
+
+def _plain_anthropic(system: str, messages: tuple[Message, ...]) -> Any:
+    head = [Message("system", (TextBlock(system),))] if system else []
+    neutral = [*head, *messages]
+    return to_anthropic(
+        neutral, cache_system=bool(system), cache_prefix_end=len(neutral) - 1 if neutral else None
+    )
+
+
+@given(commits(), SYSTEMS)
+def test_invariant_11_openai_request_equals_the_plain_conversion(
+    commit: ContextCommit, system: str
+) -> None:
+    """Invariant 11: the request from kept forms is the message-by-message one, pairs included."""
+    rendered = render_commit(commit)
+    request = sdk.openai_request("m", system, rendered, ())
+    assert request["messages"] == _plain_openai(system, tuple(rendered))
+
+
+@given(commits(), SYSTEMS)
+def test_invariant_11_anthropic_request_equals_the_plain_conversion(
+    commit: ContextCommit, system: str
+) -> None:
+    """Invariant 11: the Anthropic request from kept forms, breakpoints included, is the plain one."""
+    rendered = render_commit(commit)
+    request = sdk.anthropic_request("m", system, rendered, (), 100)
+    plain = _plain_anthropic(system, tuple(rendered))
+    assert request["messages"] == plain.messages
+    assert request.get("system", []) == plain.system
+
+
+def test_a_turn_converts_only_its_new_items(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second request of a commit grown by one item converts that item alone."""
+    from ctxrules.commit import ContextItem  # noqa: PLC0415 - only this test builds items
+
+    items = [ContextItem(f"u{n}", "user", rendered=f"message {n}") for n in range(300)]
+    commit = ContextCommit("s").append_items(items)
+    sdk.openai_request("m", "Be brief.", render_commit(commit), ())
+    converted: list[object] = []
+    original = openai_adapter._parts
+
+    def counting(item: ContextItem) -> object:
+        converted.append(item)
+        return original(item)
+
+    monkeypatch.setattr(openai_adapter, "_parts", counting)
+    grown = commit.append_items([ContextItem("u300", "user", rendered="one more")])
+    request = sdk.openai_request("m", "Be brief.", render_commit(grown), ())
+    assert len(request["messages"]) == 302  # type: ignore[arg-type]
+    assert [item.source_node_id for item in converted] == ["u300"]  # type: ignore[attr-defined]
+
+
+def _tool_items(first: int, last: int, call_id: str = "") -> list[Any]:
+    from ctxrules.commit import ContextItem  # noqa: PLC0415 - only these tests build items
+
+    return [
+        ContextItem(
+            f"t{n}",
+            "tool",
+            rendered=f"result {n}",
+            tool_name="read",
+            tool_call_id=call_id or f"c{n}",
+            arguments="{}",
+        )
+        for n in range(first, last)
+    ]
+
+
+def test_invariant_11_a_turn_checks_the_pairing_of_the_changed_tail_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Invariant 11: of 300 tool items sent again with one more, only the last run is checked."""
+    from ctxrules.commit import ContextItem  # noqa: PLC0415
+
+    commit = ContextCommit("s").append_items(_tool_items(0, 300))
+    sdk.openai_request("m", "", render_commit(commit), ())
+    checked: list[str] = []
+    original = ContextItem.remember
+
+    def counting(item: ContextItem, key: str, value: object) -> None:
+        if key == openai_adapter.CHECKED_KEY:
+            checked.append(item.source_node_id)
+        original(item, key, value)
+
+    monkeypatch.setattr(ContextItem, "remember", counting)
+    grown = commit.append_items(_tool_items(300, 301))
+    request = sdk.openai_request("m", "", render_commit(grown), ())
+    assert checked == ["t256"]  # the first item of the last run of 64
+    assert len(request["messages"]) == 2 * 301  # type: ignore[arg-type]
+
+
+def test_invariant_11_a_call_id_reused_in_the_tail_is_still_found() -> None:
+    """Invariant 11: a new item reusing an id sent 300 items earlier degrades, as plain conversion does."""
+    commit = ContextCommit("s").append_items(_tool_items(0, 300))
+    sdk.openai_request("m", "", render_commit(commit), ())
+    grown = commit.append_items(_tool_items(300, 301, call_id="c5"))
+    rendered = render_commit(grown)
+    request = sdk.openai_request("m", "", rendered, ())
+    assert request["messages"] == _plain_openai("", tuple(rendered))
+    assert request["messages"][-1] == {"role": "user", "content": "[tool result c5] result 300"}  # type: ignore[index]
+
+
+def test_a_sent_message_cannot_be_changed_but_a_copy_can() -> None:
+    """The kept messages are shared with later requests: changing one raises; a deep copy is free."""
+    import copy  # noqa: PLC0415 - only this test copies
+
+    commit = ContextCommit("s").append_items(_tool_items(0, 3))
+    request = sdk.openai_request("m", "", render_commit(commit), ())
+    message = request["messages"][1]  # type: ignore[index]
+    with pytest.raises(TypeError, match="change a copy"):
+        message["content"] = "changed"
+    copied = copy.deepcopy(request)
+    copied["messages"][1]["content"] = "changed"
+    again = sdk.openai_request("m", "", render_commit(commit), ())
+    assert again["messages"][1]["content"] == "result 0"  # type: ignore[index]
