@@ -6,9 +6,9 @@ import os
 import time
 from collections.abc import Callable
 
+from ctxrules.checker.hashseed import hash_seeds
+from ctxrules.checker.purity import run_trapped
 from ctxrules.testing.constants import rule_names
-from ctxrules.testing.hashseed import hash_seeds
-from ctxrules.testing.purity import run_trapped
 
 
 def _calls(function: Callable[[], object]) -> list[str]:
