@@ -92,7 +92,8 @@ def combined_spec(examples: list[tuple[str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
-def test_every_rule_example_of_the_docs_passes_the_check(my_rules: None, tmp_path: Path) -> None:
+@pytest.mark.usefixtures("my_rules")
+def test_every_rule_example_of_the_docs_passes_the_check(tmp_path: Path) -> None:
     """Invariants 2-16 on every rule of each example that loads: no counterexample.
 
     Each example is loaded on its own (the error examples do not load and are left out);
