@@ -27,6 +27,8 @@ _WORDS = ("the", "fix", "src/main.py", "`make test`", "0x1f3a9c", "ValueError", 
 _TOOLS = ("grep", "read_file", "bash", "todo_list", "web_search", "edit")
 #: The largest generated history, in items (long ones are cut from one cached history).
 LARGEST = 2_000
+#: A history longer than this many turns holds an attached block every so many turns.
+_BLOCKS_EVERY = 30
 
 
 def _paragraph(words: int) -> tuple[str, tuple[int, ...]]:
@@ -162,6 +164,9 @@ def synthetic_history(
         items += _turn(rng, turn, old=turn < turns - tail, tools=tools)
         if turn == block_at:
             items += _attached_block(rng, turn, f"c_src{seed}")
+        elif turns > _BLOCKS_EVERY and turn % _BLOCKS_EVERY == _BLOCKS_EVERY // 2:
+            # A long history attaches other sessions now and then, each its own source.
+            items += _attached_block(rng, turn, f"c_src{seed}_{turn}")
     if turns > 2 and rng.random() < 0.4:
         items = _fold(items, rng.randint(1, len(items) // 2), f"sm_{seed:04x}")
     tokenizer = check_ruler(ruler)

@@ -17,7 +17,7 @@ import attrs
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.render import counted
 from ctxrules.rules import Facts, Rule
-from ctxrules.rules.handles import with_note
+from ctxrules.rules.handles import handle_source, with_note
 from ctxrules.rules.tighten import tighten
 
 
@@ -373,7 +373,7 @@ def set_order() -> Rule:
         index = commit.index_of(next(iter(ids)))
         assert index is not None
         # With its handle: the defect is the set order alone (invariant 16 is kept).
-        note = with_note("[cleared]", commit.items[index].source_node_id)
+        note = with_note("[cleared]", handle_source(commit.items[index]))
         cleared = counted(
             attrs.evolve(commit.items[index], state=State.CLEARED, rendered=note), facts.tokenizer
         )

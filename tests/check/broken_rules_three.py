@@ -22,7 +22,7 @@ import attrs
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.render import counted
 from ctxrules.rules import Facts, Rule
-from ctxrules.rules.handles import with_note
+from ctxrules.rules.handles import handle_source, with_note
 from ctxrules.rules.tighten import tighten
 from ctxrules.tokens import HeuristicCounter
 
@@ -90,13 +90,14 @@ def cut_long_texts() -> Rule:
 
     def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
         changes: dict[int, ContextItem | None] = {}
+        old = set(_old_tools(commit, facts))
         for k, item in enumerate(commit.items):
             if item.state is State.SUMMARY and len(item.rendered) > 40 and not item.locked:
                 changes[k] = counted(
                     attrs.evolve(item, rendered=item.rendered[:20]), facts.tokenizer
                 )
-            elif k in _old_tools(commit, facts) and len(item.rendered) > 200:
-                changes[k] = _stubbed(item, facts, item.source_node_id)
+            elif k in old and len(item.rendered) > 200:
+                changes[k] = _stubbed(item, facts, handle_source(item))
         return _replace(commit, changes)
 
     return rule
@@ -122,7 +123,7 @@ def restubs_own_stubs() -> Rule:
                     item, State.CLEARED, facts, rendered=item.rendered[:12], reason="restubbed"
                 )
         for k in _old_tools(commit, facts):
-            changes[k] = _stubbed(commit.items[k], facts, commit.items[k].source_node_id, "restub")
+            changes[k] = _stubbed(commit.items[k], facts, handle_source(commit.items[k]), "restub")
         return _replace(commit, changes)
 
     return rule
@@ -138,7 +139,7 @@ def forgets_replaced() -> Rule:
         out = _replace(
             commit,
             {
-                k: _stubbed(commit.items[k], facts, commit.items[k].source_node_id)
+                k: _stubbed(commit.items[k], facts, handle_source(commit.items[k]))
                 for k in _old_tools(commit, facts)
             },
         )
@@ -160,7 +161,7 @@ def private_ruler() -> Rule:
             item = commit.items[k]
             stub = counted(
                 attrs.evolve(
-                    item, state=State.AGED, rendered=with_note("[stub]", item.source_node_id)
+                    item, state=State.AGED, rendered=with_note("[stub]", handle_source(item))
                 ),
                 own,
             )
