@@ -85,13 +85,13 @@ def handles_named(before: ContextCommit, after: ContextCommit) -> list[Violation
     ([], ['h:rxyrzqk7, which resolves to nothing'])
     """
     found: list[Violation] = []
-    rewritten: dict[str, tuple[ContextItem, ContextItem]] = {}
+    rewritten: set[str] = set()
     folded: list[tuple[ContextItem, ContextItem]] = []
     owners: dict[str, str] | None = None
     for _, old, new in changed_pairs(before, after):
         if new.state is State.SUMMARY:
             if old.rendered != new.rendered:
-                rewritten[new.source_node_id] = (old, new)
+                rewritten.add(new.source_node_id)
             continue
         if new.state is State.SUMMARIZED:
             folded.append((old, new))
@@ -120,7 +120,7 @@ def handles_named(before: ContextCommit, after: ContextCommit) -> list[Violation
 def _covers_named(
     before: ContextCommit,
     after: ContextCommit,
-    rewritten: dict[str, tuple[ContextItem, ContextItem]],
+    rewritten: set[str],
     folded: list[tuple[ContextItem, ContextItem]],
 ) -> list[Violation]:
     """Items folded by the rule, or named by a summary it rewrote, still named by their summary."""

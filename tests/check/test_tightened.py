@@ -130,3 +130,135 @@ def test_both_laws_are_in_the_table() -> None:
     what = {law.what: law.invariant for law in RULE_LAWS}
     assert what["tightened items name their handle"] == 16
     assert what["changes reported as replaced"] == 15
+
+
+def _note(text: str, *handles: str) -> str:
+    return text + "".join(f" [recall {h}]" for h in handles)
+
+
+def test_every_changed_item_is_looked_at_whatever_came_before() -> None:
+    """Invariant 16: kept items, full ones, summaries and folds before it do not end the scan."""
+    summary = ContextItem("sm_1", "assistant", state=State.SUMMARY, rendered="facts")
+    items = [
+        ContextItem("u0", "user", rendered="hello"),
+        attrs.evolve(TOOL, source_node_id="t0"),
+        TOOL,
+        OTHER,
+        ContextItem("f1", "tool", rendered="folded text", tool_name="cat", tool_call_id="c9"),
+        summary,
+        ContextItem("t3", "tool", rendered="last output " * 9, tool_name="cat", tool_call_id="c3"),
+    ]
+    before = ContextCommit("s").with_items(items)
+    changes = {
+        0: attrs.evolve(items[0], reason="seen"),  # full, changed: nothing to name
+        1: attrs.evolve(items[1], state=State.CLEARED),  # text kept
+        2: _aged(TOOL, with_note("[stub]", "t1")),  # names its own handle
+        4: attrs.evolve(items[4], state=State.SUMMARIZED, merged_into="sm_1"),
+        5: attrs.evolve(summary, rendered=_note("facts", handle_for("f1"))),
+        6: _aged(items[6], "[stub]"),
+    }
+    found = handles_named(before, before.replace_items(changes))
+    assert [(v.invariant, v.ids, v.found) for v in found] == [
+        (16, ("t3", handle_for("t3")), "no handle")
+    ]
+
+
+def test_what_each_kind_of_handle_resolves_to_is_said() -> None:
+    """Invariant 16: an attached copy, a summary, a fold and a summary no longer present."""
+    copy = ContextItem("x1", "tool", rendered="copied", attached_from="c_src", tool_call_id="cx")
+    folded = attrs.evolve(OTHER, state=State.SUMMARIZED, merged_into="sm_1")
+    gone = ContextItem("g1", "user", state=State.SUMMARIZED, merged_into="sm_0", rendered="old")
+    summary = ContextItem("sm_1", "assistant", state=State.SUMMARY, rendered="facts")
+    before = ContextCommit("s").with_items([TOOL, copy, folded, gone, summary])
+    shown = (item_handle(copy), handle_for("sm_1"), fold_handle(["t2"]), handle_for("sm_0"))
+    after = before.replace_items({0: _aged(TOOL, _note("[stub]", *shown))})
+    [violation] = handles_named(before, after)
+    assert violation.found == (
+        f"{shown[0]}, which resolves to item x1 attached from c_src; "
+        f"{shown[1]}, which resolves to summary sm_1; "
+        f"{shown[2]}, which resolves to the fold of sm_1"
+    )
+    only_gone = before.replace_items({0: _aged(TOOL, _note("[stub]", handle_for("sm_0")))})
+    assert [v.found for v in handles_named(before, only_gone)] == [
+        f"{handle_for('sm_0')}, which resolves to summary sm_0"
+    ]
+
+
+def test_a_summary_that_named_items_one_by_one_must_keep_naming_them() -> None:
+    """Invariant 16: a rewrite that drops the items' own handles; the report says what it shows."""
+    members = [attrs.evolve(i, state=State.SUMMARIZED, merged_into="sm_1") for i in (TOOL, OTHER)]
+    summary = ContextItem(
+        "sm_1",
+        "assistant",
+        state=State.SUMMARY,
+        rendered=_note("facts", handle_for("t1"), handle_for("t2")),
+    )
+    before = ContextCommit("s").with_items([*members, summary])
+    after = before.replace_items(
+        {2: attrs.evolve(summary, rendered=_note("facts", handle_for("t1"), handle_for("n9")))}
+    )
+    assert [(v.invariant, v.ids, v.expected, v.found) for v in handles_named(before, after)] == [
+        (
+            16,
+            ("t2", handle_for("t2")),
+            "its handle or the fold's named by summary sm_1",
+            f"{handle_for('t1')}, which resolves to item t1; "
+            f"{handle_for('n9')}, which resolves to nothing",
+        )
+    ]
+
+
+def test_an_item_folded_into_a_standing_or_missing_summary_is_reported() -> None:
+    """Invariant 16: folded into a summary left as it was, or into none at all."""
+    summary = ContextItem("sm_1", "assistant", state=State.SUMMARY, rendered="facts")
+    before = ContextCommit("s").with_items([TOOL, OTHER, summary])
+    standing = before.replace_items(
+        {0: attrs.evolve(TOOL, state=State.SUMMARIZED, merged_into="sm_1")}
+    )
+    assert [(v.ids, v.found) for v in handles_named(before, standing)] == [
+        (("t1", handle_for("t1")), "no handle")
+    ]
+    nowhere = before.replace_items(
+        {
+            0: attrs.evolve(TOOL, state=State.SUMMARIZED, merged_into="sm_9"),
+            1: attrs.evolve(OTHER, state=State.SUMMARIZED),
+        }
+    )
+    assert [(v.ids[0], v.expected) for v in handles_named(before, nowhere)] == [
+        ("t1", "its handle or the fold's named by summary sm_9"),
+        ("t2", "its handle or the fold's named by summary "),
+    ]
+
+
+def test_at_most_three_shown_handles_are_reported() -> None:
+    """The report lists the first three handles a text shows."""
+    shown = [handle_for(f"n{k}") for k in range(4)]
+    after = BASE.replace_items({0: _aged(TOOL, _note("[stub]", *shown))})
+    [violation] = handles_named(BASE, after)
+    assert violation.found.count("which resolves to") == 3
+
+
+def test_the_replaced_report_is_exact_and_cut_at_five() -> None:
+    """Invariant 15: the violation's number, ids, texts and the first five positions of many."""
+    items = [ContextItem(f"n{k}", "user", rendered=f"m{k}") for k in range(7)]
+    base = ContextCommit("s").with_items(items).begin_generation()
+    changed = attrs.evolve(
+        base.replace_items({k: attrs.evolve(items[k], reason="x") for k in range(7)}), replaced=()
+    )
+    [violation] = replaced_reported(base, changed)
+    assert (violation.invariant, violation.ids, violation.expected, violation.found) == (
+        15,
+        ("n0", "n1", "n2", "n3", "n4"),
+        "every changed position among those reported replaced",
+        "7 changed and not reported (positions [0, 1, 2, 3, 4])",
+    )
+    many = attrs.evolve(base, replaced=(6, 5, 4, 3, 2, 1))
+    [dropped] = replaced_reported(many, attrs.evolve(base, replaced=()))
+    assert (dropped.invariant, dropped.ids, dropped.found) == (
+        15,
+        (),
+        "positions [1, 2, 3, 4, 5] dropped",
+    )
+    # A rule that dropped an item is items_kept's to report, not a crash here.
+    shorter = attrs.evolve(ContextCommit("s").with_items(items[:3]), replaced=())
+    assert replaced_reported(base, shorter) == []
