@@ -202,8 +202,10 @@ def test_a_summary_that_named_items_one_by_one_must_keep_naming_them() -> None:
             16,
             ("t2", handle_for("t2")),
             "its handle or the fold's named by summary sm_1",
-            f"{handle_for('t1')}, which resolves to item t1; "
-            f"{handle_for('n9')}, which resolves to nothing",
+            (
+                f"{handle_for('t1')}, which resolves to item t1; "
+                f"{handle_for('n9')}, which resolves to nothing"
+            ),
         )
     ]
 
