@@ -82,7 +82,7 @@ def handles_named(before: ContextCommit, after: ContextCommit) -> list[Violation
     >>> good = old.replace_items({0: ContextItem("t1", "tool", state="aged", rendered=with_note("[stub]", "t1"))})
     >>> bad = old.replace_items({0: ContextItem("t1", "tool", state="aged", rendered=with_note("[stub]", "t9"))})
     >>> handles_named(old, good), [v.found for v in handles_named(old, bad)]
-    ([], ['h:rxyrzqk7, which resolves to nothing'])
+    ([], ['h:55dkemgp, which resolves to nothing'])
     """
     found: list[Violation] = []
     rewritten: set[str] = set()

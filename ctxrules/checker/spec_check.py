@@ -55,7 +55,10 @@ def is_user_code(rule: object) -> bool:
     fresh instance of one is the same function again, so only user code is rebuilt for reruns.
 
     >>> from ctxrules.rules.idle import clear_idle
-    >>> is_user_code(clear_idle(60.0, "[cleared]", ())), is_user_code(lambda c, f: c)
+    >>> def mine(commit, facts):
+    ...     return commit
+    >>> mine.__module__ = "my_rules"
+    >>> is_user_code(clear_idle(60.0, "[cleared]", ())), is_user_code(mine)
     (False, True)
     """
     owner = getattr(rule, "__self__", None)
