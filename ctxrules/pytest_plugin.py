@@ -23,8 +23,8 @@ def check_spec(
 ) -> None:
     """Load ``spec`` and check every rule and the pipeline; fail the test with the counterexample."""
     # Imported here: the plugin loads in every pytest run, even where hypothesis is absent.
+    from ctxrules.checker.spec_check import check_pipeline  # noqa: PLC0415
     from ctxrules.cli.report import format_counterexample  # noqa: PLC0415
-    from ctxrules.testing.spec_check import check_pipeline  # noqa: PLC0415
 
     loaded = load_spec(Path(spec), allow_imports=allow_imports)
     if isinstance(loaded, Failure):

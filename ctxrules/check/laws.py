@@ -27,6 +27,8 @@ from ctxrules.check.invariants import (
     one_summary,
     protocol_valid,
 )
+from ctxrules.check.prefix import replaced_reported
+from ctxrules.check.tightened import handles_named
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit
 from ctxrules.render import render_commit
@@ -79,6 +81,9 @@ RULE_LAWS: tuple[Law, ...] = (
     Law(13, "folded items covered by the summary", state=lambda c, _f: summaries_cover(c)),
     Law(13, "folded into a summary written then", step=lambda b, a, _f: folded_with_summary(b, a)),
     Law(13, "the same items in the same order", step=lambda b, a, _f: items_kept(b, a)),
+    # Laws about the items a rule changed (`ctxrules.check.tightened.changed_pairs`).
+    Law(16, "tightened items name their handle", step=lambda b, a, _f: handles_named(b, a)),
+    Law(15, "changes reported as replaced", step=lambda b, a, _f: replaced_reported(b, a)),
     Law(
         11,
         "every tool result with its call",

@@ -59,3 +59,47 @@ def prefix_stable(
             f"{len(changed)} rewritten",
         )
     ]
+
+
+def replaced_reported(before: ContextCommit, after: ContextCommit) -> list[Violation]:
+    """Invariant 15 for a rule: the positions it reports as replaced hold every change it made.
+
+    Batching restores only the reported positions between batch points (`hold_back`), so
+    a change left out, or an earlier rule's report dropped, lands in a request already sent.
+    Nothing to check when the output keeps no report (``replaced`` None: every item is compared).
+
+    >>> from ctxrules.commit import ContextItem
+    >>> base = ContextCommit("s").with_items([ContextItem("a", "user")]).begin_generation()
+    >>> changed = base.replace_items({0: ContextItem("a", "user", reason="x")})
+    >>> replaced_reported(base, changed), [v.expected for v in replaced_reported(base, changed.begin_generation())]
+    ([], ['every changed position among those reported replaced'])
+    """
+    if after.replaced is None:
+        return []
+    reported = set(after.replaced)
+    dropped = sorted(set(before.replaced or ()) - reported)
+    unreported = [
+        position
+        for position, (old, new) in enumerate(zip(before.items, after.items, strict=False))
+        if old is not new and position not in reported and old != new
+    ]
+    found: list[Violation] = []
+    if unreported:
+        found.append(
+            Violation(
+                15,
+                tuple(after.items[p].source_node_id for p in unreported[:5]),
+                "every changed position among those reported replaced",
+                f"{len(unreported)} changed and not reported (positions {unreported[:5]})",
+            )
+        )
+    if dropped:
+        found.append(
+            Violation(
+                15,
+                (),
+                "the positions replaced before the rule still reported",
+                f"positions {dropped[:5]} dropped",
+            )
+        )
+    return found

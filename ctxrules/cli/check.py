@@ -41,10 +41,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         sys.stderr.write((absent or source.failure()) + "\n")
         return EXIT_SPEC
     # Imported here: Hypothesis loads only for the command that searches with it.
+    from ctxrules.checker.runner import RULE_INVARIANTS  # noqa: PLC0415
+    from ctxrules.checker.spec_check import check_pipeline  # noqa: PLC0415
     from ctxrules.cli.report import format_counterexample  # noqa: PLC0415
     from ctxrules.testing.histories import LARGEST  # noqa: PLC0415
-    from ctxrules.testing.runner import RULE_INVARIANTS  # noqa: PLC0415
-    from ctxrules.testing.spec_check import check_pipeline  # noqa: PLC0415
 
     if args.allow_imports:
         import_from_current_folder()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ctxrules.checker.runner import Counterexample
 from ctxrules.commit import ContextCommit, ContextItem
-from ctxrules.testing.runner import Counterexample
 
 
 def _cut(text: str, width: int) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import random
-from importlib import resources
 
 import attrs
 from hypothesis import strategies as st
@@ -18,8 +17,9 @@ from pyrsistent import pset
 
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.render import counted
+from ctxrules.rules.handles import folds_line
 from ctxrules.testing.commits import commits
-from ctxrules.testing.ruler import CHECK_RULER
+from ctxrules.testing.ruler import check_ruler
 
 #: Words of the generated texts: code-ish English, paths, Chinese and special tokens.
 _WORDS = ("the", "fix", "src/main.py", "`make test`", "0x1f3a9c", "ValueError", "数据",
@@ -27,6 +27,8 @@ _WORDS = ("the", "fix", "src/main.py", "`make test`", "0x1f3a9c", "ValueError", 
 _TOOLS = ("grep", "read_file", "bash", "todo_list", "web_search", "edit")
 #: The largest generated history, in items (long ones are cut from one cached history).
 LARGEST = 2_000
+#: A history longer than this many turns holds an attached block every so many turns.
+_BLOCKS_EVERY = 30
 
 
 def _paragraph(words: int) -> tuple[str, tuple[int, ...]]:
@@ -81,6 +83,11 @@ def _turn(
                 "arguments": '{"path": "' + _text(rng, rng.randint(1, 60)) + '"}',
             }
         )
+    if len(shapes) > 2 and rng.random() < 0.25:
+        # Identical parallel calls: the same tool, arguments and result, another call id.
+        twin = dict(shapes[-1])
+        twin.update(source_node_id=f"t{turn}_twin", tool_call_id=f"call_{turn}_twin")
+        shapes.append(twin)
     items = []
     for offset, shape in enumerate(shapes):
         when, locked = turn * 90.0 + offset, rng.random() < 0.04
@@ -98,6 +105,19 @@ def _attached_block(rng: random.Random, turn: int, source: str) -> list[ContextI
         ContextItem(f"x{k}", rng.choice(("user", "assistant")), rendered=_text(rng, 8), turn=turn)
         for k in range(rng.randint(1, 4))
     ]
+    if rng.random() < 0.6:
+        # A tool result from the other session: rules tighten it, and its handle names the copy.
+        body.append(
+            ContextItem(
+                f"x{len(body)}",
+                "tool",
+                rendered=_text(rng, rng.choice((40, 900))),
+                tool_name=rng.choice(_TOOLS),
+                tool_call_id=f"call_x{len(body)}_{source}",
+                arguments='{"path": "src/other.py"}',
+                turn=turn,
+            )
+        )
     opening = ContextItem(marker, "user", rendered="[attached]", reason="attach_open", turn=turn)
     closing = ContextItem(marker, "user", rendered="[end]", reason="attach_close", turn=turn)
     return [attrs.evolve(i, attached_from=source) for i in (opening, *body, closing)]
@@ -112,19 +132,28 @@ def _fold(items: list[ContextItem], upto: int, summary_id: str) -> list[ContextI
         for i in items[:upto]
     ]
     turn = items[upto - 1].turn if upto else 0
+    members = [i.source_node_id for i in folded if i.merged_into == summary_id]
+    # The folds line a compaction writes: the fold's handle and the first items' handles.
+    named = [(i.role.value, i.source_node_id) for i in folded if i.merged_into == summary_id]
+    line = folds_line(named, members)
     summary = ContextItem(
-        summary_id, "assistant", state=State.SUMMARY, rendered="[Summary] 之前的工作", turn=turn
+        summary_id,
+        "assistant",
+        state=State.SUMMARY,
+        rendered=f"[Summary] 之前的工作\n{line}" if members else "[Summary] 之前的工作",
+        turn=turn,
     )
     return [*folded, summary, *items[upto:]]
 
 
 @functools.lru_cache(maxsize=512)
 def synthetic_history(
-    seed: int, turns: int, names: tuple[str, ...] = ()
+    seed: int, turns: int, names: tuple[str, ...] = (), ruler: str = "heuristic"
 ) -> tuple[ContextItem, ...]:
     """A counted, well-formed history of ``turns`` turns, the same for the same arguments.
 
-    ``names`` join the usual tool names (those a rule under check looks for).
+    ``names`` join the usual tool names (those a rule under check looks for); ``ruler``
+    names the counter (`ctxrules.testing.ruler.check_ruler`).
     """
     rng = random.Random(seed)  # noqa: S311 - test data, not security
     tail = rng.randint(1, 4)
@@ -135,9 +164,13 @@ def synthetic_history(
         items += _turn(rng, turn, old=turn < turns - tail, tools=tools)
         if turn == block_at:
             items += _attached_block(rng, turn, f"c_src{seed}")
+        elif turns > _BLOCKS_EVERY and turn % _BLOCKS_EVERY == _BLOCKS_EVERY // 2:
+            # A long history attaches other sessions now and then, each its own source.
+            items += _attached_block(rng, turn, f"c_src{seed}_{turn}")
     if turns > 2 and rng.random() < 0.4:
         items = _fold(items, rng.randint(1, len(items) // 2), f"sm_{seed:04x}")
-    return tuple(counted(item, CHECK_RULER) for item in items)
+    tokenizer = check_ruler(ruler)
+    return tuple(counted(item, tokenizer) for item in items)
 
 
 def _as_commit(items: tuple[ContextItem, ...] | list[ContextItem], session: str) -> ContextCommit:
@@ -146,14 +179,63 @@ def _as_commit(items: tuple[ContextItem, ...] | list[ContextItem], session: str)
     return attrs.evolve(commit.with_items(items), attached=attached)
 
 
+#: Items per chunk of a commit's item vector: sizes on and around its multiples come up.
+CHUNK = 64
+#: Keys of rule marks a generated commit may carry (a batch point's, another rule's).
+_MARKS = ("batch:count", "batch:turn", "batch:items", "batch:why", "other_rule:5f1c09a2b7de")
+
+
+@st.composite
+def marked(draw: st.DrawFn, commit: ContextCommit) -> ContextCommit:
+    """``commit`` as an earlier rule hands it on: rule marks, and positions it reports replaced.
+
+    The marks are a batch point's and another rule's, at drawn positions.
+    """
+    keys = draw(st.lists(st.sampled_from(_MARKS), max_size=3, unique=True), label="marks")
+    for key in keys:
+        commit = commit.with_mark(key, draw(st.integers(0, max(len(commit.items), 1))))
+    if commit.items and draw(st.booleans(), label="replaced reported"):
+        positions = draw(st.sets(st.integers(0, len(commit.items) - 1), max_size=3))
+        commit = commit.begin_generation().replace_items({p: commit.items[p] for p in positions})
+    return commit
+
+
 @st.composite
 def structured_commits(
-    draw: st.DrawFn, *, max_turns: int = 6, names: tuple[str, ...] = ()
+    draw: st.DrawFn,
+    *,
+    max_turns: int = 6,
+    names: tuple[str, ...] = (),
+    rulers: tuple[str, ...] = ("heuristic",),
 ) -> ContextCommit:
-    """Small well-formed histories: a few turns of tool pairs, maybe a block and a summary."""
+    """Small well-formed histories: a few turns of tool pairs, maybe a block and a summary.
+
+    Each is counted by one of ``rulers`` (`ctxrules.testing.ruler.check_ruler`).
+    """
     seed = draw(st.integers(0, 63), label="history seed")
-    items = synthetic_history(seed, draw(st.integers(1, max_turns), label="turns"), names)
-    return _as_commit(items[: draw(st.integers(0, len(items)), label="items kept")], "s_small")
+    ruler = draw(st.sampled_from(rulers), label="ruler")
+    items = synthetic_history(seed, draw(st.integers(1, max_turns), label="turns"), names, ruler)
+    kept = items[: draw(st.integers(0, len(items)), label="items kept")]
+    return _as_commit(kept, "s_small" if ruler == "heuristic" else f"s_small_{ruler}")
+
+
+def commit_ruler(commit: ContextCommit) -> str:
+    """The name of the ruler a generated commit was counted with (its session id says).
+
+    >>> commit_ruler(ContextCommit("s_small_tiktoken")), commit_ruler(ContextCommit("s_long"))
+    ('tiktoken', 'heuristic')
+    """
+    return "tiktoken" if commit.session_id.endswith("tiktoken") else "heuristic"
+
+
+def chunk_sizes(largest: int) -> st.SearchStrategy[int]:
+    """Sizes from a hundred to ``largest``, one in three on or beside a multiple of `CHUNK`."""
+    near = st.builds(
+        lambda k, d: min(max(k * CHUNK + d, 1), largest),
+        st.integers(1, max(largest // CHUNK, 1)),
+        st.integers(-1, 1),
+    )
+    return st.one_of(st.integers(min(100, largest), largest), near, near)
 
 
 @st.composite
@@ -162,113 +244,44 @@ def long_commits(
 ) -> ContextCommit:
     """Histories of a hundred to ``largest`` items, cut from one cached long history."""
     items = synthetic_history(1_000, largest // 3 + 1, names)
-    size = draw(st.integers(min(100, largest), largest), label="long history size")
+    size = draw(chunk_sizes(largest), label="long history size")
     start = draw(st.integers(0, max(len(items) - size, 0)), label="long history start")
     return _as_commit(items[start : start + size], "s_long")
-
-
-@functools.lru_cache(maxsize=1)
-def bundled_session_items() -> tuple[ContextItem, ...]:
-    """The items of the bundled real Claude Code session, all full, as the pipeline starts them."""
-    # Imported here: generation sits above rules, and only this strategy needs it.
-    from ctxrules.generation import generate_commit  # noqa: PLC0415
-    from ctxrules.importers import import_text  # noqa: PLC0415
-    from ctxrules.rules import Facts, Pipeline  # noqa: PLC0415
-
-    folder = resources.files("ctxrules") / "data" / "sessions"
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".jsonl"):
-            session = import_text(entry.read_text(encoding="utf-8")).unwrap().session
-            if session.head is None:
-                return ()
-            facts = Facts(tokenizer=CHECK_RULER)
-            built = generate_commit(None, session.graph, session.head, Pipeline(), facts)
-            return tuple(built.unwrap().items)
-    return ()
 
 
 def forget_histories() -> None:
     """Drop the cached histories (a rule wrote into their frozen items): rebuild them on use."""
     synthetic_history.cache_clear()
-    bundled_session_items.cache_clear()
 
 
 @st.composite
-def real_session_commits(draw: st.DrawFn) -> ContextCommit:
-    """A prefix of the bundled real session, as its first commit at that point holds it."""
-    items = bundled_session_items()
-    size = draw(st.integers(min(1, len(items)), len(items)), label="real session prefix")
-    return _as_commit(items[:size], "s_real")
-
-
-@st.composite
-def histories(draw: st.DrawFn, *, long: bool = True, names: tuple[str, ...] = ()) -> ContextCommit:
+def histories(
+    draw: st.DrawFn,
+    *,
+    long: bool = True,
+    names: tuple[str, ...] = (),
+    real: tuple[ContextItem, ...] = (),
+    rulers: tuple[str, ...] = ("heuristic",),
+) -> ContextCommit:
     """What each rule is checked on: small random and structured commits, some long and real ones.
 
-    A quarter are small random commits, thirteen in twenty small structured histories, and
-    (unless ``long=False``) one each a long history and a prefix of the real session.
-    Hypothesis shrinks the choice toward the small kinds, so a counterexample ends up as
-    small as the defect allows. ``names`` are tool names the structured and long
-    histories use besides their own.
+    A quarter are small random commits, thirteen in twenty small structured histories
+    (counted by one of ``rulers``), and (unless ``long=False``) one each a long history and a
+    prefix of ``real`` (the items of a recorded session, as its first commit holds them;
+    a long history when none is given). One in four carries rule marks. Hypothesis shrinks
+    the choice toward the small kinds, so a counterexample ends up as small as the defect
+    allows. ``names`` are tool names the structured and long histories use besides their own.
     """
     kind = draw(st.integers(0, 19 if long else 17), label="kind of commit")
     if kind < 5:
-        return draw(commits(max_items=8))
-    if kind < 18:
-        return draw(structured_commits(names=names))
-    return draw(long_commits(names=names) if kind == 18 else real_session_commits())
-
-
-#: Sizes of the long histories every rule meets before the search: past round numbers a
-#: size-dependent defect may wait for.
-FIXED_SIZES = (150, 201, 501, 1_001, LARGEST)
-
-
-def fixed_histories(names: tuple[str, ...] = ()) -> tuple[ContextCommit, ...]:
-    """Commits every rule is run on before the random search: long ones, the real session.
-
-    The long histories of `FIXED_SIZES` are cut from the start of one long history, whose
-    items are old enough for every gate; with ``names``, a history where each name is a
-    tool of several turns, locked and not, full and aged, comes first.
-    """
-    found: list[ContextCommit] = []
-    if names:
-        found.append(_as_commit(_named_tools(names), "s_names"))
-    items = synthetic_history(1_000, LARGEST // 3 + 1, names)
-    found += [_as_commit(items[:size], "s_long") for size in FIXED_SIZES]
-    real = bundled_session_items()
-    if real:
-        found.append(_as_commit(real, "s_real"))
-    return tuple(found)
-
-
-def _named_tools(names: tuple[str, ...]) -> tuple[ContextItem, ...]:
-    """Turns in which each name is a tool: old and recent, locked and not, full and aged."""
-    rng = random.Random(len(names))  # noqa: S311 - test data, not security
-    items: list[ContextItem] = []
-    for turn in range(3 * len(names) + 6):
-        name = names[turn % len(names)]
-        items += [
-            ContextItem(f"u{turn}", "user", rendered=_text(rng, 6), turn=turn),
-            ContextItem(f"a{turn}", "assistant", rendered=_text(rng, 8), turn=turn),
-        ]
-        for call, size in enumerate((40, 900)):
-            state = State.AGED if turn % 3 == 2 else State.FULL
-            rendered = _text(rng, size)
-            items.append(
-                ContextItem(
-                    f"t{turn}_{call}",
-                    "tool",
-                    state=state,
-                    rendered=rendered[:40] if state is State.AGED else rendered,
-                    reason="aged" if state is State.AGED else "new",
-                    tool_name=name,
-                    tool_call_id=f"call_{turn}_{call}",
-                    arguments='{"path": "' + _text(rng, 4) + '"}',
-                    locked=(turn // len(names)) % 2 == 1 and call == 0,
-                    turn=turn,
-                    created_at=turn * 90.0,
-                    changed_at=turn * 90.0,
-                )
-            )
-    return tuple(counted(item, CHECK_RULER) for item in items)
+        commit = draw(commits(max_items=8))
+    elif kind < 18:
+        commit = draw(structured_commits(names=names, rulers=rulers))
+    elif kind == 18 or not real:
+        commit = draw(long_commits(names=names))
+    else:
+        size = draw(st.integers(1, len(real)), label="real session prefix")
+        commit = _as_commit(real[:size], "s_real")
+    if draw(st.integers(0, 3), label="with marks") == 0:
+        commit = draw(marked(commit))
+    return commit

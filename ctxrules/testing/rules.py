@@ -9,13 +9,24 @@ from ctxrules.commit import ContextCommit
 from ctxrules.rules import BuiltinRule, Facts, NamedRule, Param, Pipeline, builtins
 from ctxrules.tokens import HeuristicCounter, Tokenizer
 
+#: Context windows a rule may be given, from a small local model's to the largest.
+WINDOWS = (8_000, 16_000, 32_000, 128_000, 200_000, 1_000_000)
+
+
+@st.composite
+def windows(draw: st.DrawFn) -> tuple[int, int | None]:
+    """A context window from 8k to 1M tokens, and no budget or one up to the window."""
+    window = draw(st.sampled_from(WINDOWS), label="context window")
+    budget = draw(st.none() | st.integers(window // 10, window), label="budget")
+    return window, budget
+
 
 @st.composite
 def facts_for(draw: st.DrawFn, commit: ContextCommit, tokenizer: Tokenizer | None = None) -> Facts:
-    """Facts a rule might see with ``commit``: a clock, a head turn and a few cited items.
+    """Facts a rule might see with ``commit``: a clock, a window and budget, a head turn and citations.
 
     The head turn reaches a few turns past the commit's last item, so every item of a long
-    history can be old enough for a rule's turn gates.
+    history can be old enough for a rule's turn gates; the window runs from 8k to 1M.
     """
     last = max((item.turn for item in commit.items), default=0)
     # Positions, not a sampled_from of this commit's ids: one strategy for every commit.
@@ -23,8 +34,11 @@ def facts_for(draw: st.DrawFn, commit: ContextCommit, tokenizer: Tokenizer | Non
         draw(st.sets(st.integers(0, len(commit.items) - 1), max_size=4)) if commit.items else set()
     )
     cited = {commit.items[p].source_node_id for p in positions}
+    window, budget = draw(windows())
     return Facts(
         now=draw(st.floats(0, 2e6)),
+        context_window=window,
+        budget=budget,
         head_turn=draw(st.integers(0, max(80, last + 6))),
         cited=pset(cited),
         tokenizer=tokenizer or HeuristicCounter(),

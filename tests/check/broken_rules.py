@@ -17,6 +17,7 @@ import attrs
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.render import counted
 from ctxrules.rules import Facts, Rule
+from ctxrules.rules.handles import handle_source, with_note
 from ctxrules.rules.tighten import tighten
 
 
@@ -371,8 +372,14 @@ def set_order() -> Rule:
             return commit
         index = commit.index_of(next(iter(ids)))
         assert index is not None
-        cleared = attrs.evolve(commit.items[index], state=State.CLEARED, rendered="")
-        return commit.replace_items({index: counted(cleared, facts.tokenizer)})
+        # With its handle: the defect is the set order alone (invariant 16 is kept).
+        note = with_note("[cleared]", handle_source(commit.items[index]))
+        cleared = counted(
+            attrs.evolve(commit.items[index], state=State.CLEARED, rendered=note), facts.tokenizer
+        )
+        if cleared.tokens > commit.items[index].tokens:
+            return commit
+        return commit.replace_items({index: cleared})
 
     return rule
 
@@ -417,7 +424,9 @@ def _clear_newest(commit: ContextCommit, facts: Facts) -> ContextCommit:
     last = commit.items[-1] if commit.items else None
     if last is None or last.locked or last.state is not State.FULL or last.attached_from:
         return commit
-    cleared = attrs.evolve(last, state=State.CLEARED, rendered="")
+    cleared = attrs.evolve(last, state=State.CLEARED, rendered=with_note("", last.source_node_id))
+    if counted(cleared, facts.tokenizer).tokens > last.tokens:
+        return commit
     return commit.replace_items({len(commit.items) - 1: counted(cleared, facts.tokenizer)})
 
 

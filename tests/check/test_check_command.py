@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ctxrules.checker.runner import check_rule
 from ctxrules.cli.main import main
-from ctxrules.testing.runner import check_rule
 
 HERE = Path(__file__).resolve().parent
 SPECS = sorted((HERE.parents[1] / "specs").glob("*.toml"))

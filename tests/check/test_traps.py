@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+import ast
+import builtins
+import io
 import os
+import pathlib
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
+import attrs
+
+import ctxrules.testing
+from ctxrules.checker.hashseed import HashSeedDifference, differences, hash_seeds
+from ctxrules.checker.purity import module_state, run_trapped, state_changes
+from ctxrules.commit import ContextCommit, ContextItem
+from ctxrules.render import counted
+from ctxrules.rules import Facts
+from ctxrules.spec import load_spec
 from ctxrules.testing.constants import rule_names
-from ctxrules.testing.hashseed import hash_seeds
-from ctxrules.testing.purity import run_trapped
+from ctxrules.testing.ruler import CHECK_RULER
 
 
 def _calls(function: Callable[[], object]) -> list[str]:
@@ -67,3 +81,101 @@ def test_the_hash_seeds_follow_the_check_seed() -> None:
     assert hash_seeds(7) == hash_seeds(7)
     assert len(set(hash_seeds(7))) == 3
     assert set(hash_seeds(7)).isdisjoint(hash_seeds(8))
+
+
+def test_files_the_working_directory_and_argv_are_trapped() -> None:
+    """Invariant 8: open, pathlib reads, os.getcwd, os.listdir and sys.argv name their read."""
+    here = pathlib.Path(__file__)
+    assert _calls(lambda: here.read_text(encoding="utf-8")[:1]) == [
+        "pathlib.Path.read_text()",
+        "pathlib.Path.open()",
+        "open()",
+    ]
+    assert _calls(lambda: here.exists()) == ["pathlib.Path.exists()", "os.stat()"]  # noqa: PLW0108
+    assert _calls(lambda: open(here, encoding="utf-8").close()) == ["open()"]  # noqa: PTH123
+    assert _calls(lambda: os.getcwd()) == ["os.getcwd()"]  # noqa: PLW0108, PTH109
+    assert _calls(lambda: os.listdir(here.parent)[:0]) == ["os.listdir()"]  # noqa: PTH208
+    assert _calls(lambda: "--keep" in sys.argv) == ["sys.argv"]
+    assert _calls(lambda: sys.argv[0]) == ["sys.argv"]
+    assert type(sys.argv) is list  # restored afterwards
+    assert open is builtins.open is io.open
+
+
+def test_writes_to_default_arguments_and_fields_are_seen() -> None:
+    """Invariant 8: a memo in a mutable default and a counter in an object's field."""
+
+    def rule(seen: list[int] = []) -> None:  # noqa: B006 - the defect under test
+        seen.append(1)
+
+    before = module_state(rule)
+    rule()
+    assert state_changes(before, module_state(rule)) == ["default argument 'seen'"]
+
+    class Counting:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def __call__(self) -> None:
+            self.calls += 1
+
+    counting = Counting()
+    before = module_state(counting)
+    counting()
+    assert state_changes(before, module_state(counting)) == ["field 'calls'"]
+
+
+def test_a_clock_held_in_a_field_of_a_callable_is_trapped_and_restored() -> None:
+    """Invariant 8: a frozen rule object holding time.time under another name."""
+
+    @attrs.frozen
+    class Stamped:
+        stamp: Callable[[], float] = time.time
+
+        def __call__(self) -> float:
+            return self.stamp()
+
+    stamped = Stamped()
+    assert run_trapped(stamped, stamped)[1] == ["time.time()"]
+    assert stamped.stamp is time.time
+
+
+def test_a_fresh_process_that_disagrees_with_this_one_is_reported() -> None:
+    """Invariant 8: the children agree with each other, but not with this process's output."""
+    spec = '[[rules]]\nuse = "cap_tool_result"\n'
+    item = ContextItem("t1", "tool", rendered="x" * 50, tool_name="cat", tool_call_id="c1")
+    before = ContextCommit("s").with_items([counted(item, CHECK_RULER)])
+    facts = Facts(tokenizer=CHECK_RULER)
+    after = load_spec(spec).unwrap().rules[0].rule(before, facts)
+    assert differences(spec, [(0, before, facts, after)], seed=1) is None
+    claimed = after.replace_items({0: attrs.evolve(after.items[0], reason="other")})
+    found = differences(spec, [(0, before, facts, claimed)], seed=1)
+    assert isinstance(found, HashSeedDifference)
+    assert found.violation.expected == "the same output in this process as in fresh ones"
+    assert found.other == after
+
+
+def test_importing_the_strategies_does_no_process_or_file_work() -> None:
+    """`ctxrules.testing` imports none of the checker's shell; its modules open no file or process."""
+    child = subprocess.run(
+        [sys.executable, "-c", "import sys, ctxrules.testing; print(sorted(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "ctxrules.checker" not in child.stdout
+    shell = {"subprocess", "importlib.resources", "pathlib", "shutil", "tempfile"}
+    for path in pathlib.Path(ctxrules.testing.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        } | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        assert not imported & shell, (path.name, imported & shell)
+        calls = [
+            node.func.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        ]
+        assert "open" not in calls, path.name

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import attrs
 
+from ctxrules.checker.hashseed import Case, differences
+from ctxrules.checker.runner import PIPELINE, Counterexample, Fresh, check_rule, subjects
+from ctxrules.checker.sessions import check_sessions
 from ctxrules.commit import ContextCommit
-from ctxrules.rules import Facts, Pipeline
-from ctxrules.testing.hashseed import Case, differences
-from ctxrules.testing.runner import PIPELINE, Counterexample, check_rule, check_sessions, subjects
+from ctxrules.rules import Facts, Pipeline, Rule
+from ctxrules.spec import load_spec
 
 #: Called after each step with (steps done, steps in all, what was checked).
 Progress = Callable[[int, int, str], None]
@@ -30,6 +32,40 @@ class SpecReport:
 def session_examples(examples: int) -> int:
     """How many generated sessions go with ``examples`` commits per rule."""
     return max(examples // 8, 10)
+
+
+def fresh_instance(spec: str | Path, index: int, *, allow_imports: bool = False) -> Fresh:
+    """A factory of new instances of the spec's rule at ``index`` (the pipeline after the last).
+
+    The spec is loaded again, so each instance comes from its factory anew: state kept in an
+    instance (a memo, a counter) starts empty.
+    """
+
+    def make() -> Rule:
+        pipeline = load_spec(spec, allow_imports=allow_imports)
+        return [named.rule for named in subjects(pipeline.unwrap())][index]
+
+    return make
+
+
+def is_user_code(rule: object) -> bool:
+    """Whether the rule is code from outside ctxrules (a ``use = "module:factory"`` entry).
+
+    Built-in and declarative rules are ctxrules's own, built from parameters alone: a
+    fresh instance of one is the same function again, so only user code is rebuilt for reruns.
+
+    >>> from ctxrules.rules.idle import clear_idle
+    >>> def mine(commit, facts):
+    ...     return commit
+    >>> mine.__module__ = "my_rules"
+    >>> is_user_code(clear_idle(60.0, "[cleared]", ())), is_user_code(mine)
+    (False, True)
+    """
+    owner = getattr(rule, "__self__", None)
+    if isinstance(owner, Pipeline):
+        return any(is_user_code(named.rule) for named in owner.rules)
+    module = getattr(rule, "__module__", None) or type(rule).__module__
+    return not str(module).startswith("ctxrules.")
 
 
 def check_pipeline(
@@ -56,7 +92,16 @@ def check_pipeline(
 
     for index, named in enumerate(tasks):
         runs: list[tuple[ContextCommit, Facts, ContextCommit]] = []
-        found = check_rule(named.name, named.rule, examples=examples, seed=seed, samples=runs)
+        found = check_rule(
+            named.name,
+            named.rule,
+            examples=examples,
+            seed=seed,
+            samples=runs,
+            fresh=fresh_instance(spec, index, allow_imports=allow_imports)
+            if is_user_code(named.rule)
+            else None,
+        )
         if progress is not None:
             progress(index + 1, total, named.name)
         if found is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeAlias
 
 import attrs
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
@@ -12,28 +13,18 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 from hypothesis.internal.conjecture import engine as hypothesis_engine
-from pyrsistent import pmap
 
-from ctxrules.check import Violation, one_ruler, prefix_stable, protocol_valid, rule_step
 from ctxrules.check.laws import RULE_LAWS, rule_laws_broken
+from ctxrules.check.violations import Violation
+from ctxrules.checker.fixed import FIXED_SIZES, bundled_session_items, fixed_facts, fixed_histories
+from ctxrules.checker.purity import module_state, run_trapped, state_changes
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.commit.vector import ItemVector
-from ctxrules.dag import Session
-from ctxrules.generation import CommitMap, ensure_latest_commit
-from ctxrules.render import render_commit
 from ctxrules.rules import Facts, NamedRule, Pipeline, Rule
 from ctxrules.testing.constants import rule_names
-from ctxrules.testing.dag import sessions
-from ctxrules.testing.histories import (
-    FIXED_SIZES,
-    fixed_histories,
-    forget_histories,
-    histories,
-)
-from ctxrules.testing.purity import module_state, run_trapped, state_changes
-from ctxrules.testing.ruler import CHECK_RULER
+from ctxrules.testing.histories import commit_ruler, forget_histories, histories
+from ctxrules.testing.ruler import RULER_NAMES, check_ruler
 from ctxrules.testing.rules import facts_for
-from ctxrules.tokens import HeuristicCounter
 
 #: The invariants a rule can break, which `rule_violations` checks.
 RULE_INVARIANTS = tuple(sorted({law.invariant for law in RULE_LAWS} | {8, 15}))
@@ -90,14 +81,25 @@ def _impure(calls: list[str], written: list[str], differing: int | None) -> list
     return found
 
 
+#: Makes a new instance of the rule under check (its factory called again), for reruns.
+Fresh: TypeAlias = Callable[[], Rule]
+
+
 def rule_violations(
-    rule: Rule, before: ContextCommit, facts: Facts, *, reruns: int = RERUNS
+    rule: Rule,
+    before: ContextCommit,
+    facts: Facts,
+    *,
+    reruns: int = RERUNS,
+    fresh: Fresh | None = None,
 ) -> tuple[ContextCommit, list[Violation]]:
     """Run ``rule`` on ``before`` with the clock trapped, then again; every law it broke.
 
-    Every law of `RULE_LAWS` is evaluated on the output. Invariant 8: a clock or random
-    call, a write to the rule's module globals or closure, an output that differs on a
-    rerun, or an input modified in place.
+    Every law of `RULE_LAWS` is evaluated on the output. Invariant 8: a clock, random, file
+    or process call, a write to the rule's module globals, closure, default arguments or
+    fields, an output that differs on a rerun, or an input modified in place. With
+    ``fresh``, the second rerun is made by a new instance of the rule, so a memo the
+    instance keeps (by the commit's id, say) cannot answer for it.
     """
     snapshot = [_item_fields(item) for item in before.items]
     state = module_state(rule)
@@ -105,10 +107,8 @@ def rule_violations(
     written = state_changes(state, module_state(rule))
     # A long input is rerun once: a defect that needs a long history may be rare too.
     runs = reruns if len(before.items) <= _LONG else min(reruns, 1)
-    # Odd reruns get an equal copy of the input: a rule reading object addresses (id) or
-    # keeping a memo by identity answers differently for equal inputs.
     differing = next(
-        (n for n in range(1, runs + 1) if rule(_copy(before) if n % 2 else before, facts) != after),
+        (n for n in range(1, runs + 1) if _rerun(rule, fresh, n, runs, before, facts) != after),
         None,
     )
     found = _impure(calls, written, differing)
@@ -117,6 +117,19 @@ def rule_violations(
         # Generated histories share their items; the rule has spoiled them for later checks.
         forget_histories()
     return after, found + rule_laws_broken(before, after, facts)
+
+
+def _rerun(  # noqa: PLR0917 - private; called once, positionally
+    rule: Rule, fresh: Fresh | None, n: int, runs: int, before: ContextCommit, facts: Facts
+) -> ContextCommit:
+    """Rerun ``n`` of ``runs``: odd ones on an equal copy of the input, one by a fresh instance.
+
+    A rule reading object addresses, or keeping a memo by identity, answers differently for
+    an equal copy; the second rerun (the only one, for a long input) is made by a new
+    instance when there is a factory.
+    """
+    subject = fresh() if fresh is not None and n == min(2, runs) else rule
+    return subject(_copy(before) if n % 2 else before, facts)
 
 
 def _copy(commit: ContextCommit) -> ContextCommit:
@@ -175,16 +188,6 @@ def _search(
         test()
 
 
-def fixed_facts(commit: ContextCommit) -> tuple[Facts, ...]:
-    """The facts a rule sees with a fixed input: at its last item, and long after it."""
-    last_turn = max((item.turn for item in commit.items), default=0)
-    last_time = max((item.changed_at for item in commit.items), default=0.0)
-    return (
-        Facts(now=last_time, head_turn=last_turn + 1, tokenizer=CHECK_RULER),
-        Facts(now=last_time + 86_400.0, head_turn=last_turn + 40, tokenizer=CHECK_RULER),
-    )
-
-
 def check_rule(
     name: str,
     rule: Rule,
@@ -194,30 +197,51 @@ def check_rule(
     samples: list[tuple[ContextCommit, Facts, ContextCommit]] | None = None,
     sample_size: int = 12,
     shrink_seconds: int = SHRINK_SECONDS,
+    fresh: Fresh | None = None,
 ) -> Counterexample | None:
     """The shrunk counterexample on generated commits of every size, or None if none was found.
 
-    The rule first meets fixed inputs (`fixed_histories`: long histories, the real session,
-    the tool names it holds), then the random search, whose histories use those names too;
-    the search's counterexample, being shrunk, is reported when both find one.
+    The rule first meets fixed inputs (`fixed_histories`: long histories, sizes around the
+    item vector's chunks, one counted by tiktoken, the real session, the tool names it
+    holds), then the random search, whose histories use those names too, are counted by
+    either ruler, and one time in four are the rule's own output on an earlier part of the
+    history with the rest appended (as the next turn hands it back).
+    The search's counterexample, being shrunk, is reported when both find one.
     ``samples``, if given, collects up to ``sample_size`` clean runs of the rule (input,
-    facts, output) for `ctxrules.testing.hashseed`, up to half of them from the fixed inputs.
-    Shrinking stops after ``shrink_seconds``.
+    facts, output) for `ctxrules.checker.hashseed`, up to half of them from the fixed inputs.
+    ``fresh`` makes a new instance of the rule for reruns. Shrinking stops after ``shrink_seconds``.
     """
     names = rule_names(rule)
-    fixed = _fixed_run(name, rule, names, samples, sample_size // 2)
+    fixed = _fixed_run(name, rule, names, samples, sample_size // 2, fresh)
     found: dict[type[_Found], Counterexample] = {}
+    real = bundled_session_items()
+
+    def keep(counterexample: Counterexample) -> None:
+        # Hypothesis replays the shrunk example last, so the last one kept is the smallest.
+        broken = counterexample.violations
+        kind = _FOUND[broken[0].invariant] if broken else _Found
+        found[kind] = counterexample
+        raise kind
 
     def body(data: st.DataObject) -> None:
-        before = data.draw(histories(names=names), label="commit")
-        facts = data.draw(facts_for(before, CHECK_RULER), label="facts")
-        after, counterexample = _run_once(name, rule, before, facts)
+        before = data.draw(histories(names=names, real=real, rulers=RULER_NAMES), label="commit")
+        facts = data.draw(facts_for(before, check_ruler(commit_ruler(before))), label="facts")
+        if len(before.items) >= 2 and data.draw(st.integers(0, 3), label="own output") == 0:
+            split = data.draw(st.integers(1, len(before.items) - 1), label="items seen before")
+            earlier = attrs.evolve(
+                facts,
+                now=max(facts.now - data.draw(st.floats(0, 7200), label="seconds"), 0.0),
+                head_turn=max(facts.head_turn - data.draw(st.integers(0, 3), label="turns"), 0),
+            )
+            seen, counterexample = _run_once(
+                name, rule, before.with_items(before.items[:split]), earlier, fresh
+            )
+            if counterexample is not None:
+                keep(counterexample)
+            before = seen.append_items(before.items[split:])
+        after, counterexample = _run_once(name, rule, before, facts, fresh)
         if counterexample is not None:
-            # Hypothesis replays the shrunk example last, so the last one kept is the smallest.
-            broken = counterexample.violations
-            kind = _FOUND[broken[0].invariant] if broken else _Found
-            found[kind] = counterexample
-            raise kind
+            keep(counterexample)
         if samples is not None and len(samples) < sample_size and len(before.items) >= 2:
             samples.append((before, facts, after))
 
@@ -233,11 +257,11 @@ def check_rule(
 
 
 def _run_once(
-    name: str, rule: Rule, before: ContextCommit, facts: Facts
+    name: str, rule: Rule, before: ContextCommit, facts: Facts, fresh: Fresh | None = None
 ) -> tuple[ContextCommit, Counterexample | None]:
     """The rule's output on one input, and the counterexample it makes, if it makes one."""
     try:
-        after, violations = rule_violations(rule, before, facts)
+        after, violations = rule_violations(rule, before, facts, fresh=fresh)
     except Exception as error:  # noqa: BLE001 - a user's rule may raise anything; we report it
         return before, Counterexample(
             name, (), before, None, facts, f"{type(error).__name__}: {error}"
@@ -247,17 +271,18 @@ def _run_once(
     return after, None
 
 
-def _fixed_run(
+def _fixed_run(  # noqa: PLR0917 - private; called once, positionally, above
     name: str,
     rule: Rule,
     names: tuple[str, ...],
     samples: list[tuple[ContextCommit, Facts, ContextCommit]] | None,
     keep: int,
+    fresh: Fresh | None,
 ) -> Counterexample | None:
     """The first counterexample among the fixed inputs, keeping up to ``keep`` clean runs."""
     for before in fixed_histories(names):
         for late, facts in enumerate(fixed_facts(before)):
-            after, counterexample = _run_once(name, rule, before, facts)
+            after, counterexample = _run_once(name, rule, before, facts, fresh)
             if counterexample is not None:
                 return counterexample
             # Long inputs go to the other processes too (the later facts only, the largest
@@ -279,43 +304,6 @@ def _leaves(error: BaseException) -> Iterator[BaseException]:
             yield from _leaves(inner)
     else:
         yield error
-
-
-def check_sessions(
-    pipeline: Pipeline, *, examples: int, seed: int | None = None
-) -> Counterexample | None:
-    """Invariants 3, 10, 11 and 15 parent -> child as a generated session grows under ``pipeline``."""
-    found: list[Counterexample] = []
-    ruler = HeuristicCounter()
-
-    def body(data: st.DataObject) -> None:
-        session: Session = data.draw(sessions(max_steps=20), label="session")
-        known: CommitMap = pmap()
-        previous: ContextCommit | None = None
-        now = 0.0
-        for call in session.branch():
-            now += data.draw(st.floats(0, 5000), label="seconds")
-            facts = Facts(now=now, tokenizer=ruler)
-            commit, known = ensure_latest_commit(
-                known, session.graph, call.id, pipeline, facts
-            ).unwrap()
-            violations = one_ruler(commit, ruler) + protocol_valid(render_commit(commit))
-            if previous is not None:
-                prefix = attrs.evolve(commit, items=commit.items[: len(previous.items)], digest=-1)
-                violations += rule_step(previous, prefix)
-                violations += prefix_stable(previous, commit, batched=pipeline.batching is not None)
-            if violations:
-                found.append(
-                    Counterexample(PIPELINE, tuple(violations), previous or commit, commit, facts)
-                )
-                raise _Found
-            previous = commit
-
-    try:
-        _search(body, examples, seed)
-    except _Found:
-        return found[-1]
-    return None
 
 
 def subjects(pipeline: Pipeline) -> Iterator[NamedRule]:

@@ -3,8 +3,10 @@
 Set and dict-of-set iteration order of strings changes with the hash seed, so a rule that
 depends on it is deterministic within one process and differs across processes
 (invariant 8). Three children, each with a hash seed fixed by the check's seed, run every
-sample side by side; their outputs are compared with each other, so the verdict is the
-same on every run with the same seed (this process's own hash seed is random).
+sample side by side; their outputs are compared with each other first, so the verdict is
+the same on every run with the same seed (this process's own hash seed is random), then
+with this process's own output, which shows a rule that follows what differs between a
+fresh process and this one (the modules loaded, a count of calls, the instance's state).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from ctxrules.check import Violation
 from ctxrules.commit import ContextCommit, commit_from_json, commit_to_json
 from ctxrules.rules import Facts
 from ctxrules.spec import load_spec
-from ctxrules.tokens import HeuristicCounter
+from ctxrules.testing.ruler import check_ruler, ruler_name
 
 #: One recorded run: which subject of the spec (see `runner.subjects`), its input, facts, output.
 Case = tuple[int, ContextCommit, Facts, ContextCommit]
@@ -64,7 +66,8 @@ def hash_seeds(seed: int | None = None, children: int = CHILDREN) -> tuple[int, 
 
 def _facts_json(facts: Facts) -> dict[str, object]:
     return {"now": facts.now, "head_turn": facts.head_turn, "cited": sorted(facts.cited),
-            "context_window": facts.context_window, "budget": facts.budget}  # fmt: skip
+            "context_window": facts.context_window, "budget": facts.budget,
+            "ruler": ruler_name(facts.tokenizer)}  # fmt: skip
 
 
 def _output(commit: ContextCommit) -> str:
@@ -114,6 +117,20 @@ def differences(
         return HashSeedDifference(
             subject, seeds[other], before, facts, first or after, second, violation
         )
+    for index, (subject, before, facts, after) in enumerate(ordered):
+        # The children agree: this process's own output must be theirs too.
+        if answers[0][index] == _output(after):
+            continue
+        violation = Violation(
+            8,
+            (),
+            "the same output in this process as in fresh ones",
+            f"a different output with PYTHONHASHSEED={seeds[0]} than here"
+            " (the rule follows process state: loaded modules, earlier calls, its instance)",
+        )
+        return HashSeedDifference(
+            subject, seeds[0], before, facts, after, _rebuilt(answers[0][index]), violation
+        )
     return None
 
 
@@ -129,7 +146,7 @@ def _run_child(request: str, seed: int, timeout: float) -> list[str] | str:
     """One child's outputs with ``PYTHONHASHSEED=seed``, or why it gave none."""
     try:
         child = subprocess.run(
-            [sys.executable, "-m", "ctxrules.testing.hashseed"],
+            [sys.executable, "-m", "ctxrules.checker.hashseed"],
             input=request,
             capture_output=True,
             text=True,
@@ -152,7 +169,7 @@ def _rebuilt(answer: str) -> ContextCommit | None:
 
 def _serve(request: dict[str, object]) -> list[str]:
     # Imported here: the runner imports this module's caller side.
-    from ctxrules.testing.runner import subjects  # noqa: PLC0415
+    from ctxrules.checker.runner import subjects  # noqa: PLC0415
 
     pipeline = load_spec(str(request["spec"]), allow_imports=bool(request["allow_imports"]))
     rules = [named.rule for named in subjects(pipeline.unwrap())]
@@ -160,7 +177,8 @@ def _serve(request: dict[str, object]) -> list[str]:
     for case in request["cases"]:  # type: ignore[attr-defined]
         before = commit_from_json(case["commit"]).unwrap()
         given = case["facts"]
-        facts = Facts(**{**given, "cited": pset(given["cited"])}, tokenizer=HeuristicCounter())
+        ruler = check_ruler(given.pop("ruler"))
+        facts = Facts(**{**given, "cited": pset(given["cited"])}, tokenizer=ruler)
         try:
             answers.append(_output(rules[case["subject"]](before, facts)))
         except Exception as error:  # noqa: BLE001 - reported as a difference, not a crash
