@@ -27,6 +27,7 @@ from ctxrules.check.invariants import (
     one_summary,
     protocol_valid,
 )
+from ctxrules.check.pins import pins_kept
 from ctxrules.check.prefix import replaced_reported
 from ctxrules.check.tightened import handles_named
 from ctxrules.check.violations import Violation
@@ -75,6 +76,7 @@ RULE_LAWS: tuple[Law, ...] = (
     Law(11, "tool call ids and names kept", step=lambda b, a, _f: pairing_kept(b, a)),
     Law(2, "the id recomputed from the content", step=lambda b, a, _f: content_id_matches(a, b)),
     Law(4, "locked items untouched", step=lambda b, a, _f: locked_untouched(b, a)),
+    Law(17, "pinned items kept whole", step=lambda b, a, _f: pins_kept(b, a)),
     Law(3, "no item loosens or grows", step=lambda b, a, _f: monotone_tightening(b, a)),
     Law(13, "role, turn and times kept", step=lambda b, a, _f: identity_kept(b, a)),
     Law(10, "total_tokens is the rendered count", step=lambda _b, a, f: one_ruler(a, f.tokenizer)),

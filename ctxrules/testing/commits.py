@@ -86,6 +86,8 @@ def context_items(
         state=state,
         rendered=rendered,
         locked=locked,
+        # A pin locks its item and keeps it whole (invariant 17): some locked full items are pins.
+        pinned=locked and state is State.FULL and draw(st.booleans()),
         attached_from="c_attached" if attached else None,
         tool_name=draw(_TOOL_NAMES) if role == "tool" else None,
         tool_call_id=("call_" + node if draw(st.booleans()) else None) if role == "tool" else None,

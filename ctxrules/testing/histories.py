@@ -92,9 +92,10 @@ def _turn(
     for offset, shape in enumerate(shapes):
         when, locked = turn * 90.0 + offset, rng.random() < 0.04
         shape.update(_tightening(rng, str(shape["rendered"]), old=old, locked=locked))
-        items.append(
-            ContextItem(**shape, turn=turn, created_at=when, changed_at=when, locked=locked)  # type: ignore[arg-type]
-        )
+        # Every other locked full item is a pin (invariant 17), without another draw.
+        pinned = locked and shape.get("state", State.FULL) is State.FULL and offset % 2 == 0
+        fields = {**shape, "locked": locked, "pinned": pinned}
+        items.append(ContextItem(**fields, turn=turn, created_at=when, changed_at=when))  # type: ignore[arg-type]
     return items
 
 

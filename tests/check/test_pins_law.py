@@ -1,0 +1,53 @@
+"""Invariant 17 as a rule law: a rule that tightens a pinned item is caught, naming the item."""
+
+from __future__ import annotations
+
+import attrs
+
+from ctxrules.check.laws import RULE_LAWS, rule_laws_broken
+from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.render import counted
+from ctxrules.rules import Facts
+from ctxrules.tokens import HeuristicCounter
+
+RULER = HeuristicCounter()
+
+
+def _clear_everything(commit: ContextCommit, _facts: Facts) -> ContextCommit:
+    """A broken rule: clears every item, pinned or not (it never looks at locked)."""
+    changes = {
+        i: counted(
+            attrs.evolve(item, state=State.CLEARED, rendered="[cleared]", reason="broken"), RULER
+        )
+        for i, item in enumerate(commit.items)
+    }
+    return commit.replace_items(changes)
+
+
+def test_the_pins_law_is_a_rule_law() -> None:
+    """Invariant 17 is checked for every rule, beside invariant 4."""
+    assert any(law.invariant == 17 for law in RULE_LAWS)
+
+
+def test_a_rule_that_clears_a_pin_breaks_17_naming_the_item() -> None:
+    """The violation of 17 names the pinned node; the unpinned item is not reported under 17."""
+    pinned = counted(ContextItem("task", "user", rendered="never push to main").pin(), RULER)
+    plain = counted(ContextItem("t1", "tool", rendered="output " * 50, tool_name="grep"), RULER)
+    before = ContextCommit("s").append_items([pinned, plain])
+    found = rule_laws_broken(before, _clear_everything(before, Facts()), Facts(tokenizer=RULER))
+    seventeen = [v for v in found if v.invariant == 17]
+    assert [v.ids for v in seventeen] == [("task",)]
+    assert {v.invariant for v in found} >= {4, 17}
+
+
+def test_a_rule_that_leaves_pins_alone_passes_17() -> None:
+    """Clearing only unlocked items keeps the pin: no violation of 17."""
+
+    def lawful(commit: ContextCommit, facts: Facts) -> ContextCommit:
+        out = _clear_everything(commit, facts)
+        return out.replace_items({i: it for i, it in enumerate(commit.items) if it.locked})
+
+    pinned = counted(ContextItem("task", "user", rendered="never push to main").pin(), RULER)
+    before = ContextCommit("s").append_items([pinned])
+    found = rule_laws_broken(before, lawful(before, Facts()), Facts(tokenizer=RULER))
+    assert not [v for v in found if v.invariant == 17]
