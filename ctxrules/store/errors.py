@@ -163,9 +163,10 @@ class BadQuery(StoreError):
     @property
     def message(self) -> str:
         """A one-line description of what went wrong."""
+        # The query may be anything a model sent: it is shown cut, never whole.
+        shown = repr(self.query) if len(self.query) <= 80 else f"{self.query[:80]!r}…"
         return (
-            f"search query {self.query!r}: {self.detail}; "
-            "quote words with literal() to search plain text"
+            f"search query {shown}: {self.detail}; quote words with literal() to search plain text"
         )
 
 
