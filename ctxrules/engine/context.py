@@ -21,6 +21,7 @@ from returns.result import Failure, Result
 
 from ctxrules.cache.profiles import profile_for_model
 from ctxrules.dag import Session, Status
+from ctxrules.dag.json_values import clean_text
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.persist import Keeper, open_session
 from ctxrules.engine.recall import SessionRecall, read_tool_call
@@ -110,6 +111,13 @@ def _recall(spec: str | os.PathLike[str] | Pipeline, given: RecallOptions | None
 
 #: The installed package's folder: a warning points at the first frame outside it.
 _PACKAGE = str(Path(__file__).resolve().parents[1])
+
+
+def _warn_replaced(text: object, what: str) -> None:
+    # The DAG keeps text that encodes: a lone surrogate is stored as U+FFFD, and said so.
+    if isinstance(text, str) and not text.isascii() and clean_text(text) != text:
+        message = f"ctxrules: lone surrogates in {what} were stored as U+FFFD"
+        warnings.warn(message, ContextWarning, stacklevel=4)
 
 
 def _warn(event: str, data: Mapping[str, object]) -> None:
@@ -264,6 +272,7 @@ class Context:
         if node is None:
             raise InputError(f"no tool call {call_id!r} is waiting for its result")
         status = Status.ERROR if is_error else Status.DONE
+        _warn_replaced(output, f"the result of tool call {call_id!r:.80}")
         self.session = _unwrap(self.session.complete(node.id, output, status), InputError)
         if self._keeper is not None:
             self._keeper.complete(node.id)
@@ -271,6 +280,7 @@ class Context:
     def _say(self, said: Said) -> None:
         now = self.clock()
         name = self.model if said.role == "assistant" else ""
+        _warn_replaced(said.text, f"a {said.role} message")
         sent = self.session.send(said.role, said.text, name=name, created_at=now)
         self._commit(_unwrap(sent, InputError), moved=True)
         head = self.session.head

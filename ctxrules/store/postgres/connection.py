@@ -24,6 +24,7 @@ from ctxrules.store.errors import (
     StoreClosed,
     StoreError,
     UnknownSession,
+    unencodable,
 )
 from ctxrules.store.postgres.schema import migrate
 
@@ -81,6 +82,9 @@ def run(pool: ConnectionPool[Any] | None, operation: str, work: Work[T]) -> Resu
         return Failure(failed(operation, err))
     except DamagedRow as err:
         return Failure(CorruptRecord(err.table, err.key, err.reason))
+    except UnicodeEncodeError as err:
+        # An argument (a session id, a handle) no UTF-8 database can keep: the caller's.
+        return Failure(unencodable(operation, err))
     except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as err:
         # A row the store wrote decodes by construction: one that fails was changed outside
         # it (the transaction is rolled back already), and is reported, not raised.
