@@ -17,7 +17,7 @@ from ctxrules.dag import Role, Session, Status, freeze, thaw
 from ctxrules.engine.shapes import plain
 from ctxrules.importers.messages import Message as Common
 from ctxrules.importers.messages import ToolRequest, arguments_of
-from ctxrules.importers.records import text_of
+from ctxrules.importers.records import Unreadable, text_of
 from ctxrules.integrations.live import Entry, result_key
 from ctxrules.render import Message, to_openai
 
@@ -80,6 +80,8 @@ def plain_items(items: object) -> list[Item] | str:
             raw = plain(item)
         except Exception as error:  # noqa: BLE001 - an SDK object's own model_dump failed
             return f"{where}: its model_dump raised {type(error).__name__}: {str(error)[:200]}"
+        if isinstance(raw, Unreadable):
+            return f"{where}: {raw.reason}"
         if not isinstance(raw, Mapping):
             return f"{where}: expected a dict (a Responses input item), found {type(raw).__name__}"
         frozen = freeze(dict(raw), where)
