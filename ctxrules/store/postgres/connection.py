@@ -49,10 +49,11 @@ _RETRYABLE = (
 def _reason(err: psycopg.Error) -> str:
     diag = getattr(err, "diag", None)
     primary = diag.message_primary if diag is not None else None
+    # The server may quote the statement's text back (a query a model chose): cut it.
     if primary:
-        return str(primary)
+        return str(primary)[:300]
     text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
+    return text.splitlines()[0][:300] if text else type(err).__name__
 
 
 def failed(operation: str, err: psycopg.Error) -> PostgresFailed:
