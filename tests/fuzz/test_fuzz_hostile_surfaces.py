@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import shutil
 import tempfile
 import warnings
 from pathlib import Path
@@ -30,7 +31,7 @@ from tests.fuzz.hostile import (
     hostile_responses,
     hostile_texts,
 )
-from tests.fuzz.mutations import FUZZ
+from tests.fuzz.mutations import FUZZ_SURFACES
 
 #: The longest answer a recall call may get without a cap (a page of 2,000 tokens, a header).
 ANSWER_CHARS = 20_000
@@ -40,7 +41,7 @@ def _context() -> Context:
     return Context(model="gpt-4o", window=16_000, tokenizer=HeuristicCounter(), clock=lambda: 1.0)
 
 
-@FUZZ
+@FUZZ_SURFACES
 @given(st.lists(st.one_of(hostile_messages(), hostile_responses()), min_size=1, max_size=4))
 def test_context_raises_only_its_own_errors(steps: list[object]) -> None:
     """add, record and openai on hostile input: a `ContextError` with a message, or success."""
@@ -63,7 +64,7 @@ def test_context_raises_only_its_own_errors(steps: list[object]) -> None:
     assert all(str(error) for error in errors), errors
 
 
-@FUZZ
+@FUZZ_SURFACES
 @given(hostile_recall_calls(), hostile_texts())
 def test_recall_answers_are_bounded(call: tuple[str, dict[str, object]], text: str) -> None:
     """Any call a model makes gets an answer (an error one at worst) of bounded length."""
@@ -82,13 +83,19 @@ def test_recall_answers_are_bounded(call: tuple[str, dict[str, object]], text: s
     answer.text.encode("utf-8")
 
 
-_SHOW = Path(tempfile.mkdtemp(prefix="ctxrules-fuzz-show-")) / "show.db"
+_FOLDER = Path(tempfile.mkdtemp(prefix="ctxrules-fuzz-show-"))
+_EMPTY = _FOLDER / "empty.db"
+_SHOW = _FOLDER / "show.db"
 
 
-@FUZZ
+@FUZZ_SURFACES
 @given(hostile_texts(), st.lists(hostile_texts(), min_size=1, max_size=3))
 def test_show_writes_no_control_character(session: str, texts: list[str]) -> None:
     """A session with hostile id and content: ``show`` exits 0 or 2, no control byte written."""
+    if not _EMPTY.exists():
+        SqliteStore.open(_EMPTY).unwrap().close()
+    # A copy of an empty store each time: the listing stays one session long.
+    shutil.copyfile(_EMPTY, _SHOW)
     with SqliteStore.open(_SHOW).unwrap() as store:
         if store.create_session(session or "empty").value_or(None) is None:
             graph = Graph()

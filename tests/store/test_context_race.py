@@ -108,5 +108,5 @@ def test_the_loser_of_a_race_stores_nothing(store_url: str) -> None:
 
 @pytest.mark.slow
 def test_eight_processes_on_one_session_never_fork(fresh_store_url: Callable[[], str]) -> None:
-    """Eight processes, four turns each (the campaign's race): 0 forks, refusals happen."""
-    assert _check(fresh_store_url(), 8, 4) > 0
+    """Eight processes, three turns each (the campaign's race): 0 forks, refusals happen."""
+    assert _check(fresh_store_url(), 8, 3) > 0

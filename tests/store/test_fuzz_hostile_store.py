@@ -15,13 +15,13 @@ from returns.result import Failure, Result
 from ctxrules.dag import Call
 from ctxrules.store import Store, StoreError
 from tests.fuzz.hostile import hostile_texts
-from tests.fuzz.mutations import FUZZ
+from tests.fuzz.mutations import FUZZ_SURFACES
 
 _OPERATIONS = ("create", "append", "head", "move", "search", "blob", "load", "literal")
 
 
 @settings(
-    FUZZ,
+    FUZZ_SURFACES,
     suppress_health_check=[
         HealthCheck.function_scoped_fixture,
         HealthCheck.too_slow,
