@@ -110,7 +110,7 @@ def test_show_writes_no_control_character(session: str, texts: list[str]) -> Non
             store.append_graph(session or "empty", graph)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(["show", str(_SHOW), session or "empty"])
+        status = main(["show", str(_SHOW), "--", session or "empty"])
         listed = main(["show", str(_SHOW)])
     assert status in (0, 2)
     assert listed == 0

@@ -61,6 +61,7 @@ def _kill_trial(url: str, seed: int) -> int:
 
     with open_store(url).unwrap() as store:
         session = store.load_session("crash").unwrap()
+        last = store.last_commit("crash").unwrap()
     graph = session.graph
     assert len(graph) >= nodes, (seed, len(graph), nodes)
     assert session.head is not None
@@ -72,7 +73,7 @@ def _kill_trial(url: str, seed: int) -> int:
 
     clock = [10_000.0]
     ctx = loop_context(url, clock)
-    replica = _replica(graph)
+    replica = _replica(graph, last.head_node_id if last is not None else None)
     try:
         for context in (ctx, replica):
             running = [context.session.graph.nodes[i] for i in context.session.running]
@@ -87,15 +88,22 @@ def _kill_trial(url: str, seed: int) -> int:
     return len(acks)
 
 
-def _replica(stored: Graph) -> Context:
-    """The loop run again in memory up to the state the store holds, its clock then at 10,000."""
+def _replica(stored: Graph, prepared: str | None) -> Context:
+    """The loop run again in memory up to the state the store holds, its clock then at 10,000.
+
+    ``prepared`` is the head of the last stored commit: when it is the head the messages
+    reached, the killed loop had made its request there too, and so does the replica.
+    """
     clock = [1_000.0]
     replica = loop_context(None, clock)
     done = {i for i, n in stored.nodes.items() if n.status is not Status.RUNNING}
-    for _ in steps(replica, clock):
+    loop = steps(replica, clock)
+    for kind in loop:
         graph = replica.session.graph
         finished = {i for i, n in graph.nodes.items() if n.status is not Status.RUNNING}
         if set(graph.nodes) == set(stored.nodes) and finished == done:
+            if kind == "user" and prepared == replica.session.head:
+                next(loop)  # the request, which adds no node
             clock[0] = 10_000.0
             return replica
         assert len(graph) <= len(stored), "the store holds what the loop never wrote"
