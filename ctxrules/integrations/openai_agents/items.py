@@ -66,8 +66,8 @@ def entry_of(item: Mapping[str, object]) -> Entry | None:
 def plain_items(items: object) -> list[Item] | str:
     """The items as plain JSON dicts (lone surrogates replaced), or what is wrong and where.
 
-    >>> plain_items([{"role": "user", "content": "hi"}])
-    [{'role': 'user', 'content': 'hi'}]
+    >>> plain_items([{"role": "user", "content": "hi"}]) == [{"role": "user", "content": "hi"}]
+    True
     >>> plain_items([{"type": "function_call_output", "call_id": "c1", "output": {1, 2}}])
     'items[0].output: expected a JSON-like value (dict with str keys, list, str, int, float, bool or None), found a value of type set'
     """
