@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from ctxrules.cli.terminal import printable
 from ctxrules.dag import Graph, Role
 
 if TYPE_CHECKING:  # the store is imported only by the commands that open one
@@ -58,7 +59,7 @@ def _when(seconds: float | None) -> str:
 
 
 def _cut(text: str, width: int = TITLE_WIDTH) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return printable(text if len(text) <= width else text[: width - 1] + "…")
 
 
 def format_listing(lines: Sequence[SessionLine], hidden: int) -> str:
@@ -72,8 +73,8 @@ def format_listing(lines: Sequence[SessionLine], hidden: int) -> str:
     rows = [("session", "format", "nodes", "first", "last", "title")]
     rows += [
         (
-            line.id,
-            line.format,
+            printable(line.id),
+            printable(line.format),
             str(line.nodes),
             _when(line.first),
             _when(line.last),

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from returns.result import Failure
 
 from ctxrules.cli.listing import format_listing, session_line
+from ctxrules.cli.terminal import printable
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Graph, ancestors, graph_to_jsonl
 from ctxrules.importers import import_session
@@ -46,7 +47,7 @@ def timeline(commits: list[ContextCommit], graph: Graph, head: str | None) -> li
 
 def _cut(text: str, width: int = 60) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return printable(flat if len(flat) <= width else flat[: width - 1] + "…")
 
 
 def format_timeline(chain: list[ContextCommit]) -> str:
@@ -56,7 +57,8 @@ def format_timeline(chain: list[ContextCommit]) -> str:
         parent = chain[position + 1] if position + 1 < len(chain) else None
         states = Counter(item.state.value for item in commit.items)
         when = datetime.fromtimestamp(commit.created_at, UTC).isoformat(timespec="seconds")
-        lines.append(f"commit {commit.id[:18]}  head {commit.head_node_id}  {when}")
+        head = printable(str(commit.head_node_id))
+        lines.append(f"commit {commit.id[:18]}  head {head}  {when}")
         lines.append(
             f"  {commit.total_tokens:,} tokens, {len(commit.items)} items: "
             + ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
@@ -71,9 +73,12 @@ def format_timeline(chain: list[ContextCommit]) -> str:
             if old is not None and old == item:
                 continue
             mark = "+" if old is None else "~"
-            attached = f" attached_from={item.attached_from[:14]}" if item.attached_from else ""
+            attached = (
+                f" attached_from={printable(item.attached_from[:14])}" if item.attached_from else ""
+            )
+            reason = printable(item.reason)
             lines.append(
-                f"  {mark} {item.state.value:<10} {item.tokens:>6}  {item.role.value:<9} {item.reason}{attached}  {_cut(item.rendered)}"
+                f"  {mark} {item.state.value:<10} {item.tokens:>6}  {item.role.value:<9} {reason}{attached}  {_cut(item.rendered)}"
             )
     return "\n".join(lines)
 

@@ -62,16 +62,23 @@ def _pinned(
     return pinned | set(users[-1:]) | ({len(units) - 1} if units else set())
 
 
-def _shorten(block: Block, target: int, tokenizer: Tokenizer) -> Block | None:
-    """The block cut to at most ``target`` tokens (head and tail kept), or None if it cannot shrink."""
+#: Characters a token of the cut may span, at least, as far as the cut's length goes.
+CHARS_PER_TOKEN = 8
+
+
+def _shorten(block: Block, size: int, target: int, tokenizer: Tokenizer) -> Block | None:
+    """The block (of ``size`` tokens) cut to at most ``target`` tokens, head and tail kept; None if it cannot shrink."""
     text = block.arguments if isinstance(block, ToolUseBlock) else block.text
     fixed = tokenizer.count(block.name) if isinstance(block, ToolUseBlock) else 0
 
     def cut(keep: int) -> str:
         return head_and_tail(text, keep - keep // 3, keep // 3, SNIP_MARKER)
 
-    low, high = 0, len(text) - 1
-    if high < 0 or tokenizer.count(cut(0)) + fixed >= block_tokens(block, tokenizer):
+    # The longest cut tried spans twice the text's own characters per token (at least
+    # CHARS_PER_TOKEN), so a huge text is not counted whole again at each step.
+    spans = max(CHARS_PER_TOKEN, -(-2 * len(text) // max(size, 1)))
+    low, high = 0, min(len(text) - 1, (target + 1) * spans)
+    if len(text) == 0 or tokenizer.count(cut(0)) + fixed >= size:
         return None
     while low < high:  # the longest cut that fits the target, by bisection
         mid = (low + high + 1) // 2
@@ -86,27 +93,29 @@ def _shorten(block: Block, target: int, tokenizer: Tokenizer) -> Block | None:
 
 
 def _shorten_until(
-    messages: list[Message], limit: int, total: int, tokenizer: Tokenizer, whole: frozenset[int]
+    messages: list[Message],
+    block_sizes: list[list[int]],
+    limit: int,
+    total: int,
+    tokenizer: Tokenizer,
+    whole: frozenset[int] = frozenset(),
 ) -> tuple[int, int]:
     """Shorten the largest blocks until the total fits; returns (total, shortened).
 
     System text and the messages at ``whole`` (pinned items) are never shortened.
     """
     shortened = 0
-    spent: set[tuple[int, int]] = set()
-    while total > limit:
-        sizes = [
-            (block_tokens(block, tokenizer), i, b)
-            for i, message in enumerate(messages)
-            if message.role != "system" and i not in whole
-            for b, block in enumerate(message.blocks)
-            if (i, b) not in spent
-        ]
-        if not sizes:
-            break
-        size, i, b = max(sizes)
-        spent.add((i, b))
-        smaller = _shorten(messages[i].blocks[b], max(size - (total - limit), 0), tokenizer)
+    # Each block was counted once, by the caller: a huge text is not tokenized on every pass.
+    sizes = [
+        (block_sizes[i][b], i, b)
+        for i, message in enumerate(messages)
+        if message.role != "system" and i not in whole
+        for b in range(len(message.blocks))
+    ]
+    sizes.sort()
+    while total > limit and sizes:
+        size, i, b = sizes.pop()
+        smaller = _shorten(messages[i].blocks[b], size, max(size - (total - limit), 0), tokenizer)
         if smaller is None:
             continue
         blocks = list(messages[i].blocks)
@@ -138,10 +147,8 @@ def snip(
     >>> [m.role for m in out.messages], out.tokens, out.dropped
     (['user'], 26, 2)
     """
-    costs = [
-        tokenizer.message_overhead + sum(block_tokens(b, tokenizer) for b in m.blocks)
-        for m in messages
-    ]
+    block_sizes = [[block_tokens(b, tokenizer) for b in m.blocks] for m in messages]
+    costs = [tokenizer.message_overhead + sum(sizes) for sizes in block_sizes]
     total = sum(costs)
     if total <= limit:
         return Snipped(tuple(messages), total, limit)
@@ -156,11 +163,12 @@ def snip(
             start, end = units[u]
             total -= sum(costs[start:end])
             gone.add(u)
-    indexes = [
+    kept_at = [
         i for u, (start, end) in enumerate(units) if u not in gone for i in range(start, end)
     ]
-    kept = [messages[i] for i in indexes]
-    whole = frozenset(n for n, i in enumerate(indexes) if i in keep)
-    total, shortened = _shorten_until(kept, limit, total, tokenizer, whole)
+    kept = [messages[i] for i in kept_at]
+    kept_sizes = [block_sizes[i] for i in kept_at]
+    whole = frozenset(n for n, i in enumerate(kept_at) if i in keep)
+    total, shortened = _shorten_until(kept, kept_sizes, limit, total, tokenizer, whole)
     dropped = len(messages) - len(kept)
     return Snipped(tuple(kept), total, limit, dropped, shortened)

@@ -19,6 +19,7 @@ from ctxrules.dag.errors import (
     UnknownNode,
 )
 from ctxrules.dag.graph import Graph
+from ctxrules.dag.json_values import clean_text
 from ctxrules.dag.payload import Frozen, freeze, thaw
 from ctxrules.dag.pointers import ATTACH, MERGE, AttachSource, marker_id
 
@@ -267,6 +268,8 @@ class Session:
         checked = _check_fields(role, status, input_, output, metadata)
         if isinstance(checked, DagError):
             return Failure(checked)
+        # The name is text like the payloads: a lone surrogate would fail every encoder.
+        name = clean_text(name)
         fields = {
             "role": str(role),
             "name": name,

@@ -21,6 +21,7 @@ from returns.result import Failure, Result
 
 from ctxrules.cache.profiles import profile_for_model
 from ctxrules.dag import Session, Status
+from ctxrules.dag.json_values import clean_text
 from ctxrules.engine.background import LoopTasks
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.persist import Keeper, open_session
@@ -113,6 +114,13 @@ def _recall(spec: str | os.PathLike[str] | Pipeline, given: RecallOptions | None
 _PACKAGE = str(Path(__file__).resolve().parents[1])
 
 
+def _warn_replaced(text: object, what: str) -> None:
+    # The DAG keeps text that encodes: a lone surrogate is stored as U+FFFD, and said so.
+    if isinstance(text, str) and not text.isascii() and clean_text(text) != text:
+        message = f"ctxrules: lone surrogates in {what} were stored as U+FFFD"
+        warnings.warn(message, ContextWarning, stacklevel=4)
+
+
 def _warn(event: str, data: Mapping[str, object]) -> None:
     # The engine's cut of a request is shown, not only kept in ``ctx.last.warnings``.
     if event != "request_snipped":
@@ -197,6 +205,7 @@ class Context:
         self.session = Session(session)
         self._keeper: Keeper | None = None
         self._prep: TurnPrep | None = None
+        self._waiting_calls: dict[str, str] = {}
         self._owns_store = isinstance(store, str | os.PathLike)
         if store is not None:
             opened = self._open(store)
@@ -261,25 +270,41 @@ class Context:
         self._result(call_id, output, is_error=is_error)
         self._store()
 
+    def _waiting(self) -> dict[str, str]:
+        # Tool call id to node, for the calls still running: kept as calls are recorded and
+        # answered, built again from the session only when it does not match (a reopen).
+        index = self._waiting_calls
+        if len(index) != len(self.session.running):
+            index.clear()
+            for node_id in self.session.running:
+                node = self.session.graph.nodes.get(node_id)
+                call_id = node.metadata.get("tool_call_id") if node is not None else None
+                if isinstance(call_id, str):
+                    index[call_id] = node_id
+        return index
+
     def _result(self, call_id: str, output: object, *, is_error: bool) -> None:
-        node = next(
-            (
-                n
-                for n in map(self.session.graph.nodes.get, self.session.running)
-                if n is not None and n.metadata.get("tool_call_id") == call_id
-            ),
-            None,
-        )
-        if node is None:
-            raise InputError(f"no tool call {call_id!r} is waiting for its result")
+        waiting = self._waiting()
+        node_id = waiting.get(call_id)
+        node = self.session.graph.nodes.get(node_id) if node_id is not None else None
+        if node is None or node_id not in self.session.running:
+            raise InputError(f"no tool call {call_id!r:.80} is waiting for its result")
         status = Status.ERROR if is_error else Status.DONE
+        _warn_replaced(output, f"the result of tool call {call_id!r:.80}")
         self.session = _unwrap(self.session.complete(node.id, output, status), InputError)
+        del waiting[call_id]
         if self._keeper is not None:
             self._keeper.complete(node.id)
 
     def _say(self, said: Said) -> None:
+        waiting = self._waiting()
+        taken = next((c.id for c in said.tool_calls if c.id in waiting), None)
+        if taken is not None:
+            # Its result could not be told from the waiting call's: refused before any change.
+            raise InputError(f"tool call id {taken!r:.80} is already waiting for its result")
         now = self.clock()
         name = self.model if said.role == "assistant" else ""
+        _warn_replaced(said.text, f"a {said.role} message")
         sent = self.session.send(said.role, said.text, name=name, created_at=now)
         self._commit(_unwrap(sent, InputError), moved=True)
         head = self.session.head
@@ -294,6 +319,7 @@ class Context:
                 created_at=now,
             )
             self._commit(_unwrap(recorded, InputError), moved=False)
+            waiting[call.id] = self.session.graph.callees_of(head)[-1]
 
     def _commit(self, session: Session, *, moved: bool) -> None:
         # The node just appended is the new head, or the newest callee of the head.

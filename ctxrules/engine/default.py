@@ -509,7 +509,7 @@ class DefaultContextEngine(ContextEngine):
         """Record the provider's usage as the measurement of this head and generation."""
         state = self._state(session_id)
         measured = Measurement(prep.head, state.generation, usage.prompt_total)
-        recorded = state.usage.record(usage, estimated_request=prep.request_tokens)
+        recorded = state.usage.record(usage, estimated_request=prep.request_tokens, head=prep.head)
         self.states[session_id] = attrs.evolve(state, usage=recorded, measurement=measured)
         if self.store is not None:
             self.store.save_usage(session_id, recorded)

@@ -146,8 +146,13 @@ def restored_state(session: Session, commits: list[ContextCommit], usage: object
     if not isinstance(usage, type(state.usage)):
         return attrs.evolve(state, observed_head=last, head=last)
     hold = Hold(usage.hold_until) if usage.hold_until is not None else None
+    # The measurement is of the request it answered; a store written before the head was
+    # kept with the usage can only guess the last commit's.
+    measured_head = usage.measured_head if usage.measured_head is not None else last
     measured = Measurement(
-        last, usage.compaction_count, usage.last_prompt_tokens + usage.last_cache_read_tokens
+        measured_head,
+        usage.compaction_count,
+        usage.last_prompt_tokens + usage.last_cache_read_tokens,
     )
     return attrs.evolve(
         state,

@@ -48,10 +48,16 @@ Entry = Said | ToolOutput
 
 
 def plain(value: object) -> object:
-    """An SDK object as the dict its ``model_dump`` gives; a dict or list as it is."""
+    """An SDK object as the dict its ``model_dump`` gives; a dict or list as it is.
+
+    An object whose ``model_dump`` raises is returned as an `Unreadable` saying so.
+    """
     dump = getattr(value, "model_dump", None)
     if callable(dump) and not isinstance(value, Mapping):
-        return dump(exclude_none=True)
+        try:
+            return dump(exclude_none=True)
+        except Exception as error:  # noqa: BLE001 - the host's object, read at the boundary
+            return Unreadable(f"its model_dump raised {type(error).__name__}: {str(error)[:200]}")
     return value
 
 
@@ -64,6 +70,8 @@ def read_message(raw: object) -> tuple[Entry, ...] | Unreadable:
     (ToolOutput(call_id='t1', text='ok', is_error=False),)
     """
     message = plain(raw)
+    if isinstance(message, Unreadable):
+        return message
     if not isinstance(message, Mapping):
         return Unreadable(f"expected a message with a role, found {found(message)}")
     if message.get("type") == "function_call_output":  # an OpenAI Responses input item
@@ -132,6 +140,8 @@ def read_response(raw: object) -> tuple[Said, str] | Unreadable:
     Anthropic Messages (``content``), as SDK objects or dicts.
     """
     response = plain(raw)
+    if isinstance(response, Unreadable):
+        return response
     if not isinstance(response, Mapping):
         return Unreadable(f"expected a provider response, found {found(response)}")
     choices = response.get("choices")
@@ -154,13 +164,25 @@ def _reply(read: tuple[Entry, ...] | Unreadable, provider: str) -> tuple[Said, s
     said = read[0] if read else None
     if not isinstance(said, Said) or said.role != "assistant":
         return Unreadable("the response holds no assistant message")
+    return _unique_calls(said, provider)
+
+
+def _unique_calls(said: Said, provider: str) -> tuple[Said, str] | Unreadable:
+    # Two calls with one id could not be told apart when their results come back.
+    seen: set[str] = set()
+    for call in said.tool_calls:
+        if call.id in seen:
+            return Unreadable(f"the tool call id {call.id!r:.80} appears twice in the reply")
+        seen.add(call.id)
     return said, provider
 
 
 def _responses_output(items: list[object]) -> tuple[Said, str] | Unreadable:
     texts: list[str] = []
     calls: list[ToolCall] = []
-    for item in map(plain, items):
+    for position, item in enumerate(map(plain, items)):
+        if isinstance(item, Unreadable):
+            return item
         if not isinstance(item, Mapping):
             return Unreadable(f"output: expected items, found {found(item)}")
         if item.get("type") == "message":
@@ -170,6 +192,9 @@ def _responses_output(items: list[object]) -> tuple[Said, str] | Unreadable:
             texts.append(read)
         elif item.get("type") == "function_call":
             arguments, _ = arguments_of(item.get("arguments"))
-            call_id = item.get("call_id") or item.get("id")
-            calls.append(ToolCall(str(call_id), str(item.get("name")), arguments))
-    return Said("assistant", "\n".join(texts), tuple(calls)), "openai"
+            call_id, name = item.get("call_id") or item.get("id"), item.get("name")
+            if not isinstance(call_id, str) or not isinstance(name, str):
+                expected = "a function_call with a call_id and a name (strings)"
+                return Unreadable(f"output[{position}]: expected {expected}")
+            calls.append(ToolCall(call_id, name, arguments))
+    return _unique_calls(Said("assistant", "\n".join(texts), tuple(calls)), "openai")

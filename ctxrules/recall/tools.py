@@ -113,6 +113,22 @@ class ToolAnswer:
     pages: int = 0
 
 
+#: Characters of a model's own argument an answer repeats back: it chose them, so an
+#: answer that echoed them whole could be made as large as it liked.
+ECHO_CHARS = 80
+
+
+def _echo(text: str) -> str:
+    """``repr(text)``, cut to about `ECHO_CHARS` characters.
+
+    >>> _echo("h:" + "x" * 500)
+    "'h:xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'… (502 characters)"
+    """
+    if len(text) <= ECHO_CHARS:
+        return repr(text)
+    return f"{text[:ECHO_CHARS]!r}… ({len(text):,} characters)"
+
+
 def _error(text: str) -> ToolAnswer:
     return ToolAnswer(f"[{text}]", is_error=True)
 
@@ -171,14 +187,14 @@ def answer_recall(
         return _error("recall needs a handle (a string like h:abcd2345) and a page number >= 1")
     handle = handle.strip()
     if index.ambiguous(handle):
-        return _error(f"handle {handle} is ambiguous in this session; use search_history")
+        return _error(f"handle {_echo(handle)} is ambiguous in this session; use search_history")
     original = index.get(handle)
     if original is None:
-        return _error(f"no item has the handle {handle!r} in this session")
+        return _error(f"no item has the handle {_echo(handle)} in this session")
     room, args_chars = (None, None) if max_chars is None else _page_room(original, max_chars)
     bounds = page_bounds(original.text, page_tokens, tokenizer, room)
     if page > len(bounds):
-        return _error(f"{handle} has {len(bounds)} page(s); page {page} does not exist")
+        return _error(f"{_echo(handle)} has {len(bounds)} page(s); page {page} does not exist")
     start, end = bounds[page - 1]
     body = original.text[start:end]
     text = f"{_header(original, page, len(bounds), args_chars)}\n{body}"
@@ -208,7 +224,7 @@ def answer_search(
     if isinstance(hits, str):
         return _error(f"search failed: {hits}")
     if not hits:
-        return ToolAnswer(f"[no match for {query!r}]")
+        return ToolAnswer(f"[no match for {_echo(query)}]")
     lines = [
         f"{handle_for(hit.node_id)} {head(one_line(hit.snippet), snippet_chars)}" for hit in hits
     ]
@@ -261,4 +277,6 @@ def answer_tool_call(
         )
     if name == SEARCH_HISTORY:
         return answer_search(search, arguments, max_chars=max_chars)
-    return _error(f"unknown tool {name!r}; the recall tools are {RECALL!r} and {SEARCH_HISTORY!r}")
+    return _error(
+        f"unknown tool {_echo(name)}; the recall tools are {RECALL!r} and {SEARCH_HISTORY!r}"
+    )

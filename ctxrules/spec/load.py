@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -55,15 +56,18 @@ def load_spec(
     >>> print(load_spec('[[rules]]\nuse = "cap_tool_results"').failure())
     <string>: rules[0].use: expected a built-in rule name (one of 'age_tool_results', 'cap_tool_result', 'clear_idle', 'gate_tool_results') or 'package.module:factory', found 'cap_tool_results' (did you mean 'cap_tool_result'?)
     """
+    if not isinstance(source, str | os.PathLike):
+        found = f"a value of type {type(source).__name__}"
+        expected = "a path (str or os.PathLike) or the TOML text"
+        return Failure(SpecErrors((SpecError("<spec>", "source", expected, found, "unreadable"),)))
     try:
         return _load(source, allow_imports=allow_imports, registry=registry)
     except Exception as error:  # noqa: BLE001 - the boundary: a spec must never make us raise
-        found = f"{type(error).__name__}: {error}"
-        return Failure(
-            SpecErrors(
-                (SpecError(_safe_label(source), "", "no internal error", found, "internal"),)
-            )
+        found = f"{type(error).__name__}: {str(error)[:200]}"
+        where = SpecError(
+            _safe_label(source), "(whole spec)", "no internal error", found, "internal"
         )
+        return Failure(SpecErrors((where,)))
 
 
 def _safe_label(source: object) -> str:

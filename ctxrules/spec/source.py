@@ -74,6 +74,10 @@ def _parse(where: Location, text: str) -> Result[dict[str, Any], SpecError]:
     """Parse TOML text; a byte order mark is skipped, huge numbers and deep nesting refused."""
     text = text.removeprefix("\ufeff")
     deep = f"at most {MAX_DEPTH} levels of nesting"
+    dotted = _deep_key(text)
+    if dotted is not None:
+        # tomllib keeps every prefix of a dotted key: 100,000 parts took 3.8 GB.
+        return Failure(Location(where.file, dotted).error(deep, "a longer dotted key", "syntax"))
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -93,6 +97,20 @@ def _parse(where: Location, text: str) -> Result[dict[str, Any], SpecError]:
 MAX_DEPTH = 100
 _LONG_NUMBER = re.compile(r"\d{4301,}")
 _DEEP = re.compile(r"[\[{]{20,}")
+
+
+def _deep_key(text: str) -> str | None:
+    """The ``line N`` of the first key (or table header) of more than `MAX_DEPTH` dotted parts."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.count(".") <= MAX_DEPTH:
+            continue
+        stripped = line.lstrip()
+        if stripped.startswith("#"):
+            continue
+        key = stripped if stripped.startswith("[") else stripped.split("=", 1)[0]
+        if key.count(".") > MAX_DEPTH:
+            return f"line {number}"
+    return None
 
 
 def _at_first(

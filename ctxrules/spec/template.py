@@ -17,6 +17,9 @@ from ctxrules.spec.errors import suggest
 #: Fields that take a character count (``{head:80}``) and fields that take none.
 COUNTED_FIELDS = ("head", "tail", "args")
 PLAIN_FIELDS = ("name", "tokens", "handle")
+#: The widest ``{head:N}`` a template may ask for: far past any item, and a number ``int``
+#: reads at once (5,000 digits was an internal fault).
+MAX_WIDTH = 10_000_000
 FIELD_FORMS = ("{name}", "{tokens}", "{handle}", "{head:N}", "{tail:N}", "{args:N}")
 
 
@@ -152,6 +155,9 @@ def _parse_field(body: str, start: int) -> FieldPart | TemplateProblem:
     if spec is None or not spec.isascii() or not spec.isdigit():
         expected = f"a character count at position {start} ({{{name}:N}} with N a whole number)"
         return TemplateProblem(expected, found)
+    if len(spec.lstrip("0")) > len(str(MAX_WIDTH)) or int(spec) > MAX_WIDTH:
+        expected = f"a character count of at most {MAX_WIDTH:,} at position {start}"
+        return TemplateProblem(expected, f"{found[:40]}… ({len(spec)} digits)")
     return FieldPart(name, int(spec))
 
 

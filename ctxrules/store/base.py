@@ -260,7 +260,7 @@ class StoreBase(abc.ABC):
         """Nodes matching a query in FTS5 syntax, best first; use `literal` for text as typed."""
 
         def work(tx: Tx) -> Result[list[SearchHit], StoreError]:
-            refused = hits.refused(tx.rows, session_id, limit)
+            refused = hits.refused(tx.rows, query, session_id, limit)
             if refused is not None:
                 return Failure(refused)
             return self._search(tx.rows, query, session_id, limit)

@@ -25,6 +25,7 @@ from ctxrules.store.errors import (
     SqliteFailed,
     StoreClosed,
     StoreError,
+    unencodable,
 )
 from ctxrules.store.schema import check_schema, ensure_schema
 
@@ -87,6 +88,10 @@ def _run(
     except DamagedRow as err:
         _rollback(conn)
         return Failure(CorruptRecord(err.table, err.key, err.reason))
+    except UnicodeEncodeError as err:
+        # An argument (a session id, a handle) no UTF-8 database can keep: the caller's.
+        _rollback(conn)
+        return Failure(unencodable(operation, err))
     except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as err:
         # A row the store wrote is valid by construction: one that fails to decode was
         # changed outside it, and is reported as damaged rather than raised.

@@ -163,9 +163,10 @@ class BadQuery(StoreError):
     @property
     def message(self) -> str:
         """A one-line description of what went wrong."""
+        # The query may be anything a model sent: it is shown cut, never whole.
+        shown = repr(self.query) if len(self.query) <= 80 else f"{self.query[:80]!r}…"
         return (
-            f"search query {self.query!r}: {self.detail}; "
-            "quote words with literal() to search plain text"
+            f"search query {shown}: {self.detail}; quote words with literal() to search plain text"
         )
 
 
@@ -228,3 +229,11 @@ def row_json(data: object, table: str, key: str) -> object:
         raise DamagedRow(table, key, f"invalid JSON at column {err.colno}: {err.msg}") from None
     except (ValueError, RecursionError) as err:
         raise DamagedRow(table, key, f"invalid JSON: {type(err).__name__}") from None
+
+
+def unencodable(operation: str, err: UnicodeEncodeError) -> InvalidArgument:
+    """The error for an argument holding text no database can keep (a lone surrogate)."""
+    bad = err.object[err.start : err.end] if isinstance(err.object, str) else ""
+    return InvalidArgument(
+        f"{operation}'s text", f"{bad!r} at position {err.start}", "text without lone surrogates"
+    )

@@ -2,7 +2,10 @@
 
 The index is contentless (schema step 4): it ranks, but holds no text to cut a snippet
 from. The hits' text is read back from their nodes and matched again in a small FTS5
-table of the connection's own (``temp``), so a snippet is exactly what FTS5 would cut.
+table of the connection's own (``temp``), so a snippet is what FTS5 would cut. FTS5's
+``snippet`` scores every window against every match, so its work grows with the square of
+the matches in a text: each text goes in as chunks of at most `SNIPPET_CHUNK` characters,
+and the snippet is cut from the first chunk that matches.
 """
 
 from __future__ import annotations
@@ -39,7 +42,30 @@ _SELECT = f"""
 """  # noqa: S608 - the interpolated text is a constant of the schema
 
 _SNIPPETS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.snippets USING fts5(text)"
+_CHUNKS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.snippet_chunks USING fts5(text)"
+_MATCHING = "SELECT rowid FROM temp.snippet_chunks WHERE snippet_chunks MATCH ? ORDER BY rowid"
 _CUT = "SELECT rowid, snippet(snippets, 0, '[', ']', '…', 16) FROM temp.snippets WHERE snippets MATCH ?"
+
+#: The longest piece of a hit's text one snippet is cut from (a few thousand matches at most).
+SNIPPET_CHUNK = 2_000
+
+
+def snippet_chunks(text: str, size: int = SNIPPET_CHUNK) -> list[str]:
+    """``text`` in pieces of at most ``size`` characters, cut after a space where there is one.
+
+    >>> snippet_chunks("aaa bbb ccc", 5)
+    ['aaa ', 'bbb ', 'ccc']
+    >>> snippet_chunks("abcdefg", 3)
+    ['abc', 'def', 'g']
+    """
+    chunks, at = [], 0
+    while len(text) - at > size:
+        space = text.rfind(" ", at + size // 2, at + size)
+        end = space + 1 if space >= 0 else at + size
+        chunks.append(text[at:end])
+        at = end
+    chunks.append(text[at:])
+    return chunks
 
 
 def _is_query_error(err: sqlite3.Error) -> bool:
@@ -49,15 +75,41 @@ def _is_query_error(err: sqlite3.Error) -> bool:
 
 
 def _snippets(rows: Rows, query: str, texts: dict[int, str]) -> dict[int, str]:
-    # A few rows (twice the limit at most) in a table of this connection's temp schema,
-    # emptied before and after: the main file is not written.
-    rows.run(_SNIPPETS, ())
+    # The hits' chunks (twice the limit of texts at most) in a table of this connection's
+    # temp schema, emptied before and after: the main file is not written.
+    for table in (_SNIPPETS, _CHUNKS):
+        rows.run(table, ())
     rows.run("DELETE FROM temp.snippets", ())
-    for rowid, text in texts.items():
-        rows.run("INSERT INTO temp.snippets (rowid, text) VALUES (?, ?)", (rowid, text))
-    cut = {int(rowid): str(snippet) for rowid, snippet in rows.all(_CUT, (query,))}
+    rows.run("DELETE FROM temp.snippet_chunks", ())
+    chunks: list[tuple[int, int, str]] = []
+    for hit, text in texts.items():
+        for number, chunk in enumerate(snippet_chunks(text)):
+            chunks.append((hit, number, chunk))
+            rows.run(
+                "INSERT INTO temp.snippet_chunks (rowid, text) VALUES (?, ?)", (len(chunks), chunk)
+            )
+    # Each hit's first matching chunk, alone in the second table: one pass cuts them all.
+    first: dict[int, int] = {}
+    for (row,) in rows.all(_MATCHING, (query,)):
+        first.setdefault(chunks[int(row) - 1][0], int(row))
+    for row in first.values():
+        rows.run("INSERT INTO temp.snippets (rowid, text) VALUES (?, ?)", (row, chunks[row - 1][2]))
+    cut = {}
+    for row, snippet in rows.all(_CUT, (query,)):
+        hit, number, _ = chunks[int(row) - 1]
+        shown = str(snippet)
+        cut[hit] = "…" + shown if number > 0 and not shown.startswith("…") else shown
     rows.run("DELETE FROM temp.snippets", ())
+    rows.run("DELETE FROM temp.snippet_chunks", ())
+    # A hit whose matches fall in different chunks (an AND across them) shows its start.
+    for hit, text in texts.items():
+        cut.setdefault(hit, _head(text))
     return cut
+
+
+def _head(text: str, words: int = 16) -> str:
+    parts = text.split(maxsplit=words)
+    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
 
 
 def search(

@@ -7,6 +7,32 @@ from ctxrules.tokens.protocol import CHAT_MESSAGE_OVERHEAD
 
 __all__ = ["TiktokenCounter"]
 
+#: The longest text BPE-encoded in one piece: tiktoken's merges grow faster than the length
+#: of one unspaced run ("A" * 2_000_000 took seconds), so a longer text is counted in pieces.
+PIECE_CHARS = 16_384
+
+
+def pieces(text: str, size: int = PIECE_CHARS) -> list[str]:
+    """``text`` cut into pieces of at most ``size`` characters, each cut before a space if one is near.
+
+    A cut before a space is where tiktoken's own splitting starts a new word, so the sum of
+    the pieces' counts is the text's count there; inside an unspaced run it may differ by a
+    token a piece.
+
+    >>> pieces("ab cd ef", 4)
+    ['ab', ' cd', ' ef']
+    >>> pieces("abcdefg", 3)
+    ['abc', 'def', 'g']
+    """
+    out, at = [], 0
+    while len(text) - at > size:
+        space = text.rfind(" ", at + size // 2, at + size)
+        end = space if space > at else at + size
+        out.append(text[at:end])
+        at = end
+    out.append(text[at:])
+    return out
+
 
 @attrs.frozen
 class TiktokenCounter:
@@ -32,4 +58,6 @@ class TiktokenCounter:
     def count(self, text: str) -> int:
         """Return the number of BPE tokens in `text`; never raises on ``"<|endoftext|>"``."""
         # encode_ordinary reads special tokens as plain text; `encode` would raise on them.
-        return len(self.encoding.encode_ordinary(text))
+        if len(text) <= PIECE_CHARS:
+            return len(self.encoding.encode_ordinary(text))
+        return sum(len(self.encoding.encode_ordinary(piece)) for piece in pieces(text))

@@ -8,6 +8,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.tokens.usage_from import (
+    MAX_TOKENS,
     Counts,
     UsageUnreadable,
     anthropic_counts,
@@ -23,8 +24,9 @@ def _token_count(_: object, attribute: attrs.Attribute[int], value: object) -> N
     if isinstance(value, bool) or not isinstance(value, int):
         msg = f"{attribute.name}={value!r}: expected a token count (an int >= 0)"
         raise TypeError(msg)
-    if value < 0:
-        msg = f"{attribute.name}={value}: expected a token count (an int >= 0)"
+    if not 0 <= value <= MAX_TOKENS:
+        shown = value if value < 0 else f"an int of {len(str(value))} digits"
+        msg = f"{attribute.name}={shown}: expected a token count (an int from 0 to 2**53)"
         raise ValueError(msg)
 
 
@@ -40,7 +42,7 @@ class ProviderUsage:
     >>> ProviderUsage(-5000)
     Traceback (most recent call last):
     ...
-    ValueError: prompt_tokens=-5000: expected a token count (an int >= 0)
+    ValueError: prompt_tokens=-5000: expected a token count (an int from 0 to 2**53)
     """
 
     prompt_tokens: int = attrs.field(validator=_token_count)
@@ -134,7 +136,13 @@ class UsageState:
             self, window=window, system_tokens=system_tokens, tools_tokens=tools_tokens
         )
 
-    def record(self, usage: ProviderUsage, *, estimated_request: int) -> UsageState:
+    #: The head of the request the provider measured: a reopened process attributes the
+    #: measurement to that request, not to whatever it prepared last.
+    measured_head: str | None = None
+
+    def record(
+        self, usage: ProviderUsage, *, estimated_request: int, head: str | None = None
+    ) -> UsageState:
         """The state after a response: the provider's numbers become the last measurement.
 
         >>> UsageState().record(ProviderUsage(900, 40, 100), estimated_request=950).last_prompt_tokens
@@ -142,6 +150,7 @@ class UsageState:
         """
         return attrs.evolve(
             self,
+            measured_head=head,
             last_prompt_tokens=usage.prompt_tokens,
             last_cache_read_tokens=usage.cache_read_tokens,
             cumulative_prompt_tokens=self.cumulative_prompt_tokens + usage.prompt_total,
@@ -191,10 +200,32 @@ class UsageState:
     @classmethod
     def from_json(cls, data: dict[str, object]) -> UsageState:
         """A persisted state, marked ``cached`` until the provider measures again."""
-        known = {field.name for field in attrs.fields(cls)}
-        state = cls(**{k: v for k, v in data.items() if k in known})  # type: ignore[arg-type]
-        return state.as_cached()
+        defaults = cls()
+        kept: dict[str, object] = {}
+        for field in attrs.fields(cls):
+            value = data.get(field.name, getattr(defaults, field.name))
+            # A value no process wrote (a hostile count, a field of another type) is
+            # dropped, so a stored session always reopens.
+            if _fits(getattr(defaults, field.name), value, field.name):
+                kept[field.name] = value
+        return cls(**kept).as_cached()  # type: ignore[arg-type]
 
     def as_cached(self) -> UsageState:
         """This state restored from elsewhere: a provider measurement becomes ``cached``."""
         return attrs.evolve(self, source="cached") if self.source == "provider" else self
+
+
+def _fits(default: object, value: object, name: str) -> bool:
+    """Whether a stored usage value has its field's type and, for a count, a sane size."""
+    if name in ("hold_until", "measured_head"):
+        wanted: type = int if name == "hold_until" else str
+        return value is None or (isinstance(value, wanted) and not isinstance(value, bool))
+    if name == "source":
+        return value in ("estimate", "provider", "cached")
+    if isinstance(default, int):
+        return (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and 0 <= value <= MAX_TOKENS * 2**16
+        )
+    return True

@@ -17,6 +17,10 @@ from ctxrules.errors import ErrorValue
 #: (uncached prompt, completion, cache read, cache write)
 Counts = tuple[int, int, int, int]
 
+#: The largest token count read as one: a float holds every int up to it exactly, and no
+#: window comes near it. A larger "count" is a broken or hostile response, not usage.
+MAX_TOKENS = 2**53
+
 
 @attrs.frozen
 class UsageUnreadable(ErrorValue):
@@ -41,7 +45,7 @@ def field(value: object, name: str) -> object:
 def _count(value: object, *path: str) -> int | None:
     for name in path:
         value = field(value, name)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
         return None
     return value
 

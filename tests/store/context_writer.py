@@ -9,6 +9,7 @@ store acknowledged. Tool outputs come in every size, up to 60,000 characters.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 
 from ctxrules.engine.context import Context
 from ctxrules.testing.responses import openai_response
@@ -27,30 +28,41 @@ def _ack(ctx: Context, kind: str) -> None:
     sys.stdout.flush()
 
 
-def main() -> None:
-    """Run turns until killed."""
-    clock = [1_000.0]
-    ctx = Context(
-        model="gpt-4o",
-        window=16_000,
-        store=sys.argv[1],
-        session="crash",
-        tokenizer=HeuristicCounter(),
-        clock=lambda: clock[0],
-    )
+def steps(ctx: Context, clock: list[float]) -> Iterator[str]:
+    """The loop's calls, one per step, forever; each yields its kind once it returned."""
     turn = 0
     while True:
         turn += 1
         clock[0] += 1
         ctx.add({"role": "user", "content": f"Task {turn}: look at m{turn}."})
-        _ack(ctx, "user")
+        yield "user"
         ctx.openai()
-        _ack(ctx, "request")
+        yield "request"
         reply = ctx.record(_reply(turn))
-        _ack(ctx, "record")
+        yield "record"
         size = SIZES[turn % len(SIZES)]
         ctx.add_tool_result(reply.tool_calls[0].id, (f"line {turn} " * size)[:size])
-        _ack(ctx, "result")
+        yield "result"
+
+
+def loop_context(store: str | None, clock: list[float]) -> Context:
+    """The loop's `Context` (on ``store``, or in memory for a replica of it)."""
+    return Context(
+        model="gpt-4o",
+        window=16_000,
+        store=store,
+        session="crash",
+        tokenizer=HeuristicCounter(),
+        clock=lambda: clock[0],
+    )
+
+
+def main() -> None:
+    """Run turns until killed."""
+    clock = [1_000.0]
+    ctx = loop_context(sys.argv[1], clock)
+    for kind in steps(ctx, clock):
+        _ack(ctx, kind)
 
 
 if __name__ == "__main__":

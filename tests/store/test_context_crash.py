@@ -21,12 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from ctxrules.dag import Role, Status, ancestors
+from ctxrules.dag import Graph, Role, Status, ancestors
 from ctxrules.engine.context import Context
 from ctxrules.store import open_store
-from ctxrules.tokens import HeuristicCounter
 
 WRITER = Path(__file__).with_name("context_writer.py")
+sys.path.insert(0, str(WRITER.parent))
+from context_writer import loop_context, steps  # noqa: E402 - the loop's own steps, beside it
 
 
 def _acks(out: str) -> list[tuple[str, int, str]]:
@@ -60,6 +61,7 @@ def _kill_trial(url: str, seed: int) -> int:
 
     with open_store(url).unwrap() as store:
         session = store.load_session("crash").unwrap()
+        last = store.last_commit("crash").unwrap()
     graph = session.graph
     assert len(graph) >= nodes, (seed, len(graph), nodes)
     assert session.head is not None
@@ -69,24 +71,43 @@ def _kill_trial(url: str, seed: int) -> int:
             # A reply is stored with its tool call, never without it.
             assert len(graph.callees_of(node.id)) == 1, (seed, node.id)
 
-    ctx = Context(
-        model="gpt-4o",
-        window=16_000,
-        store=url,
-        session="crash",
-        tokenizer=HeuristicCounter(),
-        clock=lambda: 10_000.0,
-    )
+    clock = [10_000.0]
+    ctx = loop_context(url, clock)
+    replica = _replica(graph, last.head_node_id if last is not None else None)
     try:
-        running = [graph.nodes[i] for i in ctx.session.running]
-        assert all(n.status is Status.RUNNING for n in running)
-        for node in running:
-            ctx.add_tool_result(str(node.metadata["tool_call_id"]), "late result")
-        ctx.add({"role": "user", "content": "go on"})
-        assert ctx.openai()["messages"]
+        for context in (ctx, replica):
+            running = [context.session.graph.nodes[i] for i in context.session.running]
+            assert all(n.status is Status.RUNNING for n in running)
+            for node in running:
+                context.add_tool_result(str(node.metadata["tool_call_id"]), "late result")
+            context.add({"role": "user", "content": "go on"})
+        # The next request is the one the uninterrupted loop would have sent.
+        assert ctx.openai() == replica.openai(), seed
     finally:
         ctx.close()
     return len(acks)
+
+
+def _replica(stored: Graph, prepared: str | None) -> Context:
+    """The loop run again in memory up to the state the store holds, its clock then at 10,000.
+
+    ``prepared`` is the head of the last stored commit: when it is the head the messages
+    reached, the killed loop had made its request there too, and so does the replica.
+    """
+    clock = [1_000.0]
+    replica = loop_context(None, clock)
+    done = {i for i, n in stored.nodes.items() if n.status is not Status.RUNNING}
+    loop = steps(replica, clock)
+    for kind in loop:
+        graph = replica.session.graph
+        finished = {i for i, n in graph.nodes.items() if n.status is not Status.RUNNING}
+        if set(graph.nodes) == set(stored.nodes) and finished == done:
+            if kind == "user" and prepared == replica.session.head:
+                next(loop)  # the request, which adds no node
+            clock[0] = 10_000.0
+            return replica
+        assert len(graph) <= len(stored), "the store holds what the loop never wrote"
+    raise AssertionError("unreachable: the loop runs forever")
 
 
 def test_a_killed_agent_loop_loses_nothing(fresh_store_url: Callable[[], str]) -> None:
@@ -96,11 +117,11 @@ def test_a_killed_agent_loop_loses_nothing(fresh_store_url: Callable[[], str]) -
 
 
 @pytest.mark.slow
-def test_thirty_kills_of_a_live_loop_per_backend(fresh_store_url: Callable[[], str]) -> None:
-    """Thirty kills at random moments of a loop with tool outputs up to 60,000 characters."""
-    seeds = range(30)
+def test_forty_kills_of_a_live_loop_per_backend(fresh_store_url: Callable[[], str]) -> None:
+    """Forty kills at random moments of a loop with tool outputs up to 60,000 characters."""
+    seeds = range(40)
     urls = [fresh_store_url() for _ in seeds]
     with ThreadPoolExecutor(max_workers=2) as pool:
         acked = list(pool.map(_kill_trial, urls, seeds))
-    assert len(acked) == 30
-    assert sum(acked) > 30 * 4, acked
+    assert len(acked) == 40
+    assert sum(acked) > 40 * 4, acked

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import cast
+
+from returns.result import Failure
 
 from ctxrules.canonical import content_hash
-from ctxrules.dag import Role, Session, Status
+from ctxrules.dag import Role, Session, Status, freeze, thaw
+from ctxrules.engine.shapes import plain
 from ctxrules.importers.messages import Message as Common
 from ctxrules.importers.messages import ToolRequest, arguments_of
-from ctxrules.importers.records import text_of
+from ctxrules.importers.records import Unreadable, text_of
 from ctxrules.integrations.live import Entry, result_key
 from ctxrules.render import Message, to_openai
 
@@ -57,6 +61,34 @@ def entry_of(item: Mapping[str, object]) -> Entry | None:
     if node_role is None:
         return None
     return Entry(key, Common(text, node_role, metadata={ITEM: raw}))
+
+
+def plain_items(items: object) -> list[Item] | str:
+    """The items as plain JSON dicts (lone surrogates replaced), or what is wrong and where.
+
+    >>> plain_items([{"role": "user", "content": "hi"}]) == [{"role": "user", "content": "hi"}]
+    True
+    >>> plain_items([{"type": "function_call_output", "call_id": "c1", "output": {1, 2}}])
+    'items[0].output: expected a JSON-like value (dict with str keys, list, str, int, float, bool or None), found a value of type set'
+    """
+    if not isinstance(items, Sequence) or isinstance(items, str | bytes):
+        return f"items: expected a list of Responses input items, found {type(items).__name__}"
+    kept: list[Item] = []
+    for position, item in enumerate(items):
+        where = f"items[{position}]"
+        try:
+            raw = plain(item)
+        except Exception as error:  # noqa: BLE001 - an SDK object's own model_dump failed
+            return f"{where}: its model_dump raised {type(error).__name__}: {str(error)[:200]}"
+        if isinstance(raw, Unreadable):
+            return f"{where}: {raw.reason}"
+        if not isinstance(raw, Mapping):
+            return f"{where}: expected a dict (a Responses input item), found {type(raw).__name__}"
+        frozen = freeze(dict(raw), where)
+        if isinstance(frozen, Failure):
+            return str(frozen.failure())
+        kept.append(cast("Item", thaw(frozen.unwrap())))
+    return kept
 
 
 def entries_of(items: Sequence[Mapping[str, object]]) -> list[Entry]:

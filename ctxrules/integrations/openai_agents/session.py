@@ -22,7 +22,12 @@ from ctxrules.engine.background import Threads
 from ctxrules.errors import ErrorValue
 from ctxrules.integrations.live import LiveSession
 from ctxrules.integrations.openai_agents.input_filter import CtxInputFilter
-from ctxrules.integrations.openai_agents.items import entries_of, stored_items, to_items
+from ctxrules.integrations.openai_agents.items import (
+    entries_of,
+    plain_items,
+    stored_items,
+    to_items,
+)
 from ctxrules.integrations.turns import default_pipeline, prepare_turn
 from ctxrules.render import Message
 from ctxrules.rules import Pipeline
@@ -132,8 +137,11 @@ class CtxSession:
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append the items to the history and save them."""
+        # Checked whole before anything is added: a bad item adds none of them.
+        raw = plain_items(items)
+        if isinstance(raw, str):
+            raise CtxSessionError(raw)
         async with self._lock:
-            raw = [dict(cast("dict[str, object]", item)) for item in items]
             _check(self.live.extend(entries_of(raw), now=self.clock()))
             _check(self.live.save())
 

@@ -24,6 +24,7 @@ from ctxrules.store.errors import (
     StoreClosed,
     StoreError,
     UnknownSession,
+    unencodable,
 )
 from ctxrules.store.postgres.schema import migrate
 
@@ -48,10 +49,11 @@ _RETRYABLE = (
 def _reason(err: psycopg.Error) -> str:
     diag = getattr(err, "diag", None)
     primary = diag.message_primary if diag is not None else None
+    # The server may quote the statement's text back (a query a model chose): cut it.
     if primary:
-        return str(primary)
+        return str(primary)[:300]
     text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
+    return text.splitlines()[0][:300] if text else type(err).__name__
 
 
 def failed(operation: str, err: psycopg.Error) -> PostgresFailed:
@@ -81,6 +83,9 @@ def run(pool: ConnectionPool[Any] | None, operation: str, work: Work[T]) -> Resu
         return Failure(failed(operation, err))
     except DamagedRow as err:
         return Failure(CorruptRecord(err.table, err.key, err.reason))
+    except UnicodeEncodeError as err:
+        # An argument (a session id, a handle) no UTF-8 database can keep: the caller's.
+        return Failure(unencodable(operation, err))
     except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as err:
         # A row the store wrote decodes by construction: one that fails was changed outside
         # it (the transaction is rolled back already), and is reported, not raised.

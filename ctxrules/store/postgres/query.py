@@ -25,6 +25,12 @@ class Translated:
     prefixes: frozenset[str]
 
 
+#: What a phrase with no words translates to; a query of nothing else matches nothing.
+EMPTY = "''"
+#: The head of a long query word that is looked for (PostgreSQL's lexemes stop at 2,047 bytes).
+WORD_CHARS = 500
+
+
 class QuerySyntaxError(ValueError):
     """The query is not valid FTS5 syntax (the message says near what)."""
 
@@ -65,6 +71,7 @@ class _Parser:
         while self.peek() == ("bare", "OR"):
             self.at += 1
             parts.append(self.and_expr())
+        parts = [part for part in parts if part != EMPTY] or [EMPTY]
         return parts[0] if len(parts) == 1 else "(" + " | ".join(parts) + ")"
 
     def and_expr(self) -> str:
@@ -73,13 +80,17 @@ class _Parser:
             if token == ("bare", "AND"):
                 self.at += 1
             parts.append(self.not_expr())
+        # A phrase with no words constrains nothing beside others (and is no tsquery).
+        parts = [part for part in parts if part != EMPTY] or [EMPTY]
         return parts[0] if len(parts) == 1 else "(" + " & ".join(parts) + ")"
 
     def not_expr(self) -> str:
         expr = self.primary()
         while self.peek() == ("bare", "NOT"):
             self.at += 1
-            expr = f"({expr} & !{self.primary()})"
+            excluded = self.primary()
+            if EMPTY not in (expr, excluded):
+                expr = f"({expr} & !{excluded})"
         return expr
 
     def primary(self) -> str:
@@ -108,7 +119,9 @@ class _Parser:
     def phrase(self, found: list[str], *, prefix: bool) -> str:
         if not found:
             # A phrase with no words (a quoted "-") constrains nothing.
-            return "''"
+            return EMPTY
+        # PostgreSQL indexes no word past 2,047 bytes; a longer one is looked for by its head.
+        found = [word[:WORD_CHARS] for word in found]
         self.terms.update(found[:-1] if prefix else found)
         if prefix:
             self.prefixes.add(found[-1])

@@ -249,11 +249,24 @@ MIGRATIONS = (
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 
+def _at_version(conn: psycopg.Connection[Any], version: int) -> bool:
+    """Whether the schema is at ``version`` already, read without a lock or a write."""
+    exists = conn.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()
+    if exists is None or not exists[0]:
+        return False
+    row = conn.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+    return row is not None and int(row[0]) == version
+
+
 def migrate(conn: psycopg.Connection[Any], steps: tuple[Migration, ...] = MIGRATIONS) -> str | None:
     """Apply the steps the database lacks, in order; the reason it is refused, or None.
 
-    Runs inside the caller's transaction, so a failed step leaves the schema as it was.
+    Runs inside the caller's transaction, so a failed step leaves the schema as it was. A
+    schema already at this version is only read: a role that may only SELECT opens it.
     """
+    latest = steps[-1].version if steps else 0
+    if _at_version(conn, latest):
+        return None
     conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_version ("
@@ -262,7 +275,6 @@ def migrate(conn: psycopg.Connection[Any], steps: tuple[Migration, ...] = MIGRAT
     )
     row = conn.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
     current = int(row[0]) if row is not None else 0
-    latest = steps[-1].version if steps else 0
     if current > latest:
         return f"schema version {current} is newer than this ctxrules ({latest}); upgrade ctxrules"
     if current == 0:

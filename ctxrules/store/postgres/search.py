@@ -7,7 +7,7 @@ import json
 from returns.result import Failure, Result, Success
 
 from ctxrules.store.errors import BadQuery, StoreError
-from ctxrules.store.postgres.query import QuerySyntaxError, translate
+from ctxrules.store.postgres.query import EMPTY, QuerySyntaxError, translate
 from ctxrules.store.postgres.words import body_text, snippet
 from ctxrules.store.rows import Rows
 from ctxrules.store.schema import INDEXED_CHARS
@@ -39,6 +39,9 @@ def search(
         translated = translate(query)
     except QuerySyntaxError as err:
         return Failure(BadQuery(query, str(err)))
+    if translated.tsquery == EMPTY:
+        # Nothing to look for (phrases of no words only): nothing matches, as in FTS5.
+        return Success([])
     scope = () if session_id is None else (session_id,)
     sql = _SELECT.format(session="" if session_id is None else "AND n.session_id = ?")
     found = rows.all(sql, (translated.tsquery, *scope, limit))

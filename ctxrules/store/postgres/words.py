@@ -80,12 +80,22 @@ def snippet(text: str, terms: frozenset[str], prefixes: frozenset[str], width: i
     return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(found) else "")
 
 
+#: Places of each query word a snippet considers starting from: a text that repeats a
+#: word thousands of times would otherwise cost a window's count at each of them.
+WINDOW_STARTS = 32
+
+
 def _best_window_hit(keys: list[str | None], width: int) -> int:
     """The hit to show the window from: most distinct query words, then the rarest word, then first."""
-    hits = [i for i, k in enumerate(keys) if k is not None]
-    if not hits:
-        return 0
     seen = Counter(k for k in keys if k is not None)
+    if not seen:
+        return 0
+    considered: Counter[str] = Counter()
+    hits = []
+    for i, k in enumerate(keys):
+        if k is not None and considered[k] < WINDOW_STARTS:
+            considered[k] += 1
+            hits.append(i)
 
     def rank(i: int) -> tuple[int, int, int]:
         start = max(0, min(i - 2, len(keys) - width))
