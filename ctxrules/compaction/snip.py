@@ -98,6 +98,7 @@ def _shorten_until(
     limit: int,
     total: int,
     tokenizer: Tokenizer,
+    *,
     whole: frozenset[int] = frozenset(),
 ) -> tuple[int, int]:
     """Shorten the largest blocks until the total fits; returns (total, shortened).
@@ -169,6 +170,6 @@ def snip(
     kept = [messages[i] for i in kept_at]
     kept_sizes = [block_sizes[i] for i in kept_at]
     whole = frozenset(n for n, i in enumerate(kept_at) if i in keep)
-    total, shortened = _shorten_until(kept, kept_sizes, limit, total, tokenizer, whole)
+    total, shortened = _shorten_until(kept, kept_sizes, limit, total, tokenizer, whole=whole)
     dropped = len(messages) - len(kept)
     return Snipped(tuple(kept), total, limit, dropped, shortened)
