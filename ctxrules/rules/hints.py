@@ -53,17 +53,15 @@ def names(text: str) -> list[str]:
     if len(text) > READ_CHARS:
         half = READ_CHARS // 2
         text = f"{text[:half]}\n{text[-half:]}"
+    # Counted in C (findall, Counter); only distinct words are judged in Python.
     counts: Counter[str] = Counter()
     first: dict[str, int] = {}
-    for at, match in enumerate(_CANDIDATE.finditer(text)):
-        word = match.group().strip(".-/~")
+    for raw, seen in Counter(_CANDIDATE.findall(text)).items():
+        word = raw.strip(".-/~")
         if word not in first:
-            if not _distinctive(word):
-                first[word] = -1
-                continue
-            first[word] = at
+            first[word] = len(first) if _distinctive(word) else -1
         if first[word] >= 0:
-            counts[word] += 1
+            counts[word] += seen
     return sorted(counts, key=lambda w: (-counts[w], first[w]))
 
 
