@@ -42,7 +42,7 @@ class CapToolResult:
     result costs what its head and tail cost, never what its whole text does.
 
     >>> CapToolResult(4000, 0.33)
-    CapToolResult(max_chars=4000, tail_share=0.33, max_args_chars=0, handles=True)
+    CapToolResult(max_chars=4000, tail_share=0.33, max_args_chars=0, handles=True, hint_chars=0)
     """
 
     max_chars: int

@@ -123,7 +123,7 @@ def test_generation_keeps_the_original_in_the_graph() -> None:
 
 
 def test_the_engine_tracker_reads_a_capped_result_as_it_is_sent() -> None:
-    """A path only in the middle the cap cuts is not cited; one in the kept head still is."""
+    """The tracker cites what is sent: a path in the kept head, or one named for the cut middle."""
     filler = _output(20_000)
     cited = []
     for path, at in (("src/only/in_the_middle.py", 10_000), ("src/kept/in_the_head.py", 100)):
@@ -137,5 +137,9 @@ def test_the_engine_tracker_reads_a_capped_result_as_it_is_sent() -> None:
         ctx.add({"role": "user", "content": f"now open {path}"})
         ctx.openai()
         tool = ctx.session.graph.callees_of(ctx.session.graph.order[1])[0]
-        cited.append(tool in ctx.engine.states["main"].references.cited)
-    assert cited == [False, True]
+        sent = ctx.last.commit.items[2].rendered if ctx.last is not None else ""
+        cited.append((tool in ctx.engine.states["main"].references.cited, path in sent))
+    # Cited exactly when the request shows the path: in the kept head, or among the names
+    # the default spec's cap lists for the cut middle (its lookup hints).
+    assert [was_cited for was_cited, _ in cited] == [shown for _, shown in cited]
+    assert cited[1] == (True, True)

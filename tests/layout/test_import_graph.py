@@ -18,7 +18,17 @@ def _module_name(path: Path) -> str:
 def _imports(path: Path, modules: set[str]) -> set[str]:
     """The package modules ``path`` imports, anywhere in the file (a package import counts)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    # Imports only a type checker runs (`if TYPE_CHECKING:`) are not edges of the import graph.
+    typing_only = {
+        id(inner)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for inner in ast.walk(block)
+    }
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
