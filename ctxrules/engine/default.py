@@ -160,14 +160,15 @@ class DefaultContextEngine(ContextEngine):
         return self.states[session_id]
 
     def _noted(
-        self, session_id: str, commit: ContextCommit, system_text: str, *, on: bool
+        self, session_id: str, commit: ContextCommit, system: tuple[str, int], *, on: bool
     ) -> tuple[str, int]:
-        """The system text with the commit's receipt at its end, and the tokens that adds."""
+        """The system text (and its tokens) with the commit's receipt at its end, and the tokens that adds."""
+        text, tokens = system
         note = self._receipt(session_id, commit) if on else ""
         if not note:
-            return system_text, 0
-        noted = f"{system_text}\n\n{note}" if system_text else note
-        return noted, self._system_tokens(noted) - self._system_tokens(system_text)
+            return text, 0
+        noted = f"{text}\n\n{note}" if text else note
+        return noted, self._system_tokens(noted) - tokens
 
     def _system_tokens(self, text: str) -> int:
         if not text:
@@ -250,7 +251,9 @@ class DefaultContextEngine(ContextEngine):
         forced = bool(prompt_too_long) or over_cap
         turn = Turn(session.session_id, window, now, fixed, serves, path, notes)
         commit = self._compaction(turn, commit, before, action, budget, forced=forced)
-        system_text, extra = self._noted(session.session_id, commit, system_text, on=receipts)
+        system_text, extra = self._noted(
+            session.session_id, commit, (system_text, system_tokens), on=receipts
+        )
         fixed, system_tokens = fixed + extra, system_tokens + extra
         budget = self.allocate(window, system_tokens, commit.total_tokens, tools_tokens)
         messages: tuple[Message, ...] = render_commit(commit)
