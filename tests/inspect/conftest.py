@@ -67,14 +67,4 @@ def browser() -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[pg_server.Server]:
     """A throwaway PostgreSQL server (skipped where none is installed, as in tests/store)."""
-    pytest.importorskip(
-        "psycopg", reason="psycopg is not installed: pip install 'ctxrules[postgres]'"
-    )
-    bindir = pg_server.find_bin()
-    if bindir is None:
-        pytest.skip("no PostgreSQL binaries (initdb, pg_ctl) on this machine; set CTXRULES_PG_BIN")
-    server = pg_server.start(bindir)
-    if isinstance(server, str):
-        pytest.fail(f"PostgreSQL is installed but did not start: {server}")
-    yield server
-    server.stop()
+    yield from pg_server.running()

@@ -8,7 +8,6 @@ half is skipped with the reason.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import sys
 from collections.abc import Callable, Iterator
@@ -28,16 +27,7 @@ BACKENDS = ("sqlite", "postgresql")
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[pg_server.Server]:
     """One PostgreSQL server for the whole run, stopped and removed at the end."""
-    if importlib.util.find_spec("psycopg") is None:
-        pytest.skip("psycopg is not installed: pip install 'ctxrules[postgres]'")
-    bindir = pg_server.find_bin()
-    if bindir is None:
-        pytest.skip("no PostgreSQL binaries (initdb, pg_ctl) on this machine; set CTXRULES_PG_BIN")
-    server = pg_server.start(bindir)
-    if isinstance(server, str):
-        pytest.fail(f"PostgreSQL is installed but did not start: {server}")
-    yield server
-    server.stop()
+    yield from pg_server.running()
 
 
 @pytest.fixture

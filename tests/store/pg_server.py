@@ -6,15 +6,18 @@ binaries come from ``CTXRULES_PG_BIN``, ``pg_config --bindir`` or /usr/lib/postg
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pwd
 import shutil
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
+import pytest
 
 
 def find_bin() -> Path | None:
@@ -125,3 +128,17 @@ def fresh_schema_url(server: Server) -> str:
     with psycopg.connect(server.url(), autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {name}")
     return server.url(options=f"-csearch_path%3D{name}")
+
+
+def running() -> Iterator[Server]:
+    """A server for a session-scoped fixture: skips where none can run, stops it at the end."""
+    if importlib.util.find_spec("psycopg") is None:
+        pytest.skip("psycopg is not installed: pip install 'ctxrules[postgres]'")
+    bindir = find_bin()
+    if bindir is None:
+        pytest.skip("no PostgreSQL binaries (initdb, pg_ctl) on this machine; set CTXRULES_PG_BIN")
+    server = start(bindir)
+    if isinstance(server, str):
+        pytest.fail(f"PostgreSQL is installed but did not start: {server}")
+    yield server
+    server.stop()
