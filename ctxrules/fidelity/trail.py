@@ -9,39 +9,17 @@ a read in arbitrary shell needs a shell parser, and guessing would make the figu
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from ctxrules.dag import Call, Frozen, Role
-
-#: Tool names (compared without case, ``_`` or ``-``) whose calls write the file they name.
-WRITE_TOOLS = frozenset(
-    {
-        "write",
-        "edit",
-        "multiedit",
-        "notebookedit",
-        "writefile",
-        "editfile",
-        "createfile",
-        "strreplace",
-    }
+from ctxrules.rules.artifacts import (
+    EDITOR_TOOLS,
+    EDITOR_WRITES,
+    PATH_KEYS,
+    WRITE_TOOLS,
+    normal_tool_name,
+    patched_files,
 )
-#: Editor tools that write only for some commands.
-EDITOR_TOOLS = frozenset({"strreplacebasededittool", "strreplaceeditor"})
-#: The editor commands that write.
-EDITOR_WRITES = frozenset({"create", "str_replace", "insert"})
-#: Argument names a file tool puts its path in, in order of preference.
-PATH_KEYS = ("file_path", "notebook_path", "path", "filename", "file")
-#: The files an ``apply_patch`` patch adds, updates or moves to.
-_PATCH_FILE = re.compile(
-    r"^\*\*\* (?:Add|Update) File: (.+)$|^\*\*\* Move to: (.+)$|^\+\+\+ (?:b/)?(\S+)",
-    re.MULTILINE,
-)
-
-
-def _normal(name: str) -> str:
-    return name.lower().replace("_", "").replace("-", "")
 
 
 def _patch_text(arguments: Frozen) -> str:
@@ -65,10 +43,10 @@ def written_files(call: Call) -> tuple[str, ...]:
     >>> written_files(Call("t3", "tool", name="apply_patch", input={"input": "*** Begin Patch\n*** Update File: src/x.py\n"}))
     ('src/x.py',)
     """
-    name = _normal(call.name) if call.role is Role.TOOL else ""
+    name = normal_tool_name(call.name) if call.role is Role.TOOL else ""
     arguments = call.input
     if name == "applypatch":
-        return tuple(dict.fromkeys(_patched(_patch_text(arguments))))
+        return tuple(dict.fromkeys(patched_files(_patch_text(arguments))))
     writes = name in WRITE_TOOLS or (
         name in EDITOR_TOOLS
         and isinstance(arguments, Mapping)
@@ -79,10 +57,3 @@ def written_files(call: Call) -> tuple[str, ...]:
     paths = (arguments.get(key) for key in PATH_KEYS)
     found = next((p.strip() for p in paths if isinstance(p, str) and p.strip()), None)
     return () if found is None else (found,)
-
-
-def _patched(patch: str) -> Iterator[str]:
-    for match in _PATCH_FILE.finditer(patch):
-        found = next(group for group in match.groups() if group is not None).strip()
-        if found != "/dev/null":
-            yield found

@@ -64,7 +64,7 @@ def written_paths(tool_name: str | None, arguments: str) -> tuple[str, ...]:
     except ValueError:
         parsed = None
     if name == "applypatch":
-        return tuple(dict.fromkeys(_patched(_patch_text(parsed, arguments))))
+        return tuple(dict.fromkeys(patched_files(_patch_text(parsed, arguments))))
     if not isinstance(parsed, Mapping):
         # A capped call's arguments are cut JSON; the path comes first in every file tool.
         if name in EDITOR_TOOLS and not any(f'"{c}"' in arguments for c in EDITOR_WRITES):
@@ -87,7 +87,8 @@ def _patch_text(parsed: object, raw: str) -> str:
     return raw if isinstance(parsed, str) or parsed is None else ""
 
 
-def _patched(patch: str) -> Iterator[str]:
+def patched_files(patch: str) -> Iterator[str]:
+    """The files an ``apply_patch`` patch adds, updates or moves to (not /dev/null)."""
     for match in PATCH_FILE.finditer(patch):
         found = next(group for group in match.groups() if group is not None).strip()
         if found != "/dev/null":
