@@ -12,6 +12,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -103,11 +104,27 @@ def _run(
     return result
 
 
+def _write_ahead(conn: sqlite3.Connection, busy_ms: int) -> str:
+    """Switch a new file to write-ahead logging, waiting out other openers; the mode it has.
+
+    SQLite answers "database is locked" to this pragma at once, without the busy handler,
+    while another process creates the same new file: retried within the busy timeout.
+    """
+    deadline = time.monotonic() + busy_ms / 1000
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
+
+
 def _configure(conn: sqlite3.Connection, path: str, busy_ms: int, sync: Synchronous) -> str | None:
     conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
     if sync == "READ_ONLY":
         return check_schema(conn)
-    mode = str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
+    mode = _write_ahead(conn, busy_ms)
     if mode != "wal" and path != ":memory:":
         return f"the file cannot use write-ahead logging (journal_mode is {mode!r})"
     conn.execute(f"PRAGMA synchronous = {sync}")
