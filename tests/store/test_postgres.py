@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterator
 
 import pg_server
@@ -164,26 +165,28 @@ def test_pool_arguments_are_checked(url: str) -> None:
     assert PostgresStore.open(url, timeout=0).failure().message == "timeout=0: expected seconds > 0"
 
 
-def test_a_dropped_connection_is_a_retryable_failure(pg_store: Store, url: str) -> None:
+def test_a_dropped_connection_is_a_retryable_failure(url: str) -> None:
     """When the server ends a store's connections, calls fail as retryable, then work again."""
-    pg_store.create_session("s").unwrap()
-    assert (
-        _raw(
-            url,
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-            " WHERE pid <> pg_backend_pid() AND datname = current_database()"
-            " AND backend_type = 'client backend'",
-        )
-        == "ok"
-    )
-    failures = []
-    for _ in range(8):
-        listed = pg_store.list_sessions()
-        if isinstance(listed, Success):
-            break
-        failures.append(listed.failure())
-    assert all(isinstance(f, PostgresFailed) and f.retryable for f in failures), failures
-    assert [info.id for info in pg_store.list_sessions().unwrap()] == ["s"]
+    # Only this store's connections are ended: other tests share the server and its database.
+    tag = f"dropped_{uuid.uuid4().hex[:12]}"
+    with open_store(f"{url}&application_name={tag}").unwrap() as pg_store:
+        pg_store.create_session("s").unwrap()
+        with psycopg.connect(url, autocommit=True) as conn:
+            ended = conn.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE application_name = %s",
+                (tag,),
+            ).fetchone()
+        assert ended is not None
+        assert ended[0] >= 1
+        failures = []
+        for _ in range(8):
+            listed = pg_store.list_sessions()
+            if isinstance(listed, Success):
+                break
+            failures.append(listed.failure())
+        assert all(isinstance(f, PostgresFailed) and f.retryable for f in failures), failures
+        assert [info.id for info in pg_store.list_sessions().unwrap()] == ["s"]
 
 
 @pytest.mark.parametrize(
