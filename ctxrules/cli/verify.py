@@ -17,6 +17,10 @@ from ctxrules.generation import NO_COMMITS, ensure_latest_commit
 from ctxrules.recall.lookup import node_index
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.spec import load_spec
+from ctxrules.tokens import ENCODINGS, HeuristicCounter, Tokenizer, load_encoding
+
+#: What ``--tokenizer`` names besides the tiktoken encodings.
+HEURISTIC = "heuristic"
 
 #: One loaded session: its id, graph, stored commits, offloaded originals by handle, and the
 #: commits its commits attached (by id), which hold the originals of attached items.
@@ -104,8 +108,27 @@ def recoverability(  # noqa: PLR0917 - one call site, each argument a loaded par
     return found
 
 
+def ruler(name: str | None) -> Tokenizer | str:
+    """The tokenizer ``--tokenizer`` names (the default one when None), or why it cannot load."""
+    if name is None:
+        return Facts().tokenizer
+    if name == HEURISTIC:
+        return HeuristicCounter()
+    if name not in ENCODINGS:
+        names = ", ".join([*ENCODINGS, HEURISTIC])
+        return f"--tokenizer {name!r}: expected one of {names}"
+    loaded = load_encoding(name)
+    if isinstance(loaded, Failure):
+        return f"--tokenizer {name!r}: {loaded.failure()}"
+    return loaded.unwrap()
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Report every violation with its ids; 0 clean, 1 violations, 2 unreadable input."""
+    tokenizer = ruler(args.tokenizer)
+    if isinstance(tokenizer, str):
+        sys.stderr.write(tokenizer + "\n")
+        return 2
     loaded = _load(args.path, args.session)
     if isinstance(loaded, str):
         sys.stderr.write(loaded + "\n")
@@ -122,7 +145,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             return 2
         pipeline = spec.unwrap()
     total_nodes, violations = 0, []
-    facts = Facts()
+    facts = Facts(tokenizer=tokenizer)
     for _, graph, commits, blobs, sources in loaded:
         total_nodes += len(graph)
         found: list[Violation] = verify_graph(graph, pipeline, facts)
@@ -131,6 +154,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         found += recoverability(graph, commits, blobs, pipeline, facts, sources)
         violations.extend(found)
     out.writelines(f"{args.path}: {violation.message}\n" for violation in violations)
+    if any(v.invariant == 10 for v in violations):
+        # A store written with another ruler reads as wrong counts: say which ruler counted.
+        out.write(
+            f"counted with {tokenizer.name}; if the session was written with another ruler,"
+            " pass it with --tokenizer\n"
+        )
     out.write(
         f"{'ok' if not violations else 'FAILED'}: {total_nodes} nodes, {len(violations)} violations\n"
     )
@@ -149,5 +178,12 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
     )
     parser.add_argument(
         "--spec", default=None, help="build the commits with this spec (default: no rules)"
+    )
+    parser.add_argument(
+        "--tokenizer",
+        default=None,
+        metavar="NAME",
+        help="count with this ruler, the one the session was written with: a tiktoken"
+        f" encoding ({', '.join(ENCODINGS)}) or {HEURISTIC!r} (default: cl100k_base)",
     )
     parser.set_defaults(run=run)

@@ -84,3 +84,38 @@ def test_commits_are_checked_at_each_turn_end() -> None:
         graph = graph.append(Call(node, role, output=node, predecessor=previous)).unwrap()
         previous = node
     assert [call.id for call in _turn_heads(graph, "a2")] == ["a1", "a2"]
+
+
+def test_a_store_written_with_another_ruler_verifies_with_its_tokenizer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Invariant 10: counts are checked with the ruler named by --tokenizer, not always cl100k."""
+    from ctxrules import Context  # noqa: PLC0415 - the shell, only for this test
+    from ctxrules.testing.responses import openai_response  # noqa: PLC0415
+    from ctxrules.tokens import HeuristicCounter  # noqa: PLC0415
+
+    store = tmp_path / "store.sqlite"
+    with Context(model="gpt-4o", store=store, session="s", tokenizer=HeuristicCounter()) as ctx:
+        ctx.add({"role": "user", "content": "Read the parser and fix the off-by-one error."})
+        for i in range(3):
+            ctx.openai()
+            ctx.record(openai_response(i, "step", [(f"c{i}", "read_file", {"path": f"p{i}.py"})]))
+            ctx.add_tool_result(f"c{i}", f"def parse_{i}(text):\n    return text.split(',')\n" * 20)
+        ctx.openai()
+    assert main(["verify", str(store)]) == 1
+    out = capsys.readouterr().out
+    assert "invariant 10 (one ruler)" in out
+    assert "counted with tiktoken:cl100k_base; if the session was written with another" in out
+    assert main(["verify", str(store), "--tokenizer", "heuristic"]) == 0
+    assert capsys.readouterr().out.startswith("ok: ")
+
+
+def test_an_unknown_tokenizer_is_named_with_the_choices(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--tokenizer takes a tiktoken encoding or 'heuristic'; anything else exits 2, no traceback."""
+    session, _ = build_demo_session().unwrap()
+    assert main(["verify", _write(tmp_path, session.graph), "--tokenizer", "cl100k"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("--tokenizer 'cl100k': expected one of r50k_base")
+    assert "heuristic" in err
