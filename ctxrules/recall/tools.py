@@ -111,6 +111,9 @@ class ToolAnswer:
     body: str = ""
     page: int = 0
     pages: int = 0
+    #: What ``body`` is a page of: the original ``output``, or a tool call's ``arguments``
+    #: when they were too long for the first page's header (they then come first).
+    part: Literal["output", "arguments"] = "output"
 
 
 #: Characters of a model's own argument an answer repeats back: it chose them, so an
@@ -140,12 +143,22 @@ def _page_arg(arguments: Mapping[str, object]) -> int | None:
     return page
 
 
-def _header(original: Original, page: int, pages: int, args_chars: int | None = None) -> str:
+def _header(
+    original: Original,
+    page: int,
+    pages: int,
+    args_chars: int | None = None,
+    part: str | None = None,
+) -> str:
     kinds = {"node": "original", "attached": "attached original", "fold": "folded items"}
     what = kinds.get(original.kind, original.kind)
     tool = f" of tool {original.tool_name}" if original.tool_name else ""
-    shown = original.arguments if args_chars is None else head(original.arguments, args_chars)
-    args = f"; arguments {shown}" if original.arguments and page == 1 else ""
+    if part is not None:
+        # The arguments have pages of their own: the header says which part a page is.
+        args = f"; its {part}"
+    else:
+        shown = original.arguments if args_chars is None else head(original.arguments, args_chars)
+        args = f"; arguments {shown}" if original.arguments and page == 1 else ""
     more = f"; recall page {page + 1} for more" if page < pages else ""
     return f"[{original.handle}: {what}{tool}, page {page} of {pages}{args}{more}]"
 
@@ -166,6 +179,41 @@ def _page_room(original: Original, max_chars: int) -> tuple[int, int | None]:
     if widest(None) > max_chars // 2:
         args_chars = max(len(original.arguments) - (widest(None) - max_chars // 2), 0)
     return max(max_chars - widest(args_chars), 1), args_chars
+
+
+def _parted_room(original: Original, max_chars: int) -> int:
+    """Characters of a page when the arguments have pages of their own before the output's."""
+    digits = len(str(len(original.text) + len(original.arguments) + 2))
+    widest = len(_header(original, 1, 2, part="arguments")) + 3 * (digits - 1) + len("\n")
+    return max(max_chars - widest, 1)
+
+
+def _pages(
+    original: Original,
+    page_tokens: int,
+    tokenizer: Tokenizer,
+    max_chars: int | None,
+) -> tuple[list[tuple[str, int, int]], int | None, bool]:
+    """Each page as (part, start, end), the header's argument characters, whether paged.
+
+    The arguments are paged, before the output, when they do not fit in the first page's header.
+    """
+    if max_chars is None:
+        bounds = page_bounds(original.text, page_tokens, tokenizer, None)
+        return [("output", a, b) for a, b in bounds], None, False
+    room, args_chars = _page_room(original, max_chars)
+    if args_chars is None or args_chars >= len(original.arguments):
+        bounds = page_bounds(original.text, page_tokens, tokenizer, room)
+        return [("output", a, b) for a, b in bounds], args_chars, False
+    # Cut in a header, the end of the arguments (a written file's content) would be out of
+    # reach: they are paged whole instead, then the output.
+    room = _parted_room(original, max_chars)
+    parts = [
+        (part, a, b)
+        for part, text in (("arguments", original.arguments), ("output", original.text))
+        for a, b in page_bounds(text, page_tokens, tokenizer, room)
+    ]
+    return parts, None, True
 
 
 def answer_recall(
@@ -191,14 +239,19 @@ def answer_recall(
     original = index.get(handle)
     if original is None:
         return _error(f"no item has the handle {_echo(handle)} in this session")
-    room, args_chars = (None, None) if max_chars is None else _page_room(original, max_chars)
-    bounds = page_bounds(original.text, page_tokens, tokenizer, room)
+    bounds, args_chars, parted = _pages(original, page_tokens, tokenizer, max_chars)
     if page > len(bounds):
         return _error(f"{_echo(handle)} has {len(bounds)} page(s); page {page} does not exist")
-    start, end = bounds[page - 1]
-    body = original.text[start:end]
-    text = f"{_header(original, page, len(bounds), args_chars)}\n{body}"
-    return ToolAnswer(text, body=body, page=page, pages=len(bounds))
+    part, start, end = bounds[page - 1]
+    body = (original.arguments if part == "arguments" else original.text)[start:end]
+    header = _header(original, page, len(bounds), args_chars, part if parted else None)
+    return ToolAnswer(
+        f"{header}\n{body}",
+        body=body,
+        page=page,
+        pages=len(bounds),
+        part="arguments" if part == "arguments" else "output",
+    )
 
 
 def answer_search(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import attrs
 import pytest
 from hypothesis import given, settings
@@ -76,16 +78,22 @@ def test_every_page_of_a_capped_result_reaches_the_model_whole(provider: str) ->
 @settings(max_examples=60, deadline=None)
 @given(
     text=st.text(min_size=0, max_size=3_000),
-    arguments=st.text(max_size=600),
+    arguments=st.text(max_size=600) | st.text(min_size=1_000, max_size=4_000),
     max_chars=st.integers(200, 2_000),
     page_tokens=st.integers(1, 800),
 )
 def test_every_page_fits_and_the_pages_join(
     text: str, arguments: str, max_chars: int, page_tokens: int
 ) -> None:
-    """Under any cap from its minimum up, each answer fits in ``max_chars`` and the bodies join to the original."""
+    """Under any cap from its minimum up, each answer fits in ``max_chars`` and shows all.
+
+    The output's pages join to the output; the arguments are shown whole in the first
+    header or, when too long for it, in pages of their own that come first and join to them.
+    """
     graph = Graph().append(Call("t1", "tool", name="cat", input=arguments, output=text)).unwrap()
     index, ruler = recall_index(graph), HeuristicCounter()
+    original = index.get(handle_for("t1"))
+    assert original is not None
     first = answer_recall(
         index,
         {"handle": handle_for("t1")},
@@ -104,7 +112,43 @@ def test_every_page_fits_and_the_pages_join(
         for page in range(2, first.pages + 1)
     ]
     assert all(len(a.text) <= max_chars and not a.is_error for a in answers)
-    assert "".join(a.body for a in answers) == text
+    assert "".join(a.body for a in answers if a.part == "output") == text
+    parts = [a.part for a in answers]
+    assert parts == sorted(parts)  # "arguments" pages, if any, before "output" pages
+    argument_pages = [a.body for a in answers if a.part == "arguments"]
+    if argument_pages:
+        assert "".join(argument_pages) == original.arguments
+    else:
+        assert f"; arguments {original.arguments}" in first.text or not original.arguments
+
+
+def test_long_arguments_are_recalled_whole_in_pages_of_their_own() -> None:
+    """A Write whose content is far longer than an answer: every character of it comes back."""
+    content = "".join(f"line {i}: value_{i} = compute({i})\n" for i in range(400))
+    call = Call(
+        "t1",
+        "tool",
+        name="Write",
+        input={"file_path": "src/app.py", "content": content},
+        output="ok",
+    )
+    index = recall_index(Graph().append(call).unwrap())
+    ruler = HeuristicCounter()
+    answers, page = [], 1
+    while True:
+        answer = answer_recall(
+            index, {"handle": handle_for("t1"), "page": page}, tokenizer=ruler, max_chars=4_000
+        )
+        answers.append(answer)
+        if page == answer.pages:
+            break
+        page += 1
+    arguments = "".join(a.body for a in answers if a.part == "arguments")
+    assert json.loads(arguments)["content"] == content
+    assert answers[-1].part == "output"
+    assert answers[-1].body == "ok"
+    assert answers[0].text.startswith(f"[{handle_for('t1')}: original of tool Write, page 1 of ")
+    assert "; its arguments; recall page 2 for more]" in answers[0].text
 
 
 @attrs.frozen
