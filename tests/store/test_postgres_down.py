@@ -26,6 +26,7 @@ from ctxrules.tokens import HeuristicCounter
 
 sys.path.insert(0, str(Path(__file__).parent))
 import pg_server
+from pg_proxy import Proxy
 
 pytest.importorskip("psycopg_pool")
 from ctxrules.store.postgres import PostgresStore
@@ -181,3 +182,37 @@ def test_each_call_on_a_stopped_server_returns_within_one_connect_timeout(
         server.resume()
     assert max(spent) < 2 + 3, spent
     assert store.list_sessions().unwrap()[0].id == "t"
+
+
+@pytest.mark.slow
+def test_a_server_that_stops_answering_costs_each_call_one_connect_timeout(
+    server: pg_server.Server,
+) -> None:
+    """Through a proxy that drops its connections and then answers nothing: 5 calls, each within 2 s + 3 s."""
+    schema = pg_server.fresh_schema_url(server).rpartition("%3D")[2]
+    proxy = Proxy(server.root / ".s.PGSQL.5432")
+    store = PostgresStore.open(
+        proxy.url(schema), max_size=2, timeout=POOL_TIMEOUT, connect_timeout=2
+    ).unwrap()
+    try:
+        store.create_session("lost").unwrap()
+        store.append_at_head("lost", Call("a", "user", output="kept")).unwrap()
+        proxy.cut()
+        spent = []
+        for _ in range(5):
+            started = time.monotonic()
+            _down_failure(_within(HANG, store.list_sessions), "list_sessions")
+            spent.append(time.monotonic() - started)
+        assert not store.reachable
+        proxy.mend()
+        assert (
+            store.append_at_head("lost", Call("b", "user", output="also", predecessor="a")).unwrap()
+            == 1
+        )
+        assert store.reachable
+    finally:
+        store.close()
+        proxy.close()
+    # The first call found its connection dropped; each later one waited for one attempt.
+    assert max(spent) < 2 + 3, spent
+    assert min(spent[1:]) >= 1.5, spent
