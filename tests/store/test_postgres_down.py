@@ -20,12 +20,12 @@ import pytest
 from returns.result import Failure, Result
 
 from ctxrules.dag import Call
-from ctxrules.engine.context import Context, StoreFailed
+from ctxrules.engine.context import StoreFailed
 from ctxrules.store import PostgresFailed, StoreError, open_store
-from ctxrules.tokens import HeuristicCounter
 
 sys.path.insert(0, str(Path(__file__).parent))
 import pg_server
+from context_writer import loop_context
 from pg_proxy import Proxy
 
 pytest.importorskip("psycopg_pool")
@@ -122,18 +122,7 @@ def test_a_context_on_a_stopped_server_raises_at_once_and_carries_on_once_it_is_
 ) -> None:
     """`Context.add` raises StoreFailed at once while the server is down; after the start nothing it held is lost."""
     clock = [1_000.0]
-
-    def context() -> Context:
-        return Context(
-            model="gpt-4o",
-            window=16_000,
-            store=store,
-            session="down",
-            tokenizer=HeuristicCounter(),
-            clock=lambda: clock[0],
-        )
-
-    ctx = context()
+    ctx = loop_context(store, clock)
     ctx.add({"role": "user", "content": "before"})
     ctx.openai()
     server.halt()
@@ -146,7 +135,7 @@ def test_a_context_on_a_stopped_server_raises_at_once_and_carries_on_once_it_is_
         server.resume()
     ctx.add({"role": "user", "content": "after"})
     expected = ctx.openai()
-    again = context()
+    again = loop_context(store, clock)
     said = [again.session.graph.nodes[n].output for n in again.session.graph.order]
     assert said == ["before", *(f"during {i}" for i in range(5)), "after"]
     assert again.openai() == expected
