@@ -1,15 +1,23 @@
 """SQLite's search: an FTS5 query over the node text index, per session or across sessions.
 
 The index is contentless (schema step 4): it ranks, but holds no text to cut a snippet
-from. The hits' text is read back from their nodes and matched again in a small FTS5
-table of the connection's own (``temp``), so a snippet is what FTS5 would cut. FTS5's
-``snippet`` scores every window against every match, so its work grows with the square of
-the matches in a text: each text goes in as chunks of at most `SNIPPET_CHUNK` characters,
-and the snippet is cut from the first chunk that matches.
+from. The best hits are ranked first, and only their text is read back from their nodes
+(SQLite's sorter would compute the text of every match, not only of those kept). Each
+hit's text is matched again in small FTS5 tables of the connection's own (``temp``), so a
+snippet is what FTS5 would cut, with the work bounded at each step:
+
+- the text goes in as chunks of at most `SNIPPET_CHUNK` characters, in rounds of 1, 2, 4 …
+  chunks per hit, until the hit's first matching chunk is found; a text that matches early
+  (every hostile one) is not indexed past it, and the rounds stop after `SNIPPET_READ`
+  characters in all;
+- FTS5's ``snippet`` scores every window against every match (its work grows with the
+  square of the matches in a chunk), so it cuts only chunks with at most `DENSE_MATCHES`
+  matched words; a denser chunk is cut from its ``highlight`` (one pass) at the first match.
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 from returns.result import Failure, Result, Success
@@ -28,26 +36,53 @@ from ctxrules.store.search import SearchHit, best_hits
 #: A node stored running had no output yet: its first row is of its name and input.
 RUNNING_FIELDS = ("name", "input")
 
-_SELECT = f"""
-    SELECT n.session_id, n.id, n.seq, n.role, f.rank, f.rowid,
-           CASE r.kind WHEN {COMPLETED} THEN {indexed_text_of("n", *OUTPUT_FIELDS)}
-                WHEN {STORED_RUNNING} THEN {indexed_text_of("n", *RUNNING_FIELDS)}
-                ELSE {indexed_text_of("n", *NODE_FIELDS)} END
+_RANKED = """
+    SELECT n.session_id, n.id, n.seq, n.role, f.rank, f.rowid, r.kind
     FROM nodes_fts AS f
     JOIN nodes_fts_rows AS r ON r.id = f.rowid
     JOIN nodes AS n ON n.session_id = r.session_id AND n.id = r.node_id
-    WHERE nodes_fts MATCH ? {{session}}
+    WHERE nodes_fts MATCH ? {session}
     ORDER BY f.rank, n.session_id, n.seq
     LIMIT ?
+"""
+_TEXT = f"""
+    SELECT CASE ? WHEN {COMPLETED} THEN {indexed_text_of("n", *OUTPUT_FIELDS)}
+                  WHEN {STORED_RUNNING} THEN {indexed_text_of("n", *RUNNING_FIELDS)}
+                  ELSE {indexed_text_of("n", *NODE_FIELDS)} END
+    FROM nodes AS n WHERE n.session_id = ? AND n.id = ?
 """  # noqa: S608 - the interpolated text is a constant of the schema
 
-_SNIPPETS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.snippets USING fts5(text)"
-_CHUNKS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.snippet_chunks USING fts5(text)"
+#: Where each hit matches: rowids only (contentless), emptied by FTS5's own 'delete-all'.
+_CHUNKS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.snippet_chunks USING fts5(text, content='')"
+_CHUNKS_EMPTY = "INSERT INTO temp.snippet_chunks (snippet_chunks) VALUES ('delete-all')"
+_CHUNK_INSERT = "INSERT INTO temp.snippet_chunks (rowid, text) VALUES (?, ?)"
 _MATCHING = "SELECT rowid FROM temp.snippet_chunks WHERE snippet_chunks MATCH ? ORDER BY rowid"
+#: Each hit's first matching chunk, highlighted to count its matches.
+_MARKS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.snippet_marks USING fts5(text)"
+_MARK_INSERT = "INSERT INTO temp.snippet_marks (rowid, text) VALUES (?, ?)"
+_MARKED = (
+    "SELECT rowid, highlight(snippet_marks, 0, char(57344), char(57345)) "
+    "FROM temp.snippet_marks WHERE snippet_marks MATCH ?"
+)
+#: The chunks FTS5's snippet cuts: only those with few matches.
+_SNIPPETS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.snippets USING fts5(text)"
+_SNIPPET_INSERT = "INSERT INTO temp.snippets (rowid, text) VALUES (?, ?)"
 _CUT = "SELECT rowid, snippet(snippets, 0, '[', ']', '…', 16) FROM temp.snippets WHERE snippets MATCH ?"
 
-#: The longest piece of a hit's text one snippet is cut from (a few thousand matches at most).
+#: The longest piece of a hit's text one snippet is cut from.
 SNIPPET_CHUNK = 2_000
+#: Characters of the hits' text one search indexes to find where each matches; a hit not
+#: reached within them shows its start (ordinary hits are read whole: 20 of 100,000).
+SNIPPET_READ = 2_000_000
+#: Matched words in a chunk above which FTS5's snippet (square in the matches) is not used.
+DENSE_MATCHES = 128
+#: Words a snippet shows, as FTS5's is asked for.
+SNIPPET_WORDS = 16
+
+#: What highlight puts around a match (private-use characters, mapped to brackets after).
+_OPEN, _CLOSE = "\ue000", "\ue001"
+_MARKED_SPAN = re.compile(f"{_OPEN}(.*?){_CLOSE}", re.DOTALL)
+_WORD = re.compile(r"[^\W_]+")
 
 
 def snippet_chunks(text: str, size: int = SNIPPET_CHUNK) -> list[str]:
@@ -68,40 +103,99 @@ def snippet_chunks(text: str, size: int = SNIPPET_CHUNK) -> list[str]:
     return chunks
 
 
+def matched_words(marked: str) -> int:
+    """How many words of a highlighted text lie inside its marks.
+
+    >>> matched_words("x \ue000a b\ue001 c \ue000d\ue001")
+    3
+    """
+    return sum(len(_WORD.findall(span)) for span in _MARKED_SPAN.findall(marked))
+
+
+def cut_at_first_match(marked: str, words: int = SNIPPET_WORDS) -> str:
+    """``words`` words of a highlighted text from its first match, marks as brackets.
+
+    >>> cut_at_first_match("x y \ue000a\ue001 \ue000a\ue001 z", 2)
+    '…[a] [a]…'
+    """
+    start = max(marked.find(_OPEN), 0)
+    end = len(marked)
+    for count, word in enumerate(_WORD.finditer(marked, start), 1):
+        if count == words:
+            end = word.end()
+            break
+    shown = marked[start:end]
+    # A match the cut ends inside is closed.
+    if shown.rfind(_OPEN) > shown.rfind(_CLOSE):
+        shown += _CLOSE
+    shown = shown.replace(_OPEN, "[").replace(_CLOSE, "]")
+    return ("…" if start > 0 else "") + shown + ("…" if end < len(marked) else "")
+
+
 def _is_query_error(err: sqlite3.Error) -> bool:
     # FTS5 reports every query syntax problem as a plain SQLITE_ERROR ("fts5: syntax
     # error", "no such column", "unterminated string"); I/O and lock errors have their own.
     return err.sqlite_errorcode == sqlite3.SQLITE_ERROR and "no such table" not in str(err)
 
 
-def _snippets(rows: Rows, query: str, texts: dict[int, str]) -> dict[int, str]:
-    # The hits' chunks (twice the limit of texts at most) in a table of this connection's
-    # temp schema, emptied before and after: the main file is not written.
-    for table in (_SNIPPETS, _CHUNKS):
-        rows.run(table, ())
-    rows.run("DELETE FROM temp.snippets", ())
-    rows.run("DELETE FROM temp.snippet_chunks", ())
-    chunks: list[tuple[int, int, str]] = []
-    for hit, text in texts.items():
-        for number, chunk in enumerate(snippet_chunks(text)):
-            chunks.append((hit, number, chunk))
-            rows.run(
-                "INSERT INTO temp.snippet_chunks (rowid, text) VALUES (?, ?)", (len(chunks), chunk)
-            )
-    # Each hit's first matching chunk, alone in the second table: one pass cuts them all.
+def _first_matching_chunks(rows: Rows, query: str, chunks: dict[int, list[str]]) -> dict[int, int]:
+    """Each hit's first chunk that matches ``query``, found in rounds of 1, 2, 4 … chunks per hit."""
+    rows.run(_CHUNKS, ())
     first: dict[int, int] = {}
-    for (row,) in rows.all(_MATCHING, (query,)):
-        first.setdefault(chunks[int(row) - 1][0], int(row))
-    for row in first.values():
-        rows.run("INSERT INTO temp.snippets (rowid, text) VALUES (?, ?)", (row, chunks[row - 1][2]))
-    cut = {}
-    for row, snippet in rows.all(_CUT, (query,)):
-        hit, number, _ = chunks[int(row) - 1]
-        shown = str(snippet)
-        cut[hit] = "…" + shown if number > 0 and not shown.startswith("…") else shown
+    start = dict.fromkeys(chunks, 0)
+    room, batch = SNIPPET_READ, 1
+    while start and room > 0:
+        rows.run(_CHUNKS_EMPTY, ())
+        placed: list[tuple[int, int]] = []
+        for hit, at in start.items():
+            for number in range(at, min(at + batch, len(chunks[hit]))):
+                if room <= 0:
+                    break
+                room -= len(chunks[hit][number])
+                placed.append((hit, number))
+                rows.run(_CHUNK_INSERT, (len(placed), chunks[hit][number]))
+        for (row,) in rows.all(_MATCHING, (query,)):
+            hit, number = placed[int(row) - 1]
+            first.setdefault(hit, number)
+        reached = {hit: number + 1 for hit, number in placed}
+        start = {
+            hit: reached[hit]
+            for hit in start
+            if hit not in first and hit in reached and reached[hit] < len(chunks[hit])
+        }
+        batch *= 2
+    rows.run(_CHUNKS_EMPTY, ())
+    return first
+
+
+def _cut(rows: Rows, query: str, pieces: dict[int, str]) -> dict[int, str]:
+    """A snippet of each piece: FTS5's where it has few matches, from its first match where many."""
+    rows.run(_MARKS, ())
+    rows.run(_SNIPPETS, ())
+    rows.many(_MARK_INSERT, pieces.items())
+    dense: dict[int, str] = {}
+    for row, marked in rows.all(_MARKED, (query,)):
+        if matched_words(str(marked)) > DENSE_MATCHES:
+            dense[int(row)] = cut_at_first_match(str(marked))
+    rows.run("DELETE FROM temp.snippet_marks", ())
+    rows.many(_SNIPPET_INSERT, ((hit, piece) for hit, piece in pieces.items() if hit not in dense))
+    cut = {int(row): str(snippet) for row, snippet in rows.all(_CUT, (query,))}
     rows.run("DELETE FROM temp.snippets", ())
-    rows.run("DELETE FROM temp.snippet_chunks", ())
-    # A hit whose matches fall in different chunks (an AND across them) shows its start.
+    return cut | dense
+
+
+def _snippets(rows: Rows, query: str, texts: dict[int, str]) -> dict[int, str]:
+    # Temp tables of this connection, emptied after use: the main file is not written.
+    if not texts:
+        return {}
+    chunks = {hit: snippet_chunks(text) for hit, text in texts.items()}
+    first = _first_matching_chunks(rows, query, chunks)
+    cut = _cut(rows, query, {hit: chunks[hit][number] for hit, number in first.items()})
+    for hit, number in first.items():
+        if number > 0 and hit in cut and not cut[hit].startswith("…"):
+            cut[hit] = "…" + cut[hit]
+    # A hit whose matches fall in different chunks (an AND across them), or that was not
+    # reached within SNIPPET_READ, shows its start.
     for hit, text in texts.items():
         cut.setdefault(hit, _head(text))
     return cut
@@ -117,11 +211,15 @@ def search(
 ) -> Result[list[SearchHit], StoreError]:
     """The best ``limit`` nodes for an FTS5 query, best first; ties in session and seq order."""
     scope = () if session_id is None else (session_id,)
-    sql = _SELECT.format(session="" if session_id is None else "AND n.session_id = ?")
+    sql = _RANKED.format(session="" if session_id is None else "AND n.session_id = ?")
     try:
         # A completed node has two index rows (as stored, then its output); keep its best.
         found = rows.all(sql, (query, *scope, 2 * limit))
-        cut = _snippets(rows, query, {int(row[5]): str(row[6] or "") for row in found})
+        texts = {}
+        for sid, node, _seq, _role, _rank, rowid, kind in found:
+            text = rows.one(_TEXT, (kind, sid, node))
+            texts[int(rowid)] = str(text[0] or "") if text is not None else ""
+        cut = _snippets(rows, query, texts)
     except sqlite3.OperationalError as err:
         if _is_query_error(err):
             return Failure(BadQuery(query, str(err)))

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 
 from ctxrules.engine.context import Context
+from ctxrules.store import Store
 from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import HeuristicCounter
 
@@ -45,7 +46,7 @@ def steps(ctx: Context, clock: list[float]) -> Iterator[str]:
         yield "result"
 
 
-def loop_context(store: str | None, clock: list[float]) -> Context:
+def loop_context(store: str | Store | None, clock: list[float]) -> Context:
     """The loop's `Context` (on ``store``, or in memory for a replica of it)."""
     return Context(
         model="gpt-4o",

@@ -44,6 +44,10 @@ def _runner() -> list[str] | str:
     return ["runuser", "-u", "postgres", "--"]
 
 
+#: The server's options: no TCP, the socket in its own folder.
+_OPTIONS = "-c listen_addresses='' -k %s -p 5432 -c max_connections=60"
+
+
 @attrs.frozen
 class Server:
     """A running server: its folder, and the URL of its ``postgres`` database."""
@@ -57,22 +61,28 @@ class Server:
         extra = f"&options={options}" if options else ""
         return f"postgresql://postgres@/postgres?host={self.root}&port=5432{extra}"
 
+    def halt(self) -> None:
+        """Stop the server at once (as a crash would), keeping its folder to start it again."""
+        self._pg_ctl("-m", "immediate", "stop")
+
+    def resume(self) -> None:
+        """Start the halted server again on the same folder and socket, waiting until it answers."""
+        done = self._pg_ctl(
+            "-l", str(self.root / "log"), "-w", "-t", "60", "-o", _OPTIONS % self.root, "start"
+        )
+        if done.returncode != 0:
+            raise RuntimeError(
+                f"pg_ctl start failed: {(done.stderr or done.stdout).strip()[-300:]}"
+            )
+
     def stop(self) -> None:
         """Stop the server at once and remove its folder."""
-        subprocess.run(
-            [
-                *self.runner,
-                str(self.bindir / "pg_ctl"),
-                "-D",
-                str(self.root / "data"),
-                "-m",
-                "immediate",
-                "stop",
-            ],
-            capture_output=True,
-            check=False,
-        )
+        self.halt()
         shutil.rmtree(self.root, ignore_errors=True)
+
+    def _pg_ctl(self, *args: str) -> subprocess.CompletedProcess[str]:
+        command = [*self.runner, str(self.bindir / "pg_ctl"), "-D", str(self.root / "data"), *args]
+        return subprocess.run(command, capture_output=True, text=True, check=False)
 
 
 def start(bindir: Path) -> Server | str:
@@ -108,7 +118,7 @@ def start(bindir: Path) -> Server | str:
             "-t",
             "60",
             "-o",
-            f"-c listen_addresses='' -k {root} -p 5432 -c max_connections=60",
+            _OPTIONS % root,
             "start",
         ],
     ]

@@ -18,7 +18,7 @@ from ctxrules.store.errors import (
     UnknownSession,
 )
 from ctxrules.store.nodes import edge_error, edge_targets, same_node
-from ctxrules.store.postgres.connection import Conn
+from ctxrules.store.postgres.link import Conn
 from ctxrules.store.postgres.nodes import SELECT_STORED, decode, insert_statement
 from ctxrules.store.postgres.rows import pg_sql
 

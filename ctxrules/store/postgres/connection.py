@@ -9,11 +9,10 @@ write bases itself on are read under that lock, so they cannot be stale.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg_pool import ConnectionPool
 from returns.result import Failure, Result, Success
 
 from ctxrules.store.errors import (
@@ -26,12 +25,10 @@ from ctxrules.store.errors import (
     UnknownSession,
     unencodable,
 )
+from ctxrules.store.postgres.link import Conn, Link, PoolSettings
 from ctxrules.store.postgres.schema import migrate
 
 T = TypeVar("T")
-
-#: A connection as psycopg gives it (tuple rows).
-Conn = psycopg.Connection[Any]
 
 #: A unit of work inside one transaction; a `Failure` rolls the transaction back.
 Work = Callable[[Conn], Result[T, StoreError]]
@@ -69,13 +66,13 @@ def lock_session(conn: Conn, session_id: str) -> StoreError | None:
     return None if row is not None else UnknownSession(session_id)
 
 
-def run(pool: ConnectionPool[Any] | None, operation: str, work: Work[T]) -> Result[T, StoreError]:
+def run(link: Link | None, operation: str, work: Work[T]) -> Result[T, StoreError]:
     """Run ``work`` in one transaction: commit on `Success`, roll back on `Failure` or error."""
-    if pool is None:
+    if link is None:
         return Failure(StoreClosed(operation))
     result: Result[T, StoreError] = Failure(StoreClosed(operation))
     try:
-        with pool.connection() as conn, conn.transaction():
+        with link.connection() as conn, conn.transaction():
             result = work(conn)
             if not isinstance(result, Success):
                 raise psycopg.Rollback
@@ -93,10 +90,8 @@ def run(pool: ConnectionPool[Any] | None, operation: str, work: Work[T]) -> Resu
     return result
 
 
-def open_pool(
-    dsn: str, *, min_size: int, max_size: int, timeout: float
-) -> Result[ConnectionPool[Any], StoreError]:
-    """A pool on ``dsn`` with the schema migrated to this version, or `OpenFailed`.
+def open_link(dsn: str, settings: PoolSettings) -> Result[Link, StoreError]:
+    """Connections to ``dsn`` with the schema migrated to this version, or `OpenFailed`.
 
     The first connection is made directly, so a wrong URL or a server that is down fails
     at once with the server's own reason instead of after the pool's retries.
@@ -104,7 +99,7 @@ def open_pool(
     refused: str | None = None
     try:
         with (
-            psycopg.connect(dsn, connect_timeout=max(1, round(timeout))) as conn,
+            psycopg.connect(dsn, connect_timeout=settings.connect_seconds) as conn,
             conn.transaction(),
         ):
             refused = migrate(conn)
@@ -114,11 +109,7 @@ def open_pool(
         return Failure(OpenFailed(_redacted(dsn), _reason(err)))
     if refused is not None:
         return Failure(OpenFailed(_redacted(dsn), refused))
-    pool: ConnectionPool[Any] = ConnectionPool(
-        dsn, min_size=min_size, max_size=max_size, timeout=timeout, open=False
-    )
-    pool.open()
-    return Success(pool)
+    return Success(Link(dsn, settings))
 
 
 def _redacted(dsn: str) -> str:

@@ -7,9 +7,9 @@ psycopg errors become `PostgresFailed` at this boundary and never escape.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TypeGuard
 
-from psycopg_pool import ConnectionPool
+from psycopg.conninfo import conninfo_to_dict
 from returns.result import Failure, Result
 
 from ctxrules.dag import Call
@@ -18,7 +18,8 @@ from ctxrules.store.blobs import BlobColumn
 from ctxrules.store.errors import InvalidArgument, StoreError
 from ctxrules.store.postgres import advance
 from ctxrules.store.postgres import search as tsearch
-from ctxrules.store.postgres.connection import Conn, lock_session, open_pool, run
+from ctxrules.store.postgres.connection import lock_session, open_link, run
+from ctxrules.store.postgres.link import Conn, Link, PoolSettings
 from ctxrules.store.postgres.nodes import PgNodes
 from ctxrules.store.postgres.rows import PgRows
 from ctxrules.store.rows import Rows
@@ -40,14 +41,14 @@ class PostgresStore(StoreBase):
     head moves only by compare-and-set; writers of different sessions run in parallel.
     """
 
-    __slots__ = ("_pool", "dsn")
+    __slots__ = ("_link", "dsn")
 
     # bytea, not text: an original may hold a NUL, which PostgreSQL text refuses.
     blob_column = BlobColumn("data", str.encode)
 
-    def __init__(self, pool: ConnectionPool[Any], dsn: str) -> None:
+    def __init__(self, link: Link, dsn: str) -> None:
         super().__init__()
-        self._pool: ConnectionPool[Any] | None = pool
+        self._link: Link | None = link
         self.dsn = dsn
 
     def _transaction(
@@ -58,7 +59,7 @@ class PostgresStore(StoreBase):
         write: bool,  # noqa: ARG002 - a write holds its session through `Tx.hold` instead
     ) -> Result[T, StoreError]:
         """Run ``work`` in one transaction on a pooled connection."""
-        return run(self._pool, operation, lambda conn: work(_tx(conn)))
+        return run(self._link, operation, lambda conn: work(_tx(conn)))
 
     def _search(
         self, rows: Rows, query: str, session_id: str | None, limit: int
@@ -74,33 +75,73 @@ class PostgresStore(StoreBase):
         A stale head is `HeadMoved` naming the new head and nothing is stored.
         """
         work = lambda conn: advance.append_at_head(conn, session_id, call, head_name)  # noqa: E731
-        return run(self._pool, "append_at_head", work)
+        return run(self._link, "append_at_head", work)
 
     @classmethod
     def open(
-        cls, dsn: str, *, min_size: int = 1, max_size: int = 4, timeout: float = 30.0
+        cls,
+        dsn: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 4,
+        timeout: float = 30.0,
+        connect_timeout: float | None = None,
     ) -> Result[PostgresStore, StoreError]:
         """Connect to ``dsn`` (a ``postgresql://`` URL) and migrate its schema to this version.
 
         The pool keeps ``min_size`` to ``max_size`` connections; a call waits up to
-        ``timeout`` seconds for one. The schema goes where the URL's ``search_path`` says.
+        ``timeout`` seconds for one while all are busy. While the server is unreachable a
+        call fails after one connection attempt of at most ``connect_timeout`` seconds
+        (default: the URL's ``connect_timeout``, else 5). The schema goes where the URL's
+        ``search_path`` says.
         """
         for name, value in (("min_size", min_size), ("max_size", max_size)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 return Failure(InvalidArgument(name, repr(value), "an integer >= 1"))
         if min_size > max_size:
             return Failure(InvalidArgument("min_size", repr(min_size), f"<= max_size={max_size}"))
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        if not _seconds(timeout):
             return Failure(InvalidArgument("timeout", repr(timeout), "seconds > 0"))
-        opened = open_pool(dsn, min_size=min_size, max_size=max_size, timeout=float(timeout))
-        return opened.map(lambda pool: cls(pool, dsn))
+        seconds = connect_timeout if connect_timeout is not None else _url_connect_timeout(dsn)
+        if not _seconds(seconds):
+            return Failure(InvalidArgument("connect_timeout", repr(seconds), "seconds > 0"))
+        settings = PoolSettings(min_size, max_size, float(timeout), float(seconds))
+        return open_link(dsn, settings).map(lambda link: cls(link, dsn))
+
+    @property
+    def reachable(self) -> bool:
+        """False from the first sign the server is gone until a connection to it succeeds again."""
+        return self._link is not None and self._link.reachable
 
     def close(self) -> None:
         """Close the pool; later calls fail with `StoreClosed`. Closing twice is fine."""
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.close()
+        link, self._link = self._link, None
+        if link is not None:
+            link.close()
 
     def __repr__(self) -> str:
-        state = "open" if self._pool is not None else "closed"
+        state = "open" if self._link is not None else "closed"
         return f"PostgresStore({self.dsn.partition('?')[0]!r}, {state})"
+
+
+#: How long one connection attempt may take when neither `open` nor the URL says.
+DEFAULT_CONNECT_TIMEOUT = 5.0
+
+
+def _seconds(value: object) -> TypeGuard[float]:
+    # A positive, finite number of seconds (bool is an int, and not one).
+    return not isinstance(value, bool) and isinstance(value, int | float) and 0 < value < 1e9
+
+
+def _url_connect_timeout(dsn: str) -> object:
+    # The URL's own connect_timeout when it has one (checked as an argument would be).
+    try:
+        given = conninfo_to_dict(dsn).get("connect_timeout")
+    except Exception:  # noqa: BLE001 - a malformed URL is refused when connecting, with its reason
+        return DEFAULT_CONNECT_TIMEOUT
+    if given is None:
+        return DEFAULT_CONNECT_TIMEOUT
+    try:
+        return float(str(given))
+    except ValueError:
+        return given
