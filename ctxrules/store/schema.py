@@ -36,8 +36,6 @@ def text_of(row: str, *fields: str) -> str:
     return f"ltrim({parts})"
 
 
-
-
 def indexed_text_of(row: str, *fields: str) -> str:
     """SQL for the part of a node row's ``fields`` the index reads: the first `INDEXED_CHARS`."""
     # As `text_of`, but the row's JSON is copied once (the NUL escapes replaced) in a

@@ -62,7 +62,9 @@ class SqliteStore(StoreBase):
 
     def _transaction(self, operation: str, work: Work[T], *, write: bool) -> Result[T, StoreError]:
         """Run ``work`` in one transaction (``BEGIN IMMEDIATE`` for a write)."""
-        return run(self._conn, operation, lambda conn: work(_tx(conn, chunked=self._chunked)), write=write)
+        return run(
+            self._conn, operation, lambda conn: work(_tx(conn, chunked=self._chunked)), write=write
+        )
 
     def _search(
         self, rows: Rows, query: str, session_id: str | None, limit: int

@@ -100,7 +100,11 @@ class SqliteNodes:
             (session_id,),
         )
         for node_id, seq, data, chunks in found:
-            yield str(node_id), seq, read_record(self.rows, session_id, str(node_id), data, int(chunks))
+            yield (
+                str(node_id),
+                seq,
+                read_record(self.rows, session_id, str(node_id), data, int(chunks)),
+            )
 
     def _row(self, session_id: str, node_id: str, record: dict[str, object]) -> tuple[str, int]:
         # The row's JSON and its count of pieces: a huge output's pieces are stored first.
@@ -120,4 +124,6 @@ class SqliteNodes:
             "INSERT INTO nodes_fts_rows (session_id, node_id, kind) VALUES (?, ?, ?)",
             (session_id, node_id, kind),
         )
-        self.rows.run("INSERT INTO nodes_fts (rowid, text) VALUES (last_insert_rowid(), ?)", (text,))
+        self.rows.run(
+            "INSERT INTO nodes_fts (rowid, text) VALUES (last_insert_rowid(), ?)", (text,)
+        )
