@@ -18,6 +18,7 @@ import attrs
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from old_schema import old_store
 
 from ctxrules.canonical import canonical_json
 from ctxrules.dag import Call, Session, call_to_json
@@ -28,14 +29,12 @@ from ctxrules.store.fts5 import KIND_FIELDS, _snippets
 from ctxrules.store.index_text import INDEXED_CHARS, index_text
 from ctxrules.store.rows import SqliteRows
 from ctxrules.store.schema import (
-    APPLICATION_ID,
-    MIGRATIONS,
     NODE_FIELDS,
     OUTPUT_FIELDS,
     SCHEMA_VERSION,
     indexed_text_of,
 )
-from ctxrules.store.search import best_hits
+from ctxrules.store.search import SearchHit, best_hits
 
 BUNDLED = Path(__file__).resolve().parents[2] / "ctxrules" / "data" / "sessions"
 
@@ -231,8 +230,6 @@ def _old_search(conn: sqlite3.Connection, query: str) -> list[tuple[str, int, st
     )
     found = conn.execute(sql, (query,)).fetchall()
     cut = _snippets(SqliteRows(conn), query, {int(row[5]): str(row[6] or "") for row in found})
-    from ctxrules.store.search import SearchHit  # noqa: PLC0415 - beside its only use
-
     hits = (SearchHit(s, n, q, r, cut.get(int(w), ""), float(k)) for s, n, q, r, k, w, _ in found)
     return [(h.node_id, h.seq, h.snippet, h.rank) for h in best_hits(hits, 10)]
 
@@ -242,16 +239,7 @@ def _version_4_store(path: Path) -> dict[str, Session]:
     for number, log in enumerate(sorted(BUNDLED.glob("*.jsonl"))):
         sessions[f"s{number}"] = import_session(log).unwrap().session
     sessions["odd"] = _odd_session()
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("BEGIN")
-    for step in MIGRATIONS[:4]:
-        for statement in step:
-            if isinstance(statement, str):
-                conn.execute(statement)
-            else:
-                assert statement(conn) is None
-    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    conn.execute("PRAGMA user_version = 4")
+    conn = old_store(path, 4)
     for sid, session in sessions.items():
         conn.execute("INSERT INTO sessions (id, created_at) VALUES (?, 0)", (sid,))
         for node_id in session.graph.order:
