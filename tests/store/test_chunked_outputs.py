@@ -66,7 +66,7 @@ def _sql_text(record: dict[str, Any], fields: tuple[str, ...]) -> str:
     return str(text or "")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(name=_TEXT, given_input=_JSON, output=_JSON, absent=st.sampled_from(["", "input", "output"]))
 @example(name="", given_input=None, output="", absent="")
 @example(name=" x", given_input={"k": "\\u0000"}, output=2**70, absent="")
@@ -90,7 +90,7 @@ def test_the_index_text_is_cut_where_the_triggers_cut_it(at: int, pattern: str) 
         assert index_text(record, OUTPUT_FIELDS) == _sql_text(record, OUTPUT_FIELDS)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(output=_JSON, size=st.integers(1, 7))
 def test_pieces_join_to_the_canonical_json(output: object, size: int) -> None:
     """Invariant 1 (content never changes): an output in pieces reads back as it was."""
