@@ -2,7 +2,8 @@
 
 The index is contentless (schema step 4): it ranks, but holds no text to cut a snippet
 from. The best hits are ranked first, and only their text is read back from their nodes
-(SQLite's sorter would compute the text of every match, not only of those kept). Each
+(`ctxrules.store.index_text`, as it was indexed; SQLite's sorter would compute the text of
+every match, not only of those kept). Each
 hit's text is matched again in small FTS5 tables of the connection's own (``temp``), so a
 snippet is what FTS5 would cut, with the work bounded at each step:
 
@@ -23,18 +24,21 @@ import sqlite3
 from returns.result import Failure, Result, Success
 
 from ctxrules.store.errors import BadQuery, StoreError
+from ctxrules.store.index_text import index_text
 from ctxrules.store.rows import Rows
 from ctxrules.store.schema import (
     COMPLETED,
     NODE_FIELDS,
     OUTPUT_FIELDS,
     STORED_RUNNING,
-    indexed_text_of,
 )
 from ctxrules.store.search import SearchHit, best_hits
+from ctxrules.store.sqlite_nodes import chunks_column, read_record
 
 #: A node stored running had no output yet: its first row is of its name and input.
 RUNNING_FIELDS = ("name", "input")
+#: The fields each kind of index row was made from (``nodes_fts_rows.kind``).
+KIND_FIELDS = {COMPLETED: OUTPUT_FIELDS, STORED_RUNNING: RUNNING_FIELDS}
 
 _RANKED = """
     SELECT n.session_id, n.id, n.seq, n.role, f.rank, f.rowid, r.kind
@@ -45,12 +49,7 @@ _RANKED = """
     ORDER BY f.rank, n.session_id, n.seq
     LIMIT ?
 """
-_TEXT = f"""
-    SELECT CASE ? WHEN {COMPLETED} THEN {indexed_text_of("n", *OUTPUT_FIELDS)}
-                  WHEN {STORED_RUNNING} THEN {indexed_text_of("n", *RUNNING_FIELDS)}
-                  ELSE {indexed_text_of("n", *NODE_FIELDS)} END
-    FROM nodes AS n WHERE n.session_id = ? AND n.id = ?
-"""  # noqa: S608 - the interpolated text is a constant of the schema
+_RECORD = "SELECT n.data, {chunks} FROM nodes AS n WHERE n.session_id = ? AND n.id = ?"
 
 #: Where each hit matches: rowids only (contentless), emptied by FTS5's own 'delete-all'.
 _CHUNKS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.snippet_chunks USING fts5(text, content='')"
@@ -206,8 +205,18 @@ def _head(text: str, words: int = 16) -> str:
     return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
 
 
+def _hit_text(rows: Rows, sql: str, session_id: str, node_id: str, kind: int) -> str:
+    # The text the hit's index row was made from: the node's record, the fields of its kind.
+    found = rows.one(sql, (session_id, node_id))
+    if found is None:
+        return ""
+    record = read_record(rows, session_id, node_id, found[0], int(found[1]))
+    fields = KIND_FIELDS.get(kind, NODE_FIELDS)
+    return index_text(record, fields) if isinstance(record, dict) else ""
+
+
 def search(
-    rows: Rows, query: str, session_id: str | None, limit: int
+    rows: Rows, query: str, session_id: str | None, limit: int, *, chunked: bool = True
 ) -> Result[list[SearchHit], StoreError]:
     """The best ``limit`` nodes for an FTS5 query, best first; ties in session and seq order."""
     scope = () if session_id is None else (session_id,)
@@ -215,10 +224,11 @@ def search(
     try:
         # A completed node has two index rows (as stored, then its output); keep its best.
         found = rows.all(sql, (query, *scope, 2 * limit))
-        texts = {}
-        for sid, node, _seq, _role, _rank, rowid, kind in found:
-            text = rows.one(_TEXT, (kind, sid, node))
-            texts[int(rowid)] = str(text[0] or "") if text is not None else ""
+        record_sql = _RECORD.format(chunks=chunks_column(chunked, "n."))
+        texts = {
+            int(rowid): _hit_text(rows, record_sql, str(sid), str(node), int(kind))
+            for sid, node, _seq, _role, _rank, rowid, kind in found
+        }
         cut = _snippets(rows, query, texts)
     except sqlite3.OperationalError as err:
         if _is_query_error(err):

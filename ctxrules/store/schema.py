@@ -1,9 +1,10 @@
 """The store's tables, triggers and full-text index, created and upgraded by ordered steps.
 
 A file records its version in ``PRAGMA user_version``; opening it applies every step of
-`MIGRATIONS` after that version, in the opener's write transaction. The triggers make the contract hold for any writer, raw SQL included: nodes are
-append-only except the one ``complete`` of a running node, commits never change, and
-the full-text index follows every node insert and completion.
+`MIGRATIONS` after that version, in the opener's write transaction. The triggers make the
+contract hold for any writer, raw SQL included: nodes are append-only except the one
+``complete`` of a running node, and commits never change. The full-text index follows
+every node the store's own code writes (since step 5; before, triggers wrote it).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from ctxrules.store.index_text import INDEXED_CHARS
 from ctxrules.store.objects import rewrite_inline
 from ctxrules.store.rows import SqliteRows
 
@@ -32,12 +34,6 @@ def text_of(row: str, *fields: str) -> str:
         f"coalesce(' ' || nullif(json_extract({data}, '$.{field}'), ''), '')" for field in fields
     )
     return f"ltrim({parts})"
-
-
-#: Characters of a node's text the index reads: its head. A 50 MB tool output indexed whole
-#: made every later insert pay FTS5's merges of its segment (about 20 ms each); the output
-#: itself stays whole in the node.
-INDEXED_CHARS = 100_000
 
 
 def indexed_text_of(row: str, *fields: str) -> str:
@@ -297,6 +293,80 @@ CONTENTLESS_INDEX: tuple[Statement, ...] = (
     """,  # noqa: S608 - see above
 )
 
+#: Huge outputs beside their rows, and the index written by the store's code (issue 28).
+#: A node row's ``chunks`` counts the pieces of its output in ``node_chunks`` (0: the
+#: output, if any, is in ``data``); pieces are added before the row that counts them and
+#: never change. The index rows are now written by `ctxrules.store.sqlite_nodes` from the
+#: record it holds (`ctxrules.store.index_text`, the same text the dropped triggers made):
+#: the triggers' JSON functions copied a 50 MB row several times. The append-only guard
+#: reads only rows whose output is at most a piece long.
+CHUNKED_OUTPUTS: tuple[Statement, ...] = (
+    "DROP TRIGGER nodes_fts_insert",
+    "DROP TRIGGER nodes_fts_complete",
+    "ALTER TABLE nodes ADD COLUMN chunks INTEGER NOT NULL DEFAULT 0 CHECK (chunks >= 0)",
+    """
+    CREATE TABLE node_chunks (
+        session_id TEXT NOT NULL,
+        node_id TEXT NOT NULL,
+        n INTEGER NOT NULL CHECK (n >= 0),
+        text TEXT NOT NULL,
+        PRIMARY KEY (session_id, node_id, n)
+    )
+    """,
+    """
+    CREATE TRIGGER node_chunks_append_only BEFORE INSERT ON node_chunks
+    WHEN EXISTS (
+        SELECT 1 FROM node_chunks
+        WHERE session_id = NEW.session_id AND node_id = NEW.node_id AND n = NEW.n
+    ) OR EXISTS (
+        SELECT 1 FROM nodes WHERE session_id = NEW.session_id AND id = NEW.node_id AND chunks > 0
+    )
+    BEGIN
+        SELECT RAISE(ABORT, 'nodes are append-only: a stored output never changes');
+    END
+    """,
+    """
+    CREATE TRIGGER node_chunks_no_update BEFORE UPDATE ON node_chunks
+    BEGIN
+        SELECT RAISE(ABORT, 'nodes are append-only: a stored output never changes');
+    END
+    """,
+    """
+    CREATE TRIGGER node_chunks_no_delete BEFORE DELETE ON node_chunks
+    BEGIN
+        SELECT RAISE(ABORT, 'nodes are append-only: a stored output never changes');
+    END
+    """,
+    # A row counts exactly the pieces stored before it.
+    """
+    CREATE TRIGGER nodes_chunks_stored BEFORE INSERT ON nodes
+    WHEN NEW.chunks != (
+        SELECT count(*) FROM node_chunks WHERE session_id = NEW.session_id AND node_id = NEW.id
+    )
+    BEGIN
+        SELECT RAISE(ABORT, 'nodes: chunks must count the pieces of the output stored before');
+    END
+    """,
+    "DROP TRIGGER nodes_append_only",
+    """
+    CREATE TRIGGER nodes_append_only BEFORE UPDATE ON nodes
+    WHEN NOT (
+        OLD.session_id IS NEW.session_id AND OLD.id IS NEW.id
+        AND OLD.seq IS NEW.seq AND OLD.role IS NEW.role AND OLD.chunks = 0
+        AND NEW.chunks = (
+            SELECT count(*) FROM node_chunks WHERE session_id = NEW.session_id AND node_id = NEW.id
+        )
+        AND json_extract(OLD.data, '$.status') = 'running'
+        AND json_extract(NEW.data, '$.status') IN ('done', 'error')
+        AND json_remove(OLD.data, '$.output', '$.status')
+            = json_remove(NEW.data, '$.output', '$.status')
+    )
+    BEGIN
+        SELECT RAISE(ABORT, 'nodes are append-only: only a running node is completed, once');
+    END
+    """,
+)
+
 #: The schema as ordered steps: step ``i`` (0-based) takes a file from version ``i`` to
 #: ``i + 1``. A change to the tables is a new step at the end, never an edit of an old one.
 MIGRATIONS: tuple[tuple[Statement, ...], ...] = (
@@ -304,7 +374,10 @@ MIGRATIONS: tuple[tuple[Statement, ...], ...] = (
     BLOB_TABLES,
     OBJECT_TABLES,
     CONTENTLESS_INDEX,
+    CHUNKED_OUTPUTS,
 )
+#: The first version whose node rows have ``chunks`` (output pieces in ``node_chunks``).
+CHUNKED_VERSION = MIGRATIONS.index(CHUNKED_OUTPUTS) + 1
 #: The version of a fully migrated file; a newer file is refused, not guessed at.
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -18,16 +18,23 @@ from ctxrules.store.blobs import TEXT_COLUMN
 from ctxrules.store.connection import Synchronous, connect, run
 from ctxrules.store.errors import InvalidArgument, StoreError
 from ctxrules.store.rows import Rows, SqliteRows
+from ctxrules.store.schema import CHUNKED_VERSION
 from ctxrules.store.search import SearchHit
 from ctxrules.store.sessions import require_session
 from ctxrules.store.sqlite_nodes import SqliteNodes
 from ctxrules.store.tx import T, Tx, Work
 
 
-def _tx(conn: sqlite3.Connection) -> Tx:
+def _tx(conn: sqlite3.Connection, *, chunked: bool) -> Tx:
     rows = SqliteRows(conn)
     # The write transaction already holds the whole file: a writer only checks the session.
-    return Tx(rows, SqliteNodes(rows), partial(require_session, rows))
+    return Tx(rows, SqliteNodes(rows, chunked=chunked), partial(require_session, rows))
+
+
+def _chunked(conn: sqlite3.Connection) -> bool:
+    # A file opened read-only may be older than schema step 5 (no output pieces yet).
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    return version >= CHUNKED_VERSION
 
 
 class SqliteStore(StoreBase):
@@ -43,7 +50,7 @@ class SqliteStore(StoreBase):
     >>> store.close()
     """
 
-    __slots__ = ("_conn", "path")
+    __slots__ = ("_chunked", "_conn", "path")
 
     blob_column = TEXT_COLUMN
 
@@ -51,16 +58,19 @@ class SqliteStore(StoreBase):
         super().__init__()
         self._conn: sqlite3.Connection | None = conn
         self.path = path
+        self._chunked = _chunked(conn)
 
     def _transaction(self, operation: str, work: Work[T], *, write: bool) -> Result[T, StoreError]:
         """Run ``work`` in one transaction (``BEGIN IMMEDIATE`` for a write)."""
-        return run(self._conn, operation, lambda conn: work(_tx(conn)), write=write)
+        return run(
+            self._conn, operation, lambda conn: work(_tx(conn, chunked=self._chunked)), write=write
+        )
 
     def _search(
         self, rows: Rows, query: str, session_id: str | None, limit: int
     ) -> Result[list[SearchHit], StoreError]:
         """FTS5's search: a query in its own syntax; bad syntax is `BadQuery`."""
-        return fts5.search(rows, query, session_id, limit)
+        return fts5.search(rows, query, session_id, limit, chunked=self._chunked)
 
     @classmethod
     def open(

@@ -1,4 +1,9 @@
-"""SQLite's node rows: each node one canonical JSON record (seq included) in ``data``."""
+"""SQLite's node rows: each node one canonical JSON record (seq included) in ``data``.
+
+A huge output is stored beside its row, in pieces (`ctxrules.store.chunks`); the row keeps
+the other fields and counts the pieces. Each write adds the node's full-text index row,
+its text computed here from the record (`ctxrules.store.index_text`).
+"""
 
 from __future__ import annotations
 
@@ -6,27 +11,60 @@ from collections.abc import Iterator
 
 from ctxrules.canonical import canonical_json
 from ctxrules.dag import Call, call_to_json
-from ctxrules.store.errors import row_json
+from ctxrules.store.chunks import is_huge, joined_output, output_pieces
+from ctxrules.store.errors import DamagedRow, row_json
+from ctxrules.store.index_text import index_text
 from ctxrules.store.nodes import StoredNode
 from ctxrules.store.rows import Rows
+from ctxrules.store.schema import (
+    COMPLETED,
+    NODE_FIELDS,
+    OUTPUT_FIELDS,
+    STORED,
+    STORED_RUNNING,
+)
+
+_PIECES = "SELECT text FROM node_chunks WHERE session_id = ? AND node_id = ? ORDER BY n"
+
+
+def chunks_column(chunked: bool, table: str = "") -> str:
+    """The SQL of a node row's count of output pieces: 0 in a file older than step 5."""
+    return f"{table}chunks" if chunked else "0"
+
+
+def read_record(rows: Rows, session_id: str, node_id: str, data: object, chunks: int) -> object:
+    """A node row's JSON record, its output read back from its pieces when it has any."""
+    record = row_json(data, "node", node_id)
+    if chunks == 0 or not isinstance(record, dict):
+        return record
+    pieces = [str(row[0]) for row in rows.all(_PIECES, (session_id, node_id))]
+    if len(pieces) != chunks:
+        raise DamagedRow("node", node_id, f"{len(pieces)} of {chunks} output pieces stored")
+    try:
+        return {**record, "output": joined_output(pieces)}
+    except ValueError as err:
+        raise DamagedRow("node", node_id, f"output pieces are not JSON: {err}") from None
 
 
 class SqliteNodes:
     """The `NodeTable` of a SQLite store, inside the caller's write transaction."""
 
-    __slots__ = ("rows",)
+    __slots__ = ("chunks", "rows")
 
-    def __init__(self, rows: Rows) -> None:
+    def __init__(self, rows: Rows, *, chunked: bool = True) -> None:
         self.rows = rows
+        # Before schema step 5 (a file opened read-only) no row has pieces.
+        self.chunks = chunks_column(chunked)
 
     def stored(self, session_id: str, node_id: str) -> StoredNode | None:
         """The stored node with this id, or None."""
         row = self.rows.one(
-            "SELECT seq, data FROM nodes WHERE session_id = ? AND id = ?", (session_id, node_id)
+            f"SELECT seq, data, {self.chunks} FROM nodes WHERE session_id = ? AND id = ?",  # noqa: S608 - a column name
+            (session_id, node_id),
         )
         if row is None:
             return None
-        record = row_json(row[1], "node", node_id)
+        record = read_record(self.rows, session_id, node_id, row[1], int(row[2]))
         fields = record if isinstance(record, dict) else {}
         return StoredNode({k: v for k, v in fields.items() if k != "seq"}, int(row[0]))
 
@@ -37,23 +75,55 @@ class SqliteNodes:
         )
         seq = int(row[0]) if row is not None else 0
         record = {**call_to_json(call), "seq": seq}
+        data, chunks = self._row(session_id, call.id, record)
         self.rows.run(
-            "INSERT INTO nodes (session_id, id, seq, role, data) VALUES (?, ?, ?, ?, ?)",
-            (session_id, call.id, seq, call.role.value, canonical_json(record)),
+            "INSERT INTO nodes (session_id, id, seq, role, data, chunks) VALUES (?, ?, ?, ?, ?, ?)",
+            (session_id, call.id, seq, call.role.value, data, chunks),
         )
+        kind = STORED_RUNNING if record.get("status") == "running" else STORED
+        self._index(session_id, call.id, kind, index_text(record, NODE_FIELDS))
         return seq
 
     def complete(self, session_id: str, node_id: str, done: StoredNode) -> None:
         """Rewrite a running node's record with its output and final status."""
+        data, chunks = self._row(session_id, node_id, {**done.record, "seq": done.seq})
         self.rows.run(
-            "UPDATE nodes SET data = ? WHERE session_id = ? AND id = ?",
-            (canonical_json({**done.record, "seq": done.seq}), session_id, node_id),
+            "UPDATE nodes SET data = ?, chunks = ? WHERE session_id = ? AND id = ?",
+            (data, chunks, session_id, node_id),
         )
+        self._index(session_id, node_id, COMPLETED, index_text(done.record, OUTPUT_FIELDS))
 
     def scan(self, session_id: str) -> Iterator[tuple[str, int, object]]:
         """Every node's id, seq and JSON record, in seq order."""
         found = self.rows.all(
-            "SELECT id, seq, data FROM nodes WHERE session_id = ? ORDER BY seq", (session_id,)
+            f"SELECT id, seq, data, {self.chunks} FROM nodes WHERE session_id = ? ORDER BY seq",  # noqa: S608 - see above
+            (session_id,),
         )
-        for node_id, seq, data in found:
-            yield str(node_id), seq, row_json(data, "node", str(node_id))
+        for node_id, seq, data, chunks in found:
+            yield (
+                str(node_id),
+                seq,
+                read_record(self.rows, session_id, str(node_id), data, int(chunks)),
+            )
+
+    def _row(self, session_id: str, node_id: str, record: dict[str, object]) -> tuple[str, int]:
+        # The row's JSON and its count of pieces: a huge output's pieces are stored first.
+        output = record.get("output")
+        if not is_huge(output):
+            return canonical_json(record), 0
+        chunks = 0
+        for chunks, piece in enumerate(output_pieces(output), start=1):
+            self.rows.run(
+                "INSERT INTO node_chunks (session_id, node_id, n, text) VALUES (?, ?, ?, ?)",
+                (session_id, node_id, chunks - 1, piece),
+            )
+        return canonical_json({k: v for k, v in record.items() if k != "output"}), chunks
+
+    def _index(self, session_id: str, node_id: str, kind: int, text: str) -> None:
+        self.rows.run(
+            "INSERT INTO nodes_fts_rows (session_id, node_id, kind) VALUES (?, ?, ?)",
+            (session_id, node_id, kind),
+        )
+        self.rows.run(
+            "INSERT INTO nodes_fts (rowid, text) VALUES (last_insert_rowid(), ?)", (text,)
+        )

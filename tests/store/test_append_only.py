@@ -143,8 +143,9 @@ def test_complete_checks_status_and_payload(store: Store, stored: Session) -> No
         ("DELETE FROM nodes WHERE seq = 0", "nodes are append-only: a node is never deleted"),
         (
             (
-                "INSERT OR REPLACE INTO nodes SELECT session_id, id, seq, role, "
-                "json_set(data, '$.output', 'forged') FROM nodes WHERE seq = 0"
+                "INSERT OR REPLACE INTO nodes (session_id, id, seq, role, data) "
+                "SELECT session_id, id, seq, role, json_set(data, '$.output', 'forged') "
+                "FROM nodes WHERE seq = 0"
             ),
             "nodes are append-only: this node id or seq is already stored",
         ),

@@ -11,9 +11,11 @@ import json
 import sqlite3
 from pathlib import Path
 
+from old_schema import old_store
+
 from ctxrules.dag import Session, call_to_json
 from ctxrules.store import SqliteStore, Store, open_store
-from ctxrules.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from ctxrules.store.schema import SCHEMA_VERSION
 
 
 def _session() -> Session:
@@ -61,16 +63,7 @@ def test_the_index_holds_no_text_and_snippets_come_from_the_nodes(tmp_path: Path
 def test_a_version_3_store_is_indexed_again(tmp_path: Path) -> None:
     """A store written under step 3 (the text copied into the index) upgrades and searches."""
     path = tmp_path / "v3.sqlite"
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("BEGIN")
-    for step in MIGRATIONS[:3]:
-        for statement in step:
-            if isinstance(statement, str):
-                conn.execute(statement)
-            else:
-                assert statement(conn) is None
-    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    conn.execute("PRAGMA user_version = 3")
+    conn = old_store(path, 3)
     conn.execute("INSERT INTO sessions (id, created_at) VALUES ('s', 0)")
     graph = _session().graph
     for node_id in graph.order:
@@ -87,7 +80,7 @@ def test_a_version_3_store_is_indexed_again(tmp_path: Path) -> None:
             (1, "Let me grep for [tomllib]."),
         ]
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     conn.close()
 
 

@@ -12,10 +12,10 @@ from typing import Any
 from ctxrules.canonical import canonical_json
 from ctxrules.dag import Call, call_to_json
 from ctxrules.store.errors import DamagedRow, row_json
+from ctxrules.store.index_text import INDEXED_CHARS
 from ctxrules.store.nodes import StoredNode, fixed_text
 from ctxrules.store.postgres.words import body_text, words
 from ctxrules.store.rows import Rows
-from ctxrules.store.schema import INDEXED_CHARS
 
 #: A stored node's row, as `decode` reads it.
 SELECT_STORED = "SELECT fixed, output, status, seq FROM nodes WHERE session_id = ? AND id = ?"

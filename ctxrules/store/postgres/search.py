@@ -7,10 +7,10 @@ import json
 from returns.result import Failure, Result, Success
 
 from ctxrules.store.errors import BadQuery, StoreError
+from ctxrules.store.index_text import INDEXED_CHARS
 from ctxrules.store.postgres.query import EMPTY, QuerySyntaxError, translate
 from ctxrules.store.postgres.words import body_text, snippet
 from ctxrules.store.rows import Rows
-from ctxrules.store.schema import INDEXED_CHARS
 from ctxrules.store.search import SearchHit, best_hits
 
 # Rank normalisation 1 divides by the log of the length, so shorter nodes rank first, as

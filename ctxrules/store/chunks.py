@@ -1,0 +1,56 @@
+"""A huge node output stored beside its row, as its canonical JSON text in pieces.
+
+SQLite copies a value several times to write it (the bound text, the record, the JSON
+check's parse): a 50 MB output in a node row made one write grow the process by ~200 MB.
+An output whose text is longer than `OUTPUT_CHUNK` goes to ``node_chunks`` (schema step 5)
+in pieces of at most that size, and its row keeps every other field; each piece is one
+small write. A string output is escaped piece by piece, so its whole JSON text never
+exists at once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+
+from ctxrules.canonical import canonical_json
+
+#: Characters of an output kept in its node row; a longer one is stored in pieces this long.
+OUTPUT_CHUNK = 1_000_000
+
+
+def is_huge(output: object) -> bool:
+    """Whether ``output`` is stored in pieces (a string by length, other JSON by its text).
+
+    >>> is_huge("x" * 10), is_huge("x" * (OUTPUT_CHUNK + 1))
+    (False, True)
+    """
+    if isinstance(output, str):
+        return len(output) > OUTPUT_CHUNK
+    if isinstance(output, dict | list):
+        return len(canonical_json(output)) > OUTPUT_CHUNK
+    return False
+
+
+def output_pieces(output: object, size: int = OUTPUT_CHUNK) -> Iterator[str]:
+    r"""``canonical_json(output)`` in consecutive pieces; a string's cut between characters.
+
+    >>> list(output_pieces('a"b\ncd', 2))
+    ['"a\\"', 'b\\n', 'cd"']
+    >>> "".join(output_pieces({"k": "vvvv"}, 3)) == canonical_json({"k": "vvvv"})
+    True
+    """
+    if not isinstance(output, str):
+        text = canonical_json(output)
+        for at in range(0, len(text), size):
+            yield text[at : at + size]
+        return
+    last = max(len(output) - 1, 0) // size
+    for number, at in enumerate(range(0, max(len(output), 1), size)):
+        escaped = canonical_json(output[at : at + size])[1:-1]
+        yield ('"' if number == 0 else "") + escaped + ('"' if number == last else "")
+
+
+def joined_output(pieces: Iterable[str]) -> object:
+    """The output stored as ``pieces`` (raises `json.JSONDecodeError` if they are not JSON)."""
+    return json.loads("".join(pieces))
