@@ -109,7 +109,10 @@ def inside_blocks(items: Sequence[ContextItem]) -> frozenset[int]:
 
 
 def _snap(items: Sequence[ContextItem], cut: int, first: int, barred: frozenset[int]) -> int:
-    """Step 6: the first user item at or after ``cut``; else the first agent step; else ``first``."""
+    """Step 6: the first user item at or after ``cut``, else the first agent step after it.
+
+    With neither, the last user item or agent step before ``cut``; else ``first``.
+    """
 
     def starts(role: Role) -> Iterator[int]:
         return (p for p in range(cut, len(items)) if items[p].role is role and p not in barred)
@@ -118,7 +121,16 @@ def _snap(items: Sequence[ContextItem], cut: int, first: int, barred: frozenset[
     # would run off the end. An assistant item starts a step whose tool items follow it,
     # so the tail still begins at a turn boundary and no call is parted from its result.
     user = next(starts(Role.USER), None)
-    return user if user is not None else next(starts(Role.ASSISTANT), first)
+    if user is not None:
+        return user
+    step = next(starts(Role.ASSISTANT), None)
+    if step is not None:
+        return step
+    # The cut fell among the results of the last step (one result over the tail's cap, at a
+    # small window): the tail is that whole step, and everything before it may still fold.
+    boundary = (Role.USER, Role.ASSISTANT)
+    back = range(min(cut, len(items) - 1), first, -1)
+    return next((p for p in back if items[p].role in boundary and p not in barred), first)
 
 
 def find_cut_index(

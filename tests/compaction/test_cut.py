@@ -119,10 +119,38 @@ def test_snaps_to_an_agent_step_when_no_user_message_follows():
         )
         for i in range(30)
     ]
-    # Only tool items after the cut: no turn boundary to start a tail at, so nothing folds.
+    # Only tool items after the cut: the tail starts at the last turn boundary before it.
     assert (
-        find_cut_index([*_texts(10, 1_000), *tools], 200_000, CutParams(keep_min_messages=0)) == 3
+        find_cut_index([*_texts(10, 1_000), *tools], 200_000, CutParams(keep_min_messages=0)) == 9
     )
+
+
+def _steps(results: list[int]) -> list[ContextItem]:
+    """A task, then one agent step per entry: an assistant call and its result of that many tokens."""
+    items = [ContextItem("u", "user", rendered="task", tokens=20)]
+    for i, tokens in enumerate(results):
+        items.append(ContextItem(f"a{i}", "assistant", rendered="step", tokens=30))
+        items.append(
+            ContextItem(
+                f"t{i}", "tool", rendered="out", tokens=tokens, tool_name="ls", tool_call_id=f"c{i}"
+            )
+        )
+    return items
+
+
+def test_a_last_step_over_the_tail_cap_still_lets_the_rest_fold():
+    """At 16k a newest result over half the budget is the whole tail; everything before it folds.
+
+    Before, the cut fell after the last item, found no turn boundary ahead and folded
+    nothing: the emergency compaction was a no-op and the request was cut to fit.
+    """
+    items = _steps([400] * 10 + [4_500])
+    cut = find_cut_index(items, 16_000, budget=6_560)
+    assert items[cut].source_node_id == "a10"
+    commit = ContextCommit("s", items=tuple(items))
+    plan = plan_compaction(commit, 16_000, budget=8_000, fixed_tokens=1_440)
+    assert not isinstance(plan, NothingToFold)
+    assert plan.summarised_count == len(items) - 3 - 2
 
 
 def test_attach_blocks_pair_by_source():
