@@ -13,7 +13,7 @@ from ctxrules.commit.attach import CLOSE as ATTACH_CLOSE
 from ctxrules.commit.attach import OPEN as ATTACH_OPEN
 from ctxrules.commit.attach import attach_blocks
 from ctxrules.dag import Role
-from ctxrules.tokens.budget import output_reserve_for
+from ctxrules.tokens.budget import input_budget_for
 
 __all__ = [
     "ATTACH_CLOSE",
@@ -46,7 +46,9 @@ class CutParams:
     ``protect_first_n`` items never fold (Hermes). ``keep_recent_tokens`` replaces the
     ratio, clamp and cap with one fixed number (the manual ``/compact N``). The tail is also
     never more than ``max_budget_share`` of the input budget the compaction serves, so that a
-    small window still has something to fold.
+    small window still has something to fold; at a window whose input budget is under
+    ``scale_below`` tokens that share shrinks in proportion (a quarter at 16k), so that a fold
+    leaves room for more than a few turns before the next.
     """
 
     keep_ratio: float = attrs.field(default=0.10, validator=_non_negative)
@@ -59,6 +61,7 @@ class CutParams:
     min_prompt_ratio: float = attrs.field(default=0.25, validator=_non_negative)
     keep_recent_tokens: int | None = None
     max_budget_share: float = attrs.field(default=0.5, validator=_non_negative)
+    scale_below: int = attrs.field(default=16_000, validator=_non_negative)
 
     def __attrs_post_init__(self) -> None:
         if self.keep_min_tokens > self.keep_max_tokens:
@@ -78,8 +81,8 @@ def keep_tokens(window: int, params: CutParams = CutParams(), budget: int | None
     ``budget`` is what the history may use (default: the window less its output reserve);
     the tail keeps at most ``max_budget_share`` of it, so the cut fits the budget it serves.
 
-    >>> [keep_tokens(w) for w in (8_000, 32_000, 200_000, 1_000_000)]
-    [2000, 8000, 20000, 40000]
+    >>> [keep_tokens(w) for w in (8_000, 16_000, 32_000, 200_000, 1_000_000)]
+    [500, 2000, 8000, 20000, 40000]
     >>> keep_tokens(200_000, budget=10_000)
     5000
     """
@@ -94,8 +97,10 @@ def _tail_cap(window: int, params: CutParams, budget: int | None) -> float:
     """The most the kept tail may hold: ``max_budget_share`` of the budget served."""
     if params.keep_recent_tokens is not None:
         return math.inf
-    room = window - output_reserve_for(window) if budget is None else budget
-    return room * params.max_budget_share
+    room = input_budget_for(window) if budget is None else budget
+    full = input_budget_for(window)
+    scale = min(full / params.scale_below, 1.0) if params.scale_below and full > 0 else 1.0
+    return room * params.max_budget_share * scale
 
 
 def has_text(item: ContextItem) -> bool:

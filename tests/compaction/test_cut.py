@@ -20,9 +20,11 @@ from ctxrules.testing.compaction import cut_views
 
 # Reference 001 §4.2: window, desired keep, max safe keep, effective keep, tail share.
 # At 8k the seed's 6,000 would exceed the 4,000-token input budget, so nothing could ever
-# fold: the tail is capped at half the input budget (max_budget_share).
+# fold: the tail is capped at half the input budget (max_budget_share), and below a
+# 16,000-token budget that share shrinks in proportion (an eighth at 8k, scale_below).
 SEED_TABLE = [
-    (8_000, 8_000, 6_000, 2_000, 0.25),
+    (8_000, 8_000, 6_000, 500, 0.0625),
+    (16_000, 8_000, 12_000, 2_000, 0.125),
     (32_000, 8_000, 24_000, 8_000, 0.25),
     (64_000, 8_000, 56_000, 8_000, 0.125),
     (200_000, 20_000, 192_000, 20_000, 0.10),
@@ -42,7 +44,7 @@ def test_seed_window_table(window, desired, max_safe, effective, share):
     assert min(max(window * params.keep_ratio, 8_000), 40_000) == desired
     assert window - min(8_000, window * 0.25) == max_safe
     assert keep_tokens(window) == effective
-    items = _texts(300, 200)
+    items = _texts(500, 100)
     cut = find_cut_index(items, window)
     tail = sum(item.tokens for item in items[cut:])
     assert tail == effective

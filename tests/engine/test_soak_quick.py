@@ -112,14 +112,6 @@ def test_a_50_mb_output_on_sqlite_grows_memory_by_at_most_300_mb(tmp_path: Path)
     assert figures["peak_growth_mb"] <= 300
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "issue 28, the default spec below 32k: at 16k the compaction comes out compact:no_op "
-        "and the request is snipped (ContextWarning, messages dropped), so < 90 % of "
-        "requests extend the previous one"
-    ),
-)
 def test_a_16k_window_keeps_the_goals(tmp_path: Path) -> None:
     """At a 16k window the default spec keeps ≥ 90 % extensions and never cuts a request."""
     figures = _run("sync", "none", 16_000, "openai", calls=200, tmp=tmp_path)
