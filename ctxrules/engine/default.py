@@ -347,7 +347,7 @@ class DefaultContextEngine(ContextEngine):
         if batching is None or batched or not batching.crosses_budget(before, commit, facts, fixed):
             return commit
         settled = self.pipeline.settle(commit, facts, BatchReason.BUDGET)
-        if self.auto_compact and not batching.worth_landing(commit, settled, facts, fixed):
+        if self.auto_compact and not batching.worth_landing(commit, settled, facts):
             budget = self.allocate(window, fixed, commit.total_tokens, 0)
             if self.decide(budget, session_id) in (Action.COMPACT, Action.EMERGENCY):
                 # At a small window a landing that frees little is followed by another within

@@ -41,7 +41,7 @@ class BatchReason(enum.IntEnum):
 FLOOR_SHARE = 0.5
 #: At a small window a turn-count or budget batch point lands only when it frees at least this
 #: share of the input budget: one that frees less is followed by another a few turns later.
-MIN_GAIN_SHARE = 0.3
+MIN_GAIN_SHARE = 0.25
 
 
 @attrs.frozen
@@ -123,24 +123,18 @@ class Batching:
         """
         return window_scale(facts, self.scale_below) < 1
 
-    def worth_landing(
-        self, held: ContextCommit, landed: ContextCommit, facts: Facts, fixed: int = 0
-    ) -> bool:
+    def worth_landing(self, held: ContextCommit, landed: ContextCommit, facts: Facts) -> bool:
         """Whether landing the pending tightening (``held`` before, ``landed`` after) is worth a break.
 
-        Always at a window of ``scale_below`` and more. Below it, when the landing frees at
-        least `MIN_GAIN_SHARE` of the input budget and leaves that much room under the
-        budget share (``fixed`` counts the system prompt and tool schemas). A small window
-        fills again within a few turns of a landing that does less, so such a landing waits
-        for the compaction due at the same threshold, which folds in the same single break.
+        Always at a window of ``scale_below`` and more; below it, when the landing frees at
+        least `MIN_GAIN_SHARE` of the input budget. A small window fills again within a few
+        turns of a landing that frees less, so such a landing waits for the compaction due
+        at the same threshold, which folds the history in the same single break.
         """
         if not self.weighs(facts):
             return True
-        budget = self.input_budget(facts)
-        gain = MIN_GAIN_SHARE * budget
-        share = self.budget_share if self.budget_share > 0 else 1.0
-        room = share * budget - (landed.total_tokens + fixed)
-        return held.total_tokens - landed.total_tokens >= gain and room >= gain
+        freed = held.total_tokens - landed.total_tokens
+        return freed >= MIN_GAIN_SHARE * self.input_budget(facts)
 
     def with_cache_ttl(self, ttl_seconds: float) -> Batching:
         """This policy with the cold trigger at a provider's cache lifetime (kept if it is off or unknown).

@@ -114,7 +114,7 @@ def test_a_50_mb_output_on_sqlite_grows_memory_by_at_most_300_mb(tmp_path: Path)
 
 def test_a_16k_window_keeps_the_goals(tmp_path: Path) -> None:
     """At a 16k window the default spec keeps ≥ 90 % extensions and never cuts a request."""
-    figures = _run("sync", "none", 16_000, "openai", calls=200, tmp=tmp_path)
+    figures = _run("sync", "none", 16_000, "openai", calls=300, tmp=tmp_path)
     assert figures["snips"] == 0
     _assert_loop_goals(figures)
 
