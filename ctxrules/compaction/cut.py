@@ -13,7 +13,7 @@ from ctxrules.commit.attach import CLOSE as ATTACH_CLOSE
 from ctxrules.commit.attach import OPEN as ATTACH_OPEN
 from ctxrules.commit.attach import attach_blocks
 from ctxrules.dag import Role
-from ctxrules.tokens.budget import output_reserve_for
+from ctxrules.tokens.budget import input_budget_for
 
 __all__ = [
     "ATTACH_CLOSE",
@@ -46,7 +46,9 @@ class CutParams:
     ``protect_first_n`` items never fold (Hermes). ``keep_recent_tokens`` replaces the
     ratio, clamp and cap with one fixed number (the manual ``/compact N``). The tail is also
     never more than ``max_budget_share`` of the input budget the compaction serves, so that a
-    small window still has something to fold.
+    small window still has something to fold; at a window whose input budget is under
+    ``scale_below`` tokens that share shrinks in proportion (a quarter at 16k), so that a fold
+    leaves room for more than a few turns before the next.
     """
 
     keep_ratio: float = attrs.field(default=0.10, validator=_non_negative)
@@ -59,6 +61,7 @@ class CutParams:
     min_prompt_ratio: float = attrs.field(default=0.25, validator=_non_negative)
     keep_recent_tokens: int | None = None
     max_budget_share: float = attrs.field(default=0.5, validator=_non_negative)
+    scale_below: int = attrs.field(default=16_000, validator=_non_negative)
 
     def __attrs_post_init__(self) -> None:
         if self.keep_min_tokens > self.keep_max_tokens:
@@ -78,8 +81,8 @@ def keep_tokens(window: int, params: CutParams = CutParams(), budget: int | None
     ``budget`` is what the history may use (default: the window less its output reserve);
     the tail keeps at most ``max_budget_share`` of it, so the cut fits the budget it serves.
 
-    >>> [keep_tokens(w) for w in (8_000, 32_000, 200_000, 1_000_000)]
-    [2000, 8000, 20000, 40000]
+    >>> [keep_tokens(w) for w in (8_000, 16_000, 32_000, 200_000, 1_000_000)]
+    [500, 2000, 8000, 20000, 40000]
     >>> keep_tokens(200_000, budget=10_000)
     5000
     """
@@ -94,8 +97,10 @@ def _tail_cap(window: int, params: CutParams, budget: int | None) -> float:
     """The most the kept tail may hold: ``max_budget_share`` of the budget served."""
     if params.keep_recent_tokens is not None:
         return math.inf
-    room = window - output_reserve_for(window) if budget is None else budget
-    return room * params.max_budget_share
+    room = input_budget_for(window) if budget is None else budget
+    full = input_budget_for(window)
+    scale = min(full / params.scale_below, 1.0) if params.scale_below and full > 0 else 1.0
+    return room * params.max_budget_share * scale
 
 
 def has_text(item: ContextItem) -> bool:
@@ -109,7 +114,10 @@ def inside_blocks(items: Sequence[ContextItem]) -> frozenset[int]:
 
 
 def _snap(items: Sequence[ContextItem], cut: int, first: int, barred: frozenset[int]) -> int:
-    """Step 6: the first user item at or after ``cut``; else the first agent step; else ``first``."""
+    """Step 6: the first user item at or after ``cut``, else the first agent step after it.
+
+    With neither, the last user item or agent step before ``cut``; else ``first``.
+    """
 
     def starts(role: Role) -> Iterator[int]:
         return (p for p in range(cut, len(items)) if items[p].role is role and p not in barred)
@@ -118,7 +126,16 @@ def _snap(items: Sequence[ContextItem], cut: int, first: int, barred: frozenset[
     # would run off the end. An assistant item starts a step whose tool items follow it,
     # so the tail still begins at a turn boundary and no call is parted from its result.
     user = next(starts(Role.USER), None)
-    return user if user is not None else next(starts(Role.ASSISTANT), first)
+    if user is not None:
+        return user
+    step = next(starts(Role.ASSISTANT), None)
+    if step is not None:
+        return step
+    # The cut fell among the results of the last step (one result over the tail's cap, at a
+    # small window): the tail is that whole step, and everything before it may still fold.
+    boundary = (Role.USER, Role.ASSISTANT)
+    back = range(min(cut, len(items) - 1), first, -1)
+    return next((p for p in back if items[p].role in boundary and p not in barred), first)
 
 
 def find_cut_index(

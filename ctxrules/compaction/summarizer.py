@@ -14,7 +14,7 @@ from ctxrules.dag.json_values import clean_text
 from ctxrules.render import Message
 from ctxrules.rules.text import head, one_line
 from ctxrules.tokens import Tokenizer
-from ctxrules.tokens.budget import output_reserve_for
+from ctxrules.tokens.budget import input_budget_for
 
 Summarizer: TypeAlias = Callable[[tuple[Message, ...]], str]
 """The LLM, injected by the caller: prompt messages in, summary text out.
@@ -80,7 +80,7 @@ def summary_budget(context_window: int, share: float = SUMMARY_SHARE) -> int:
     >>> summary_budget(200_000), summary_budget(32_000)
     (15000, 1600)
     """
-    return int(share * (context_window - output_reserve_for(context_window)))
+    return int(share * input_budget_for(context_window))
 
 
 def _folded_before(line: str) -> int:

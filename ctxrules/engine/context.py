@@ -34,7 +34,7 @@ from ctxrules.importers.records import Unreadable
 from ctxrules.recall.offload import BlobStore
 from ctxrules.render import Message, TextBlock, count_messages
 from ctxrules.render.system_prompt import AgentProfile, SystemPrompt, build_system_prompt
-from ctxrules.rules import Pipeline
+from ctxrules.rules import Facts, Pipeline
 from ctxrules.spec import load_spec
 from ctxrules.spec.builtin import find_spec
 from ctxrules.spec.recall import RecallOptions, recall_options
@@ -399,9 +399,9 @@ class Context:
         store = self._keeper.store if self._keeper is not None else None
         commit = self._prep.commit if self._prep is not None else None
         # Paged to fit under the pipeline's cap, so the answer reaches the model whole.
-        answer = self.recall.answer(
-            read, self.session, commit, store, max_chars=self.engine.pipeline.result_chars
-        )
+        window = Facts(context_window=self.window, tokenizer=self.engine.tokenizer)
+        kept = self.engine.pipeline.result_chars_at(window)
+        answer = self.recall.answer(read, self.session, commit, store, max_chars=kept)
         if answer is None:
             return None
         if self.engine.observer is not None:

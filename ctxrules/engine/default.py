@@ -347,6 +347,12 @@ class DefaultContextEngine(ContextEngine):
         if batching is None or batched or not batching.crosses_budget(before, commit, facts, fixed):
             return commit
         settled = self.pipeline.settle(commit, facts, BatchReason.BUDGET)
+        if self.auto_compact and not batching.worth_landing(commit, settled, facts):
+            budget = self.allocate(window, fixed, commit.total_tokens, 0)
+            if self.decide(budget, session_id) in (Action.COMPACT, Action.EMERGENCY):
+                # At a small window a landing that frees little is followed by another within
+                # a few turns; the compaction due now settles it and folds (one break).
+                return commit
         if self.background is not None and self.auto_compact:
             due = decide(self.allocate(window, fixed, settled.total_tokens, 0), self.policy)
             if due in (Action.COMPACT, Action.EMERGENCY):

@@ -15,7 +15,8 @@ from pyrsistent import pmap
 
 from ctxrules.commit.commit import ContextCommit
 from ctxrules.rules.facts import Facts
-from ctxrules.tokens.budget import output_reserve_for
+from ctxrules.rules.scale import window_scale
+from ctxrules.tokens.budget import input_budget_for
 
 #: Keys under which a commit records its last batch point (rule marks hold plain integers).
 BATCH_COUNT = "batch:count"
@@ -38,6 +39,9 @@ class BatchReason(enum.IntEnum):
 #: The floor is at most this share of the input budget: at a small window a fixed floor
 #: would swallow the whole budget and no tightening would ever land.
 FLOOR_SHARE = 0.5
+#: At a small window a turn-count or budget batch point lands only when it frees at least this
+#: share of the input budget: one that frees less is followed by another a few turns later.
+MIN_GAIN_SHARE = 0.25
 
 
 @attrs.frozen
@@ -51,19 +55,22 @@ class Batching:
     tightening with it). While the history already sent is under the floor,
     ``min_history_tokens`` but at most `FLOOR_SHARE` of the input budget, nothing is a batch
     point: a small history is cheap to keep whole. ``budget_share`` and
-    ``cold_after_seconds`` of 0 switch that trigger off.
+    ``cold_after_seconds`` of 0 switch that trigger off. At a window whose input budget is
+    under ``scale_below`` tokens (0: never), a turn-count or budget point that would free
+    less than `MIN_GAIN_SHARE` of the input budget does not land (`worth_landing`).
     """
 
     every_turns: int = 16
     budget_share: float = 0.8
     cold_after_seconds: float = 300.0
     min_history_tokens: int = 8_000
+    scale_below: int = 0
 
     def input_budget(self, facts: Facts) -> int:
         """The input budget the share is of: ``Facts.budget`` or the window less its reserve."""
         if facts.budget is not None:
             return facts.budget
-        return facts.context_window - output_reserve_for(facts.context_window)
+        return input_budget_for(facts.context_window)
 
     def floor(self, facts: Facts) -> int:
         """Tokens of sent history below which nothing is rewritten.
@@ -108,6 +115,27 @@ class Batching:
         limit = self.budget_share * self.input_budget(facts)
         return parent.total_tokens + fixed < limit <= sent.total_tokens + fixed
 
+    def weighs(self, facts: Facts) -> bool:
+        """Whether the window is small enough (under ``scale_below``) that a landing is weighed first.
+
+        >>> Batching(scale_below=16_000).weighs(Facts(context_window=16_000)), Batching().weighs(Facts(context_window=8_000))
+        (True, False)
+        """
+        return window_scale(facts, self.scale_below) < 1
+
+    def worth_landing(self, held: ContextCommit, landed: ContextCommit, facts: Facts) -> bool:
+        """Whether landing the pending tightening (``held`` before, ``landed`` after) is worth a break.
+
+        Always at a window of ``scale_below`` and more; below it, when the landing frees at
+        least `MIN_GAIN_SHARE` of the input budget. A small window fills again within a few
+        turns of a landing that frees less, so such a landing waits for the compaction due
+        at the same threshold, which folds the history in the same single break.
+        """
+        if not self.weighs(facts):
+            return True
+        freed = held.total_tokens - landed.total_tokens
+        return freed >= MIN_GAIN_SHARE * self.input_budget(facts)
+
     def with_cache_ttl(self, ttl_seconds: float) -> Batching:
         """This policy with the cold trigger at a provider's cache lifetime (kept if it is off or unknown).
 
@@ -142,6 +170,15 @@ def from_new_items(grown: ContextCommit, known: int) -> ContextCommit:
         if position < known and not key.startswith(_BATCH_PREFIX):
             marks = marks.set(key, known)
     return grown if marks is grown.marks else attrs.evolve(grown, marks=marks)
+
+
+def declined(held: ContextCommit, facts: Facts) -> ContextCommit:
+    """``held`` (the turn held back) noting a turn-count point that was not worth landing.
+
+    The turn counter restarts here, so the pending tightening is weighed again a full
+    ``every_turns`` later rather than on every turn.
+    """
+    return attrs.evolve(held, marks=held.marks.set(BATCH_TURN, facts.head_turn))
 
 
 def hold_back(parent: ContextCommit, ruled: ContextCommit) -> ContextCommit:

@@ -11,6 +11,7 @@ from ctxrules.rules.handles import handle_for, handle_source
 from ctxrules.rules.hints import READ_CHARS as HINT_READ_CHARS
 from ctxrules.rules.hints import lookup_hints
 from ctxrules.rules.marks import mark_key
+from ctxrules.rules.scale import scaled, window_scale
 from ctxrules.rules.scan import scan
 from ctxrules.rules.text import head_and_tail
 from ctxrules.rules.tighten import tighten
@@ -41,8 +42,13 @@ class CapToolResult:
     the item is counted or read (`ctxrules.rules.Pipeline.on_arrival`), so a 50 MB
     result costs what its head and tail cost, never what its whole text does.
 
+    ``scale_below`` (0: off) is an input budget in tokens: at a window whose budget is
+    smaller, the three sizes shrink in proportion (`ctxrules.rules.scale`).
+
     >>> CapToolResult(4000, 0.33)
-    CapToolResult(max_chars=4000, tail_share=0.33, max_args_chars=0, handles=True, hint_chars=0)
+    CapToolResult(max_chars=4000, tail_share=0.33, max_args_chars=0, handles=True, hint_chars=0, scale_below=0)
+    >>> CapToolResult(4000, 0.33, hint_chars=1600, scale_below=16_000).at(Facts(context_window=16_000))
+    CapToolResult(max_chars=2000, tail_share=0.33, max_args_chars=0, handles=True, hint_chars=800, scale_below=0)
     """
 
     max_chars: int
@@ -50,6 +56,7 @@ class CapToolResult:
     max_args_chars: int = 0
     handles: bool = True
     hint_chars: int = 0
+    scale_below: int = 0
     key: str = attrs.field(init=False, repr=False)
 
     @key.default
@@ -60,13 +67,29 @@ class CapToolResult:
         params["handles"] = self.handles
         if self.hint_chars:
             params["hint_chars"] = self.hint_chars
+        if self.scale_below:
+            params["scale_below"] = self.scale_below
         return mark_key("cap_tool_result", params)
+
+    def at(self, facts: Facts) -> CapToolResult:
+        """The cap with its sizes for the window in ``facts`` (itself when they do not shrink)."""
+        scale = window_scale(facts, self.scale_below)
+        if scale >= 1:
+            return self
+        return CapToolResult(
+            scaled(self.max_chars, scale),
+            self.tail_share,
+            scaled(self.max_args_chars, scale),
+            self.handles,
+            scaled(self.hint_chars, scale),
+        )
 
     def __call__(self, commit: ContextCommit, facts: Facts) -> ContextCommit:
         """The commit with every new tool item over a limit capped (a `Rule`)."""
         changes: dict[int, ContextItem] = {}
+        sized = self.at(facts)
         for index, item in scan(commit, commit.marks.get(self.key, 0), facts):
-            cut = self._cut(item)
+            cut = sized._cut(item)  # noqa: SLF001 - the same class, at the window's sizes
             if cut is None:
                 continue
             rendered, arguments = cut
@@ -90,7 +113,7 @@ class CapToolResult:
         """
         if item.locked:
             return item
-        cut = self._cut(item)
+        cut = self.at(facts)._cut(item)  # noqa: SLF001 - the same class, at the window's sizes
         if cut is None:
             return item
         rendered, arguments = cut
@@ -162,6 +185,7 @@ def cap_tool_result(
     *,
     handles: bool = True,
     hint_chars: int = 0,
+    scale_below: int = 0,
 ) -> CapToolResult:
     """Any tool result over ``max_chars`` keeps its head and tail (inside the tail window too).
 
@@ -171,6 +195,8 @@ def cap_tool_result(
     the full size and the recall handle (unless ``handles`` is false). Each item is
     examined once, when new, so capping never rewrites a request already sent. With
     ``hint_chars``, up to that much of the kept room names the cut middle's most distinctive
-    names (paths, compound identifiers, ids, a failure line) after the marker.
+    names (paths, compound identifiers, ids, a failure line) after the marker. With
+    ``scale_below``, a window whose input budget is under that many tokens gets every size
+    shrunk in proportion.
     """
-    return CapToolResult(max_chars, tail_share, max_args_chars, handles, hint_chars)
+    return CapToolResult(max_chars, tail_share, max_args_chars, handles, hint_chars, scale_below)

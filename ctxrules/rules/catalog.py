@@ -15,6 +15,13 @@ _HANDLES = Param(
     True,  # noqa: FBT003 - a Param default, not a flag argument
     "name the recall handle in the tightened text (invariant 16 needs it)",
 )
+_SCALE = Param(
+    "scale_below",
+    "int",
+    0,
+    "input budget in tokens under which the sizes shrink in proportion (0: fixed sizes)",
+    minimum=0,
+)
 _PROTECTED = Param(
     "protected_tools",
     "str_list",
@@ -53,6 +60,7 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                 "characters of the kept room that name the cut middle's most distinctive names",
                 minimum=0,
             ),
+            _SCALE,
         ),
         cap_tool_result,
     ),
@@ -100,6 +108,7 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                 "assistant turns a result that a later message cites stays whole (0: tail_turns)",
                 minimum=0,
             ),
+            _SCALE,
         ),
         age_tool_results,
     ),

@@ -13,6 +13,7 @@ from ctxrules.commit.item import ContextItem
 from ctxrules.rules.batching import (
     Batching,
     BatchReason,
+    declined,
     from_new_items,
     hold_back,
     mark_batch,
@@ -100,6 +101,17 @@ class Pipeline:
         caps = [n.rule.max_chars for n in self.rules if isinstance(n.rule, CapToolResult)]
         return min(caps) if caps else None
 
+    def result_chars_at(self, facts: Facts) -> int | None:
+        """`result_chars` at the window in ``facts``: a cap that scales with the window keeps less.
+
+        >>> from ctxrules.rules.cap import cap_tool_result
+        >>> Pipeline((NamedRule("cap", cap_tool_result(4000, 0.3, scale_below=16_000)),)).result_chars_at(
+        ...     Facts(context_window=16_000))
+        2000
+        """
+        caps = [n.rule.at(facts).max_chars for n in self.rules if isinstance(n.rule, CapToolResult)]
+        return min(caps) if caps else None
+
     def step(
         self, parent: ContextCommit | None, grown: ContextCommit, facts: Facts
     ) -> ContextCommit:
@@ -111,12 +123,20 @@ class Pipeline:
         if self.batching is None:
             return self.run(grown, facts)
         why = self.batching.reason(parent, grown, facts)
-        if why is not None:
+        # At a small window a turn-count point is weighed against holding back (`worth_landing`).
+        weighed = why is BatchReason.TURNS and self.batching.weighs(facts)
+        if why is not None and not weighed:
             return mark_batch(self.run(grown, facts), facts, why)
         assert parent is not None  # noqa: S101 - reason() calls a missing parent a batch point
         # What the rules would change in the sent items is held back anyway: start them at
         # the new items, so a turn between batch points costs what is new, not what is pending.
-        return hold_back(parent, self.run(from_new_items(grown, len(parent.items)), facts))
+        held = hold_back(parent, self.run(from_new_items(grown, len(parent.items)), facts))
+        if why is None:
+            return held
+        landed = self.run(grown, facts)
+        if self.batching.worth_landing(held, landed, facts):
+            return mark_batch(landed, facts, why)
+        return declined(held, facts)
 
     def settle(self, commit: ContextCommit, facts: Facts, why: BatchReason) -> ContextCommit:
         """Apply everything pending now (with a compaction: one prefix break instead of two)."""

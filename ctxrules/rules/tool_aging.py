@@ -11,6 +11,7 @@ from ctxrules.rules.hints import lookup_hints
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
 from ctxrules.rules.protected import PROTECTED_TOOLS, is_protected, protected_keys
+from ctxrules.rules.scale import scaled, scaled_turns, window_scale
 from ctxrules.rules.scan import scan
 from ctxrules.rules.text import head, one_line
 from ctxrules.rules.tighten import tighten
@@ -69,13 +70,16 @@ def age_tool_results(
     handles: bool = True,
     stub_hint_chars: int = 0,
     cited_tail_turns: int = 0,
+    scale_below: int = 0,
 ) -> Rule:
     """Tool results older than the last ``tail_turns`` assistant turns become one-line stubs.
 
     The call keeps its name and its arguments cut to ``max_args_chars``; the stub names the
     result's recall handle unless ``handles`` is false, and up to ``stub_hint_chars`` of the
-    result's most distinctive names (paths, compound identifiers, ids) beyond its head and tail. Items are visited from the rule's
-    mark up to the tail window only.
+    result's most distinctive names (paths, compound identifiers, ids) beyond its head and
+    tail. Items are visited from the rule's mark up to the tail window only. With
+    ``scale_below``, a window whose input budget is under that many tokens shrinks the tail
+    window (to one turn at least) and every character size in proportion.
     """
     key = mark_key(
         "age_tool_results",
@@ -88,13 +92,18 @@ def age_tool_results(
             "handles": handles,
             **({"stub_hint_chars": stub_hint_chars} if stub_hint_chars else {}),
             **({"cited_tail_turns": cited_tail_turns} if cited_tail_turns else {}),
+            **({"scale_below": scale_below} if scale_below else {}),
         },
     )
     protected = protected_keys(protected_tools)
 
     def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
-        cutoff = facts.head_turn - tail_turns
-        cited_cutoff = facts.head_turn - max(cited_tail_turns, tail_turns)
+        scale = window_scale(facts, scale_below)
+        tail = scaled_turns(tail_turns, scale)
+        head_chars, tail_chars = scaled(stub_head_chars, scale), scaled(stub_tail_chars, scale)
+        hint_chars, args_chars = scaled(stub_hint_chars, scale), scaled(max_args_chars, scale)
+        cutoff = facts.head_turn - tail
+        cited_cutoff = facts.head_turn - max(scaled_turns(cited_tail_turns, scale), tail)
         changes: dict[int, ContextItem] = {}
         stop = commit.marks.get(key, 0)
         held = False
@@ -117,13 +126,9 @@ def age_tool_results(
                     State.AGED,
                     facts,
                     rendered=tool_stub(
-                        item,
-                        stub_head_chars,
-                        stub_tail_chars,
-                        handles=handles,
-                        hint_chars=stub_hint_chars,
+                        item, head_chars, tail_chars, handles=handles, hint_chars=hint_chars
                     ),
-                    arguments=aged_arguments(item.arguments, max_args_chars),
+                    arguments=aged_arguments(item.arguments, args_chars),
                     reason="tail_window",
                 )
                 if aged is not None and aged != item:

@@ -42,6 +42,14 @@ BATCHING_PARAMS = (
         "no batch point (no tightening of sent items) while the history is smaller",
         minimum=0,
     ),
+    Param(
+        "scale_below",
+        "int",
+        _DEFAULTS.scale_below,
+        "input budget in tokens under which a turn or budget point lands only if it frees a quarter"
+        " of the budget (0: always)",
+        minimum=0,
+    ),
 )
 
 
@@ -77,6 +85,7 @@ def parse_batching(
         budget_share=float(values["budget_share"]),
         cold_after_seconds=float(values["cold_after_seconds"]),
         min_history_tokens=int(values["min_history_tokens"]),
+        scale_below=int(values["scale_below"]),
     )
     plain: dict[str, object] = {
         "every_turns": batching.every_turns,
@@ -84,6 +93,9 @@ def parse_batching(
         "cold_after_seconds": batching.cold_after_seconds,
         "min_history_tokens": batching.min_history_tokens,
     }
+    if batching.scale_below:
+        # Only a spec that weighs its landings hashes it: every earlier spec keeps its version.
+        plain["scale_below"] = batching.scale_below
     return Success((batching, plain))
 
 

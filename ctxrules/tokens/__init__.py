@@ -7,6 +7,7 @@ from ctxrules.tokens.budget import (
     TOOL_OVERHEAD,
     BudgetAllocation,
     allocate,
+    input_budget_for,
     output_reserve_for,
     tools_schema_tokens,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "UnknownModel",
     "allocate",
     "default_tokenizer",
+    "input_budget_for",
     "load_encoding",
     "output_reserve_for",
     "real_context_window",

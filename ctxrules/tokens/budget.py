@@ -17,6 +17,7 @@ __all__ = [
     "TOOL_OVERHEAD",
     "BudgetAllocation",
     "allocate",
+    "input_budget_for",
     "output_reserve_for",
     "tools_schema_tokens",
 ]
@@ -112,6 +113,15 @@ def output_reserve_for(
         raise ValueError(msg)
     capped = min(requested, math.floor(context_window * max_share))
     return max(capped, math.ceil(context_window * min_share))
+
+
+def input_budget_for(context_window: int) -> int:
+    """What the input may use of a window with the default output reserve.
+
+    >>> input_budget_for(200_000), input_budget_for(32_000), input_budget_for(16_000)
+    (150000, 16000, 8000)
+    """
+    return context_window - output_reserve_for(context_window)
 
 
 def allocate(

@@ -20,9 +20,11 @@ from ctxrules.testing.compaction import cut_views
 
 # Reference 001 §4.2: window, desired keep, max safe keep, effective keep, tail share.
 # At 8k the seed's 6,000 would exceed the 4,000-token input budget, so nothing could ever
-# fold: the tail is capped at half the input budget (max_budget_share).
+# fold: the tail is capped at half the input budget (max_budget_share), and below a
+# 16,000-token budget that share shrinks in proportion (an eighth at 8k, scale_below).
 SEED_TABLE = [
-    (8_000, 8_000, 6_000, 2_000, 0.25),
+    (8_000, 8_000, 6_000, 500, 0.0625),
+    (16_000, 8_000, 12_000, 2_000, 0.125),
     (32_000, 8_000, 24_000, 8_000, 0.25),
     (64_000, 8_000, 56_000, 8_000, 0.125),
     (200_000, 20_000, 192_000, 20_000, 0.10),
@@ -42,7 +44,7 @@ def test_seed_window_table(window, desired, max_safe, effective, share):
     assert min(max(window * params.keep_ratio, 8_000), 40_000) == desired
     assert window - min(8_000, window * 0.25) == max_safe
     assert keep_tokens(window) == effective
-    items = _texts(300, 200)
+    items = _texts(500, 100)
     cut = find_cut_index(items, window)
     tail = sum(item.tokens for item in items[cut:])
     assert tail == effective
@@ -119,10 +121,38 @@ def test_snaps_to_an_agent_step_when_no_user_message_follows():
         )
         for i in range(30)
     ]
-    # Only tool items after the cut: no turn boundary to start a tail at, so nothing folds.
+    # Only tool items after the cut: the tail starts at the last turn boundary before it.
     assert (
-        find_cut_index([*_texts(10, 1_000), *tools], 200_000, CutParams(keep_min_messages=0)) == 3
+        find_cut_index([*_texts(10, 1_000), *tools], 200_000, CutParams(keep_min_messages=0)) == 9
     )
+
+
+def _steps(results: list[int]) -> list[ContextItem]:
+    """A task, then one agent step per entry: an assistant call and its result of that many tokens."""
+    items = [ContextItem("u", "user", rendered="task", tokens=20)]
+    for i, tokens in enumerate(results):
+        items.append(ContextItem(f"a{i}", "assistant", rendered="step", tokens=30))
+        items.append(
+            ContextItem(
+                f"t{i}", "tool", rendered="out", tokens=tokens, tool_name="ls", tool_call_id=f"c{i}"
+            )
+        )
+    return items
+
+
+def test_a_last_step_over_the_tail_cap_still_lets_the_rest_fold():
+    """At 16k a newest result over half the budget is the whole tail; everything before it folds.
+
+    Before, the cut fell after the last item, found no turn boundary ahead and folded
+    nothing: the emergency compaction was a no-op and the request was cut to fit.
+    """
+    items = _steps([400] * 10 + [4_500])
+    cut = find_cut_index(items, 16_000, budget=6_560)
+    assert items[cut].source_node_id == "a10"
+    commit = ContextCommit("s", items=tuple(items))
+    plan = plan_compaction(commit, 16_000, budget=8_000, fixed_tokens=1_440)
+    assert not isinstance(plan, NothingToFold)
+    assert plan.summarised_count == len(items) - 3 - 2
 
 
 def test_attach_blocks_pair_by_source():

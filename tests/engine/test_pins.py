@@ -60,13 +60,20 @@ def _loop(ctx: ctxrules.Context, sizes: list[int], pin_at: int) -> tuple[int, in
     return compactions, missing
 
 
+#: No rules: the history is sent whole, so at 16k it is compacted on almost every turn (the
+#: default spec's sizes shrink at 16k and it compacts rarely).
+NO_RULES = "version = 1\nrules = []\n"
+
+
 def test_a_pinned_rule_is_in_every_request_across_ten_compactions() -> None:
     """The must-show: a rule pinned mid-session is sent verbatim through ten compactions and more."""
-    pinned, missing = _loop(ctxrules.Context(model="gpt-4o", window=16_000), [900] * 40, 2)
+    pinned, missing = _loop(
+        ctxrules.Context(NO_RULES, model="gpt-4o", window=16_000), [900] * 40, 2
+    )
     assert pinned >= 10
     assert missing == 0
     # The same loop unpinned loses the rule: the test measures the pin, not the window.
-    ctx = ctxrules.Context(model="gpt-4o", window=16_000)
+    ctx = ctxrules.Context(NO_RULES, model="gpt-4o", window=16_000)
     ctx.pin = lambda _node_id=None: ""  # type: ignore[method-assign,assignment]
     _, lost = _loop(ctx, [900] * 40, 2)
     assert lost > 10
