@@ -230,6 +230,11 @@ class Context:
             self._keeper, self.session = _unwrap(
                 open_session(opened, session, self.engine, created_at=clock()), ConfigError
             )
+            restored = self.engine.states.get(session)
+            if restored is not None and restored.by_id:
+                # The stored commit's originals were offloaded by the process that made it:
+                # the next offload visits what changed since, not the whole history.
+                self.recall.last = next(iter(restored.by_id.values()))
 
     def _check_room(self) -> None:
         # A window the system prompt and tool schemas fill alone could only send cut requests.

@@ -22,6 +22,9 @@ from ctxrules.store.nodes import Edge, NodeTable
 
 T = TypeVar("T")
 
+#: Nodes read one by one before the rest are read in one pass (a walk, not a turn).
+WALK_AFTER = 512
+
 
 class NodeRead(Protocol):
     """Runs a read of the node table in a transaction of its own; a failure raises `LazyReadFailed`."""
@@ -39,13 +42,14 @@ class StoredGraph:
     them all in one pass. A read that fails raises `LazyReadFailed`.
     """
 
-    __slots__ = ("_edges", "_ids", "_nodes", "_read", "session_id", "size")
+    __slots__ = ("_edges", "_found", "_ids", "_nodes", "_read", "_whole", "session_id", "size")
 
     def __init__(self, read: NodeRead, session_id: str, size: int) -> None:
         self._read, self.session_id, self.size = read, session_id, size
         self._nodes: dict[str, Call | None] = {}
         self._edges: dict[tuple[Edge, str], PVector[str] | None] = {}
         self._ids: list[str] | None = None
+        self._found, self._whole = 0, False
 
     def node(self, node_id: str) -> Call | None:
         """The stored node with this id (None if the session held none when opened)."""
@@ -53,6 +57,12 @@ class StoredGraph:
             return self._nodes[node_id]
         if not isinstance(node_id, str):
             return None
+        if self._whole:
+            return None
+        if self._found >= WALK_AFTER:
+            # A walk over many nodes: read them all in one pass rather than one by one.
+            self.every_node()
+            return self._nodes.get(node_id)
         stored = self._read("read_node", lambda t: t.stored(self.session_id, node_id))
         call = None
         if stored is not None and stored.seq < self.size:
@@ -61,6 +71,7 @@ class StoredGraph:
                 why = made if isinstance(made, str) else f"the row holds node {made.id!r}"
                 raise LazyReadFailed(CorruptRecord("node", node_id, why))
             call = made
+            self._found += 1
         self._nodes[node_id] = call
         return call
 
@@ -89,7 +100,7 @@ class StoredGraph:
 
     def every_node(self) -> list[str]:
         """Every stored node's id in seq order, each node read in one pass (for a whole walk)."""
-        if len(self._nodes) < self.size:
+        if not self._whole:
             rows = self._read("read_graph", lambda t: list(t.scan(self.session_id)))
             for node_id, seq, record in rows:
                 if seq < self.size and node_id not in self._nodes:
@@ -97,6 +108,7 @@ class StoredGraph:
                     if isinstance(made, str):
                         raise LazyReadFailed(CorruptRecord("node", node_id, made))
                     self._nodes[node_id] = made
+            self._whole = True
         return self.ids()
 
     def _edge_keys(self, edge: Edge) -> list[str]:
