@@ -84,13 +84,11 @@ def load_references(rows: Rows, session_id: str) -> tuple[str, ReferenceTracker]
     head = rows.one("SELECT head FROM ref_heads WHERE session_id = ?", (session_id,))
     if head is None:
         return None
+    rows_read = rows.all("SELECT word, sources FROM refs WHERE session_id = ?", (session_id,))
+    # One parse of every row's list (a JSON array of arrays) rather than one per row.
+    lists = json.loads("[" + ",".join(str(row[1]) for row in rows_read) + "]")
     index = Map(
-        {
-            str(word): pvector(str(s) for s in json.loads(sources))
-            for word, sources in rows.all(
-                "SELECT word, sources FROM refs WHERE session_id = ?", (session_id,)
-            )
-        }
+        {str(row[0]): pvector(map(str, ids)) for row, ids in zip(rows_read, lists, strict=True)}
     )
     cited = Map(
         {

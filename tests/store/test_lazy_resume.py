@@ -156,3 +156,23 @@ def test_a_damaged_chunk_read_on_demand_is_a_store_failure(tmp_path: Path) -> No
             ctx.openai()
     finally:
         ctx.close()
+
+
+def test_a_reply_to_the_first_request_after_a_resume_visits_no_old_item(tmp_path: Path) -> None:
+    """The resumed request reuses the stored commit; offloading after its reply visits nothing old."""
+    agent, path, clock = _agent(), str(tmp_path / "agent.sqlite"), [0.0]
+    _run(agent, path, clock, range(40), small=True)
+    ctx = agent._context(path, clock)
+    try:
+        request = ctx.openai()
+        assert ctx.last is not None
+        assert ctx.last.decision_path[0] == "generate_commit"
+        ctx.close()
+        ctx = agent._context(path, clock)
+        assert ctx.openai() == request
+        assert ctx.last is not None
+        assert ctx.last.decision_path[0] == "reuse_commit"
+        ctx.record(agent._reply(40, request))
+        assert ctx.recall.visited == 0, "the offload walked the resumed commit's items"
+    finally:
+        ctx.close()
