@@ -4,12 +4,16 @@ One turn is what an agent loop does per model call: add the user's message, reco
 response with a tool call, add the tool's result, build the next ``openai()`` request;
 with a store, each of those calls is one transaction. The session is first filled to 1k,
 10k or 100k messages (100k is `bench_large`). ``extra_info`` keeps what a turn wrote (the
-commit objects' rows and bytes of the last turn), and the resume benchmark
-opens the stored session in a new `Context` and builds its next request.
+commit objects' rows and bytes of the last turn), and the resume benchmarks open the
+stored session in a new `Context` and build its next request: in this process, and in a
+fresh one (``resume_process.py``), where its CPU time and peak memory are set beside
+what the whole history occupies in memory once read.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -165,3 +169,41 @@ def test_context_resume(
     request = benchmark.pedantic(resume, rounds=3 if size < 100_000 else 1, iterations=1)
     benchmark.extra_info.update(kind=f"context_resume_{backend}", size=size)
     assert request["messages"] == expected["messages"]
+
+
+def _fresh(store: str, *flags: str) -> dict[str, object]:
+    """One run of ``resume_process.py`` in a new interpreter: its JSON line."""
+    script = Path(__file__).with_name("resume_process.py")
+    ran = subprocess.run(  # noqa: S603 - our own script, with this interpreter
+        [sys.executable, str(script), store, *flags],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found: dict[str, object] = json.loads(ran.stdout.splitlines()[-1])
+    return found
+
+
+def test_resume_in_a_fresh_process(
+    benchmark: Any, loops: Callable[[str, int], Loop], size: int, tmp_path: Path
+) -> None:
+    """A new process resumes the stored session: the same request, at most twice the history's memory."""
+    loop = loops("sqlite", size)
+    expected = tmp_path / "expected.json"
+    expected.write_text(json.dumps(loop.ctx.openai()["messages"]))
+    store, now = str(loop.url), f"{1_000.0 + loop.turn}"
+    resumed = benchmark.pedantic(
+        lambda: _fresh(store, "--expected", str(expected), "--now", now), rounds=1, iterations=1
+    )
+    traced = _fresh(store, "--trace", "--now", now)
+    history = _fresh(store, "--history", "--trace")
+    benchmark.extra_info.update(
+        kind="resume_fresh_process_sqlite",
+        size=size,
+        resume_cpu_s=resumed["cpu"],
+        resume_peak_mib=resumed["peak_mib"],
+        resume_traced_peak_mib=traced["traced_mib"],
+        history_traced_mib=history["traced_mib"],
+    )
+    assert resumed["same"] is True
+    assert float(traced["traced_mib"]) <= 2 * float(history["traced_mib"])  # type: ignore[arg-type]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, islice
 from typing import TYPE_CHECKING, overload
 
@@ -37,6 +37,63 @@ class Chunk(tuple["ContextItem", ...]):  # noqa: SLOT001
 _Chunk = Chunk
 
 
+class LazyChunk(Sequence["ContextItem"]):
+    """A chunk not read yet: its length, what it is read by, and the source that reads it.
+
+    A store passes one in for each chunk of a commit it reads back, so a resumed session
+    reads only the chunks a turn touches. The first access reads the chunk once; every
+    vector sharing this placeholder shares what was read (a cache: the source gives back
+    exactly the chunk that was written, or raises).
+    """
+
+    __slots__ = ("_chunk", "_load", "key", "size")
+
+    def __init__(self, key: str, size: int, load: Callable[[], Chunk]) -> None:
+        self.key, self.size, self._load = key, size, load
+        self._chunk: Chunk | None = None
+
+    def chunk(self) -> Chunk:
+        """The chunk, read from the source on the first call."""
+        if self._chunk is None:
+            chunk = self._load()
+            if len(chunk) != self.size:
+                msg = f"chunk {self.key[:12]} holds {len(chunk)} items, expected {self.size}"
+                raise ValueError(msg)
+            self._chunk = chunk
+        return self._chunk
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the chunk has been read."""
+        return self._chunk is not None
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, index: int) -> ContextItem: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[ContextItem, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> ContextItem | tuple[ContextItem, ...]:
+        return self.chunk()[index]
+
+    def __iter__(self) -> Iterator[ContextItem]:
+        return iter(self.chunk())
+
+    def __repr__(self) -> str:
+        return f"LazyChunk({self.key[:12]!r}, {self.size}, loaded={self.loaded})"
+
+
+#: What an `ItemVector` keeps per chunk number: a chunk, or a placeholder read when touched.
+AnyChunk = Chunk | LazyChunk
+
+
+def _read(chunk: AnyChunk) -> Chunk:
+    return chunk if type(chunk) is _Chunk else chunk.chunk()  # type: ignore[union-attr]
+
+
 class ItemVector(Sequence["ContextItem"]):
     """An immutable sequence of items: tuples of `CHUNK` items in a HAMT by chunk number.
 
@@ -52,8 +109,8 @@ class ItemVector(Sequence["ContextItem"]):
 
     __slots__ = ("_chunks", "_length")
 
-    def __init__(self, chunks: Map[int, _Chunk] | None = None, length: int = 0) -> None:
-        self._chunks: Map[int, _Chunk] = chunks if chunks is not None else Map()
+    def __init__(self, chunks: Map[int, AnyChunk] | None = None, length: int = 0) -> None:
+        self._chunks: Map[int, AnyChunk] = chunks if chunks is not None else Map()
         self._length = length
 
     @classmethod
@@ -90,14 +147,14 @@ class ItemVector(Sequence["ContextItem"]):
         if not 0 <= index < self._length:
             msg = "ItemVector index out of range"
             raise IndexError(msg)
-        return self._chunks[index >> _SHIFT][index & (CHUNK - 1)]
+        return _read(self._chunks[index >> _SHIFT])[index & (CHUNK - 1)]
 
     def _between(self, start: int, stop: int) -> Iterator[ContextItem]:
         """The items from ``start`` to ``stop``, chunk by chunk."""
         if start >= stop:
             return iter(())
         first, last = start >> _SHIFT, (stop - 1) >> _SHIFT
-        chunks = (self._chunks[n] for n in range(first, last + 1))
+        chunks = (_read(self._chunks[n]) for n in range(first, last + 1))
         return islice(
             chain.from_iterable(chunks), start - (first << _SHIFT), stop - (first << _SHIFT)
         )
@@ -136,18 +193,18 @@ class ItemVector(Sequence["ContextItem"]):
             return
         for number in range(start >> _SHIFT, ((stop - 1) >> _SHIFT) + 1):
             base = number << _SHIFT
-            yield self._chunks[number], max(start - base, 0), min(stop - base, CHUNK)
+            yield _read(self._chunks[number]), max(start - base, 0), min(stop - base, CHUNK)
 
     def _chunk_list(self) -> list[_Chunk]:
+        return [_read(self._chunks[n]) for n in range(len(self._chunks))]
+
+    def chunks(self) -> list[AnyChunk]:
+        """The chunks in order, each full but the last (what a store keeps apart); unread ones as they are."""
         return [self._chunks[n] for n in range(len(self._chunks))]
 
-    def chunks(self) -> list[Chunk]:
-        """The chunks in order: every one full but the last (what a store keeps apart)."""
-        return self._chunk_list()
-
     @classmethod
-    def from_chunks(cls, chunks: Sequence[Chunk]) -> ItemVector:
-        """The vector of these chunks, shared as they are; each full but the last.
+    def from_chunks(cls, chunks: Sequence[AnyChunk]) -> ItemVector:
+        """The vector of these chunks (or placeholders), shared as they are; each full but the last.
 
         >>> v = ItemVector.of(range(70))  # type: ignore[arg-type]
         >>> ItemVector.from_chunks(v.chunks()) == v
@@ -189,7 +246,7 @@ class ItemVector(Sequence["ContextItem"]):
             by_chunk.setdefault(position >> _SHIFT, []).append((position & (CHUNK - 1), item))
         chunks = self._chunks.mutate()
         for number, replaced in by_chunk.items():
-            chunk = list(self._chunks[number])
+            chunk = list(_read(self._chunks[number]))
             for offset, item in replaced:
                 chunk[offset] = item
             chunks.set(number, Chunk(chunk))

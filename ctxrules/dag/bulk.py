@@ -82,6 +82,23 @@ def _fast_call(record: Mapping[str, object], seq: int) -> Call | None:
     return call
 
 
+def record_call(record: object, seq: int) -> Call | str:
+    """The call a stored JSON record holds, given its seq, or what `call_from_json` says is wrong.
+
+    >>> record_call({"id": "u", "role": "user", "output": "hi"}, 0).output
+    'hi'
+    """
+    call = _fast_call(record, seq) if isinstance(record, dict) else None
+    if call is None:
+        # The full reader names exactly what is wrong, or reads what the fast one would not.
+        parsed = call_from_json(record, seq + 1)
+        if isinstance(parsed, Failure):
+            return str(parsed.failure().message)
+        call = parsed.unwrap()
+        _SET(call, "seq", seq)
+    return call
+
+
 def graph_from_records(
     records: Iterable[tuple[str, int, object]],
 ) -> Result[Graph, tuple[str, str]]:
@@ -104,14 +121,9 @@ def graph_from_records(
     for row_id, seq, record in records:
         if seq != len(order):
             return Failure((row_id, f"seq {seq}, expected {len(order)}"))
-        call = _fast_call(record, seq) if isinstance(record, dict) else None
-        if call is None:
-            # The full reader names exactly what is wrong, or reads what the fast one would not.
-            parsed = call_from_json(record, seq + 1)
-            if isinstance(parsed, Failure):
-                return Failure((row_id, parsed.failure().message))
-            call = parsed.unwrap()
-            _SET(call, "seq", seq)
+        call = record_call(record, seq)
+        if isinstance(call, str):
+            return Failure((row_id, call))
         problem = new_node_problem(call, nodes)
         if problem is not None:
             return Failure((row_id, problem.message))

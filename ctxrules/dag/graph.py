@@ -21,9 +21,15 @@ from ctxrules.dag.errors import (
     UnknownReads,
 )
 from ctxrules.dag.ids import EMPTY_IDS, IdVector, id_vector
+from ctxrules.dag.layered import Layered, LayeredIds
 from ctxrules.dag.payload import freeze
 
 _EMPTY: PVector[str] = pvector()
+
+#: Nodes by id: a HAMT, or over a store's nodes read on demand (a resumed session).
+NodeMap = Map[str, Call] | Layered[str, Call]
+#: Ids by the id they hang from (predecessor or caller), in seq order.
+EdgeIndex = Map[str, PVector[str]] | Layered[str, PVector[str]]
 
 
 @attrs.frozen
@@ -34,14 +40,15 @@ class Graph:
     (``order[seq]`` is the node id), ``roots`` lists nodes with neither edge. The maps are
     HAMTs and ``order`` a chunked vector: an append's new versions are a few small objects,
     where a flat persistent map or vector is one object the cyclic GC walks whole each time
-    it meets a new, young version.
+    it meets a new, young version. A store resuming a long session passes `Layered` maps
+    and `LayeredIds` instead: its nodes and edges are read when first touched.
     """
 
-    nodes: Map[str, Call] = attrs.field(factory=Map)
-    children: Map[str, PVector[str]] = attrs.field(factory=Map)
-    callees: Map[str, PVector[str]] = attrs.field(factory=Map)
+    nodes: NodeMap = attrs.field(factory=Map)
+    children: EdgeIndex = attrs.field(factory=Map)
+    callees: EdgeIndex = attrs.field(factory=Map)
     roots: PVector[str] = _EMPTY
-    order: IdVector = attrs.field(default=EMPTY_IDS, converter=id_vector)
+    order: IdVector | LayeredIds = attrs.field(default=EMPTY_IDS, converter=id_vector)
 
     def __len__(self) -> int:
         return len(self.order)

@@ -9,6 +9,8 @@ from typing import overload
 from immutables import Map
 from pyrsistent import PVector, pvector
 
+from ctxrules.dag.layered import LayeredIds
+
 #: Ids per chunk: an append copies the open chunk, at most this many references.
 CHUNK = 64
 _SHIFT = 6
@@ -130,6 +132,6 @@ class IdVector(Sequence[str]):
 EMPTY_IDS = IdVector()
 
 
-def id_vector(ids: Sequence[str] | Iterable[str]) -> IdVector:
-    """Any iterable of ids as an `IdVector` (one passes through as it is)."""
-    return ids if isinstance(ids, IdVector) else IdVector.of(ids)
+def id_vector(ids: Sequence[str] | Iterable[str]) -> IdVector | LayeredIds:
+    """Any iterable of ids as an `IdVector` (one, or a `LayeredIds`, passes through as it is)."""
+    return ids if isinstance(ids, IdVector | LayeredIds) else IdVector.of(ids)

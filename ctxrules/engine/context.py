@@ -8,13 +8,14 @@ injectable ``clock``), keeps the session in a store when given one, and raises a
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import os
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Self, TypeVar
+from typing import ParamSpec, Self, TypeVar
 
 import attrs
 from returns.result import Failure, Result
@@ -39,6 +40,7 @@ from ctxrules.spec import load_spec
 from ctxrules.spec.builtin import find_spec
 from ctxrules.spec.recall import RecallOptions, recall_options
 from ctxrules.spec.source import SpecSource
+from ctxrules.store.errors import LazyReadFailed
 from ctxrules.store.protocol import Store
 from ctxrules.store.url import open_store, parse_store_url
 from ctxrules.tokens import Tokenizer, default_tokenizer, real_context_window, tools_schema_tokens
@@ -88,6 +90,22 @@ def _unwrap(result: Result[T, object], error: type[ContextError]) -> T:
     if isinstance(result, Failure):
         raise error(result.failure())
     return result.unwrap()
+
+
+P = ParamSpec("P")
+
+
+def _reads_store(method: Callable[P, T]) -> Callable[P, T]:
+    """``method`` with a failed on-demand read of a resumed session raised as `StoreFailed`."""
+
+    @functools.wraps(method)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(*args, **kwargs)
+        except LazyReadFailed as err:
+            raise StoreFailed(err.error) from None
+
+    return call
 
 
 def _source(spec: SpecSource) -> SpecSource:
@@ -212,6 +230,11 @@ class Context:
             self._keeper, self.session = _unwrap(
                 open_session(opened, session, self.engine, created_at=clock()), ConfigError
             )
+            restored = self.engine.states.get(session)
+            if restored is not None and restored.by_id:
+                # The stored commit's originals were offloaded by the process that made it:
+                # the next offload visits what changed since, not the whole history.
+                self.recall.last = next(iter(restored.by_id.values()))
 
     def _check_room(self) -> None:
         # A window the system prompt and tool schemas fill alone could only send cut requests.
@@ -246,6 +269,7 @@ class Context:
 
     # -- adding to the session ---------------------------------------------------------------
 
+    @_reads_store
     def add(self, *messages: object) -> None:
         """Add messages (OpenAI, Anthropic or ``{"role", "content"}`` dicts, or SDK objects).
 
@@ -265,6 +289,7 @@ class Context:
         finally:
             self._store()
 
+    @_reads_store
     def add_tool_result(self, call_id: str, output: object, *, is_error: bool = False) -> None:
         """Record what the tool call ``call_id`` returned."""
         self._result(call_id, output, is_error=is_error)
@@ -330,6 +355,7 @@ class Context:
 
     # -- one LLM call ------------------------------------------------------------------------
 
+    @_reads_store
     def prepare(self) -> TurnPrep:
         """Run the pipeline for the head and keep the result; `openai` and `anthropic` call it."""
         if self.session.head is None:
@@ -366,6 +392,7 @@ class Context:
         request = anthropic_request(self.model, prep.system, prep.messages, self._tools, max_tokens)
         return {**request, **extra}
 
+    @_reads_store
     def record(self, response: object) -> Reply:
         """Add the response's reply and tool calls, and record its usage against the request."""
         read = read_response(response)
@@ -386,6 +413,7 @@ class Context:
 
     # -- the recall tools --------------------------------------------------------------------
 
+    @_reads_store
     def answer_recall(self, call: object) -> str | None:
         """Answer a ``recall`` or ``search_history`` call and add the answer as its tool result.
 
@@ -442,6 +470,7 @@ class Context:
 
     # -- pins ------------------------------------------------------------------------------
 
+    @_reads_store
     def pin(self, node_id: str | None = None) -> str:
         """Keep a message whole in every request from the next on: the task, a standing rule.
 
@@ -453,6 +482,7 @@ class Context:
         self.engine.pin(self.session.session_id, node)
         return node
 
+    @_reads_store
     def unpin(self, node_id: str) -> None:
         """Let the rules treat this message like any other again, from the next request on."""
         self.engine.pin(self.session.session_id, self._node(node_id), pinned=False)

@@ -22,6 +22,7 @@ from ctxrules.generation.generate import item_for
 from ctxrules.rules import ReferenceTracker
 from ctxrules.store.errors import StoreError
 from ctxrules.store.protocol import Store
+from ctxrules.store.references import ReferencesWrite
 from ctxrules.store.turn import Completion, TurnWrite, TurnWritten
 from ctxrules.tokens.usage import UsageState
 
@@ -46,6 +47,8 @@ class Keeper:
     #: What the last flush wrote (rows and bytes of commit objects), for the tests.
     last_written: TurnWritten | None = None
     saved_usage: UsageState | None = None
+    #: The reference tracker last kept, so a turn writes only what its observation changed.
+    saved_references: ReferenceTracker | None = None
 
     def append(self, node_id: str) -> None:
         """Note a node just appended to the session; stored at the next flush."""
@@ -66,11 +69,15 @@ class Keeper:
         )
         moved = (self.head, session.head) if session.head not in (None, self.head) else None
         fresh = self._fresh(state, head) if state is not None and head is not None else []
-        usage = None
+        usage = references = None
         if state is not None:
             hold = state.hold.until if state.hold is not None else None
             usage = attrs.evolve(state.usage, hold_until=hold)
             usage = None if usage == self.saved_usage else usage
+            if state.observed_head is not None:
+                references = ReferencesWrite.of(
+                    state.references, state.observed_head, self.saved_references
+                )
         turn = TurnWrite(
             self.session_id,
             nodes=tuple(graph.nodes[i] for i in self.pending),
@@ -78,6 +85,7 @@ class Keeper:
             head=moved,
             commits=tuple(fresh),
             usage=usage,
+            references=references,
         )
         if turn.empty:
             return Success(None)
@@ -89,6 +97,8 @@ class Keeper:
         self.head = session.head
         self.saved_commits.update(c.id for c in fresh)
         self.saved_usage = usage or self.saved_usage
+        if state is not None and references is not None:
+            self.saved_references = state.references
         return Success(None)
 
     def _fresh(self, state: SessionState, head: str) -> list[ContextCommit]:
@@ -109,7 +119,10 @@ def open_session(
 ) -> Result[tuple[Keeper, Session], StoreError]:
     """The stored session (its engine state restored) or a new one, and its keeper.
 
-    Reads the graph, the head, the last stored commit and the usage: not every commit.
+    Reads the head, the last stored commit's header and tree, the usage and the kept
+    reference tracker: the graph's nodes and the commit's chunks are read when first
+    touched (`Store.resume_session`, ``last_commit(lazy=True)``), so opening a long session
+    costs what its next requests touch, not its history.
     """
     listed = store.list_sessions()
     if isinstance(listed, Failure):
@@ -117,31 +130,44 @@ def open_session(
     if session_id not in {info.id for info in listed.unwrap()}:
         created = store.create_session(session_id, created_at=created_at)
         return created.map(lambda _: (Keeper(store, session_id), Session(session_id)))
-    loaded = store.load_session(session_id)
-    last = store.last_commit(session_id)
+    loaded = store.resume_session(session_id)
+    last = store.last_commit(session_id, lazy=True)
     for result in (loaded, last):
         if isinstance(result, Failure):
             return Failure(result.failure())
     session = loaded.unwrap()
     commit = last.unwrap()
     stored = [commit] if commit is not None else []
-    engine.states[session_id] = restored_state(session, stored, store.load_usage(session_id))
+    kept = store.load_references(session_id)
+    state = restored_state(session, stored, store.load_usage(session_id), kept)
+    engine.states[session_id] = state
     keeper = Keeper(store, session_id, {c.id for c in stored}, session.head)
+    if kept is not None and kept[1] is state.references:
+        keeper.saved_references = state.references
     return Success((keeper, session))
 
 
-def restored_state(session: Session, commits: list[ContextCommit], usage: object) -> SessionState:
-    """The engine's state of a session rebuilt from its stored commits and usage.
+def restored_state(
+    session: Session,
+    commits: list[ContextCommit],
+    usage: object,
+    kept: tuple[str, ReferenceTracker] | None = None,
+) -> SessionState:
+    """The engine's state of a session rebuilt from its stored commits, usage and tracker.
 
-    The reference map is read again from the branch up to the last prepared head, which
-    is what the engine had observed turn by turn.
+    The reference map is the one kept with the session when it was observed up to the
+    last prepared head; else (a store written before it was kept) it is read again from
+    the branch up to that head, which is what the engine had observed turn by turn.
     """
     by_id = Map({c.id: c for c in commits})
     # Stored parents first: a compacted commit replaces its head's.
     by_head = Map({c.head_node_id: c for c in commits if c.head_node_id is not None})
     last = commits[-1].head_node_id if commits else None
-    observed = branch(session.graph, last) if last is not None else ()
-    references = ReferenceTracker().observe(item_for(call, 0) for call in observed)
+    if kept is not None and kept[0] == last:
+        references = kept[1]
+    else:
+        observed = branch(session.graph, last) if last is not None else ()
+        references = ReferenceTracker().observe(item_for(call, 0) for call in observed)
     state = SessionState(commits=by_head, by_id=by_id, references=references)
     if not isinstance(usage, type(state.usage)):
         return attrs.evolve(state, observed_head=last, head=last)

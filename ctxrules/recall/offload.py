@@ -47,7 +47,12 @@ def changed_positions(before: ContextCommit | None, commit: ContextCommit) -> Se
     >>> from ctxrules.commit import ContextItem
     >>> changed_positions(None, ContextCommit("s")) is None
     True
+    >>> c = ContextCommit("s"); changed_positions(c, c)
+    ()
     """
+    if before is commit:
+        # The same request again (a resumed session's first one reuses the stored commit).
+        return ()
     if before is None or commit.replaced is None or commit.parent_ids != (before.id,):
         return None
     return sorted({*commit.replaced, *range(len(before.items), len(commit.items))})

@@ -151,6 +151,19 @@ def item_text(item: ContextItem) -> str:
 
 
 @attrs.frozen
+class TrackerChanges:
+    """What one `ReferenceTracker.observe` changed: what a store writes to keep the tracker.
+
+    ``words`` were set or dropped in the index, ``cited`` newly cited; ``base`` is the
+    `id` of the tracker observed from (a writer that kept that tracker writes only these).
+    """
+
+    words: frozenset[str]
+    cited: tuple[str, ...]
+    base: int
+
+
+@attrs.frozen
 class ReferenceTracker:
     """Incremental reference map: feed items in order; ``cited`` holds ids a later item mentions.
 
@@ -158,11 +171,13 @@ class ReferenceTracker:
     against earlier items' distinctive substrings), so each new item costs its own length.
     ``index`` and ``cited`` (a set: its keys) are HAMTs (``immutables.Map``): they grow
     with the session, and each turn's new version is a few small nodes rather than one
-    large object for the cyclic GC to walk.
+    large object for the cyclic GC to walk. ``changes`` says what the last `observe`
+    changed (so a store keeps the tracker writing only that).
     """
 
     index: Map[str, PVector[str]] = attrs.field(factory=Map)
     cited: Map[str, None] = attrs.field(factory=Map)
+    changes: TrackerChanges | None = attrs.field(default=None, eq=False, repr=False)
 
     def observe(self, items: Iterable[ContextItem]) -> ReferenceTracker:
         """The tracker after reading ``items`` (newest last).
@@ -173,6 +188,8 @@ class ReferenceTracker:
         ['n1']
         """
         index, cited = self.index, self.cited
+        touched: set[str] = set()
+        newly: list[str] = []
         for item in items:
             text = item_text(item)
             # One scan for words per item: its substrings are both what it may mention and
@@ -186,12 +203,17 @@ class ReferenceTracker:
                 for source in sources:
                     if source != item.source_node_id and source not in cited:
                         cited = cited.set(source, None)
+                        newly.append(source)
                 # Each substring marks its items once; later mentions find nothing to do.
                 index = index.delete(word)
+                touched.add(word)
             if item.source_node_id in cited:
                 continue
             for substring in distinct:
                 index = index.set(
                     substring, index.get(substring, pvector()).append(item.source_node_id)
                 )
-        return ReferenceTracker(index, cited)
+                touched.add(substring)
+        return ReferenceTracker(
+            index, cited, TrackerChanges(frozenset(touched), tuple(newly), id(self))
+        )

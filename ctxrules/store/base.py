@@ -8,22 +8,26 @@ runs its full-text SQL, and `blob_column` says where it keeps an original's text
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import ClassVar, Self
 
 from pyrsistent import pset
 from returns.result import Failure, Result, Success
 
-from ctxrules.commit import ContextCommit
+from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.dag import Call, Graph, Session, Status, graph_to_jsonl
+from ctxrules.rules.references import ReferenceTracker
 from ctxrules.store import heads, nodes, objects, sessions, snapshot
 from ctxrules.store import search as hits
 from ctxrules.store.blobs import BlobColumn, get_blob, put_blob, session_blobs
-from ctxrules.store.errors import StoreError
+from ctxrules.store.errors import LazyReadFailed, StoreError
+from ctxrules.store.nodes import NodeTable
+from ctxrules.store.references import load_references
 from ctxrules.store.rows import Rows
 from ctxrules.store.search import SearchHit
 from ctxrules.store.sessions import SessionInfo
+from ctxrules.store.stored_graph import StoredGraph
 from ctxrules.store.turn import TurnWrite, TurnWritten
 from ctxrules.store.tx import FreshWork, T, Tx, Work, reading, writing
 from ctxrules.tokens.usage import UsageState
@@ -148,6 +152,37 @@ class StoreBase(abc.ABC):
 
         return self._transaction("load_session", reading(session_id, work), write=False)
 
+    def resume_session(
+        self, session_id: str, head_name: str = "main"
+    ) -> Result[Session, StoreError]:
+        """The session as `load_session` gives it, its stored nodes and edges read when first touched.
+
+        One read takes the head, the node count, the running nodes and the roots (each by
+        index); a node or an edge list is read, in a read of its own, when the session
+        first asks for it, and a walk of every node reads them all in one pass. A read
+        that fails then raises `LazyReadFailed`.
+        """
+
+        def work(tx: Tx) -> Result[Session, StoreError]:
+            head = heads.get_head(tx.rows, session_id, head_name)
+            row = tx.rows.one(
+                "SELECT coalesce(max(seq), -1) + 1 FROM nodes WHERE session_id = ?", (session_id,)
+            )
+            size = int(row[0]) if row is not None else 0
+            running = tx.nodes.marked(session_id, "running", size)
+            roots = tx.nodes.marked(session_id, "roots", size)
+            graph = StoredGraph(self._read_nodes, session_id, size).graph(roots)
+            return Success(Session(session_id, graph, head, pset(running)))
+
+        return self._transaction("resume_session", reading(session_id, work), write=False)
+
+    def _read_nodes(self, operation: str, work: Callable[[NodeTable], T]) -> T:
+        """``work`` on the node table in a read of its own (a resumed graph's source)."""
+        read = self._transaction(operation, lambda tx: Success(work(tx.nodes)), write=False)
+        if isinstance(read, Failure):
+            raise LazyReadFailed(read.failure())
+        return read.unwrap()
+
     def save_session(
         self,
         session: Session,
@@ -221,14 +256,33 @@ class StoreBase(abc.ABC):
         )
         return self._transaction("commits_for", work, write=False)
 
-    def last_commit(self, session_id: str) -> Result[ContextCommit | None, StoreError]:
-        """The session's most recently stored commit (what a resumed engine starts from)."""
-        work = reading(session_id, lambda tx: objects.CommitReader(tx.rows).last(session_id))
-        read = self._transaction("last_commit", work, write=False)
-        commit = read.value_or(None)
-        if commit is not None:
-            self._known.update(objects.object_digests(commit.items))
-        return read
+    def last_commit(
+        self, session_id: str, *, lazy: bool = False
+    ) -> Result[ContextCommit | None, StoreError]:
+        """The session's most recently stored commit (what a resumed engine starts from).
+
+        With ``lazy`` only its header and tree are read: each 64-item chunk is read from the
+        store when first touched (its items hashed and compared), so a resumed session reads
+        what its next requests show. A chunk that cannot be read then raises `LazyReadFailed`.
+        """
+        source = self._read_items if lazy else None
+
+        def work(tx: Tx) -> Result[tuple[ContextCommit | None, list[str]], StoreError]:
+            reader = objects.CommitReader(tx.rows, source=source)
+            return reader.last(session_id).map(lambda commit: (commit, list(reader.digests())))
+
+        read = self._transaction("last_commit", reading(session_id, work), write=False)
+        if isinstance(read, Success):
+            self._known.update(read.unwrap()[1])
+        return read.map(lambda found: found[0])
+
+    def _read_items(self, digests: Sequence[str]) -> Mapping[str, ContextItem]:
+        """The stored items with these digests, in a read of their own (a lazy chunk's source)."""
+        work = lambda tx: Success(objects.CommitReader(tx.rows).read_items(digests))  # noqa: E731
+        read = self._transaction("read_chunk", work, write=False)
+        if isinstance(read, Failure):
+            raise LazyReadFailed(read.failure())
+        return read.unwrap()
 
     def get_head(self, session_id: str, name: str = "main") -> Result[str | None, StoreError]:
         """The node id a head points at, or None if the session has no such head."""
@@ -295,6 +349,11 @@ class StoreBase(abc.ABC):
     def save_usage(self, session_id: str, usage: UsageState) -> None:
         """Best-effort `put_usage` for the engine's `UsageStore` protocol: a failure is dropped."""
         self.put_usage(session_id, usage)
+
+    def load_references(self, session_id: str) -> tuple[str, ReferenceTracker] | None:
+        """The reference tracker kept with the session and the head it was observed up to, or None."""
+        work = lambda tx: Success(load_references(tx.rows, session_id))  # noqa: E731
+        return self._transaction("load_references", work, write=False).value_or(None)
 
     def load_usage(self, session_id: str) -> UsageState | None:
         """The saved usage of a session, or None if there is none or it cannot be read."""

@@ -211,6 +211,18 @@ class DamagedRow(Exception):
         self.table, self.key, self.reason = table, key, reason
 
 
+class LazyReadFailed(Exception):
+    """Raised when a part of a resumed session read on demand (a commit's chunk, a node) cannot be read.
+
+    A closed store, or a row changed outside ctxrules.
+    ``error`` is the store's `StoreError`. `Context` turns it into a `StoreFailed`.
+    """
+
+    def __init__(self, error: StoreError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
 def row_json(data: object, table: str, key: str) -> object:
     """The JSON value stored in a row, or `DamagedRow` naming the row and what is wrong.
 

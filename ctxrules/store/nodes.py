@@ -8,7 +8,7 @@ function runs inside the caller's transaction, with the session held for writing
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -34,6 +34,11 @@ from ctxrules.store.rows import Rows, in_batches, placeholders
 
 #: The fields a completion may change; every other field of a stored node is fixed.
 COMPLETED = ("output", "status", "seq")
+#: The two edges a node hangs by, as `NodeTable.edge_ids` names them, and their record fields.
+Edge = Literal["children", "callees"]
+EDGES: dict[str, str] = {"children": "predecessor", "callees": "caller"}
+#: The node sets a table finds by partial index.
+Mark = Literal["running", "roots"]
 
 
 @attrs.frozen
@@ -63,6 +68,18 @@ class NodeTable(Protocol):
 
     def scan(self, session_id: str) -> Iterable[tuple[str, int, object]]:
         """Every node's id, seq and JSON record (seq included), in seq order."""
+        ...
+
+    def edge_ids(self, session_id: str, edge: Edge, node_id: str, below: int) -> list[str]:
+        """Ids of the nodes under seq ``below`` whose ``edge`` is ``node_id``, in seq order."""
+        ...
+
+    def marked(self, session_id: str, mark: Mark, below: int) -> list[str]:
+        """Ids of the session's running nodes, or its roots, under seq ``below``."""
+        ...
+
+    def ids(self, session_id: str, below: int) -> list[str]:
+        """The session's node ids under seq ``below``, in seq order."""
         ...
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import attrs
 from pyrsistent import pmap, pset
@@ -23,9 +23,11 @@ from returns.result import Failure, Result, Success
 
 from ctxrules.canonical import canonical_json
 from ctxrules.commit import ContextCommit, ContextItem, commit_from_json
-from ctxrules.commit.commit import chunks_digest
+from ctxrules.commit.commit import chunks_digest, digests_digest
 from ctxrules.commit.item import item_digest, stored_item
-from ctxrules.commit.vector import CHUNK, Chunk, ItemVector
+from ctxrules.commit.layout import Spans
+from ctxrules.commit.state import State
+from ctxrules.commit.vector import CHUNK, AnyChunk, Chunk, ItemVector, LazyChunk
 from ctxrules.store.errors import CorruptRecord, StoreError, UnknownCommit
 from ctxrules.store.rows import Rows, in_batches, placeholders
 
@@ -35,6 +37,9 @@ FORMAT = 2
 FANOUT = CHUNK
 #: The key under which a chunk remembers its tree digest (a pure function of its items).
 _MEMO = "store.node"
+
+#: Reads stored items by digest in a transaction of its own (how a lazy chunk is read later).
+ItemSource = Callable[[Sequence[str]], Mapping[str, ContextItem]]
 
 
 def item_row(item: ContextItem) -> str:
@@ -91,10 +96,23 @@ class Node:
     digest: str
     level: int
     children: tuple[str, ...]
-    chunk: Chunk | None = None
+    chunk: AnyChunk | None = None
 
 
-def _leaf(chunk: Chunk) -> Node:
+class StoredChunk(LazyChunk):
+    """A stored chunk not read yet: its leaf's digest (``key``) and its items' digests."""
+
+    __slots__ = ("digests",)
+
+    def __init__(self, key: str, digests: tuple[str, ...], load: Callable[[], Chunk]) -> None:
+        super().__init__(key, len(digests), load)
+        self.digests = digests
+
+
+def _leaf(chunk: AnyChunk) -> Node:
+    if isinstance(chunk, LazyChunk):
+        # A chunk a reader left unread: its leaf digest and item digests are its tree node's.
+        return Node(chunk.key, 0, chunk.digests if isinstance(chunk, StoredChunk) else (), chunk)
     # A chunk shared with an earlier vector remembers its digest: its items are not read.
     known = chunk.memo.get(_MEMO)
     if isinstance(known, str):
@@ -149,6 +167,10 @@ def header(commit: ContextCommit, root: str | None) -> str:
             "attached": sorted(commit.attached),
             "root": root,
             "length": len(commit.items),
+            # Derived from the items, kept so a reader need not read them to build the commit
+            # (each lazily read chunk is checked against them).
+            "hidden": [list(span) for span in commit.hidden or ()],
+            "summary_at": commit.summary_at,
         }
     )
 
@@ -255,9 +277,14 @@ class CommitReader:
     tree and those digests and compared.
     """
 
-    def __init__(self, rows: Rows, *, check: bool = False) -> None:
+    def __init__(
+        self, rows: Rows, *, check: bool = False, source: ItemSource | None = None
+    ) -> None:
         self.rows = rows
         self.check = check
+        #: With a source, a commit whose header keeps its layout is built from its tree
+        #: alone: each chunk is read through the source when first touched.
+        self.source = source
         self.items: dict[str, ContextItem] = {}
         self.nodes: dict[str, tuple[int, tuple[str, ...]]] = {}
         self.chunks: dict[str, Chunk] = {}
@@ -312,10 +339,21 @@ class CommitReader:
 
     def _assemble(self, fields: dict[str, object]) -> ContextCommit:
         root, length = fields["root"], fields["length"]
-        chunks = self._chunks(root) if isinstance(root, str) else []
         if root is not None and not isinstance(root, str):
             msg = "root is neither a digest nor null"
             raise TypeError(msg)
+        layout = _layout(fields)
+        lazy = self.source is not None and layout is not None
+        leaves = self._leaves(root) if isinstance(root, str) else []
+        chunks: list[AnyChunk]
+        if lazy:
+            assert layout is not None  # noqa: S101 - lazy implies a layout
+            chunks = [self._lazy(leaf, number, layout) for number, leaf in enumerate(leaves)]
+            digest = digests_digest(d for leaf in leaves for d in self.nodes[leaf][1])
+        else:
+            self._fetch_items([i for d in leaves if d not in self.chunks for i in self.nodes[d][1]])
+            read = [self._chunk(d) for d in leaves]
+            chunks, digest = list(read), chunks_digest(read, CHUNK, self.shares)
         items = ItemVector.from_chunks(chunks)
         if len(items) != length:
             msg = f"the tree holds {len(items)} items, the header says {length}"
@@ -335,15 +373,36 @@ class CommitReader:
             head_node_id=fields["head_node_id"],  # type: ignore[arg-type]
             rules_version=fields["rules_version"],  # type: ignore[arg-type]
             items=items,
-            digest=chunks_digest(chunks, CHUNK, self.shares),
+            digest=digest,
             total_tokens=fields["total_tokens"],  # type: ignore[arg-type]
             summary=fields["summary"],  # type: ignore[arg-type]
             marks=pmap(marks),
             attached=pset(attached),
+            hidden=layout[0] if lazy and layout else None,
+            summary_at=layout[1] if lazy and layout else -2,
         )
 
-    def _chunks(self, root: str) -> list[Chunk]:
-        """The leaves under ``root`` in order, as chunks (read or shared)."""
+    def _lazy(self, leaf: str, number: int, layout: tuple[Spans, int]) -> AnyChunk:
+        """The chunk of ``leaf`` at chunk ``number``: shared if read, else a placeholder."""
+        known = self.chunks.get(leaf)
+        if known is not None:
+            return known
+        digests = self.nodes[leaf][1]
+        start = number * CHUNK
+        source = self.source
+        assert source is not None  # noqa: S101 - only called with a source
+
+        def load() -> Chunk:
+            found = source(digests)
+            chunk = Chunk(found[d] for d in digests)
+            _check_layout(chunk, start, layout)
+            chunk.memo[_MEMO] = leaf
+            return chunk
+
+        return StoredChunk(leaf, digests, load)
+
+    def _leaves(self, root: str) -> list[str]:
+        """The digests of the leaves under ``root`` in order (every tree node read, no item)."""
         level_digests, height = [root], None
         while True:
             self._fetch_nodes(level_digests)
@@ -355,10 +414,7 @@ class CommitReader:
             if height == 0:
                 break
             level_digests = [c for d in level_digests for c in self.nodes[d][1]]
-        self._fetch_items(
-            [i for d in level_digests if d not in self.chunks for i in self.nodes[d][1]]
-        )
-        return [self._chunk(d) for d in level_digests]
+        return level_digests
 
     def _chunk(self, digest: str) -> Chunk:
         chunk = self.chunks.get(digest)
@@ -388,6 +444,11 @@ class CommitReader:
         for digest, data in self._select("items", wanted):
             self.items[digest] = item_from_row(digest, data, check=self.check)
 
+    def read_items(self, digests: Sequence[str]) -> dict[str, ContextItem]:
+        """The items with these digests, each row's text hashed and compared (an `ItemSource`)."""
+        self._fetch_items(digests)
+        return {d: self.items[d] for d in digests}
+
     def _select(self, table: str, wanted: Sequence[str]) -> Iterator[tuple[str, str]]:
         found = 0
         for batch in in_batches(wanted):
@@ -400,9 +461,37 @@ class CommitReader:
             raise ValueError(msg)
 
     def digests(self) -> Iterator[str]:
-        """Every object digest this reader has read (stored: a writer need not write them)."""
+        """Every object digest this reader has read or seen named (stored: a writer need not write them)."""
         yield from self.items
         yield from self.nodes
+        for level, children in self.nodes.values():
+            if level == 0:
+                yield from children
+
+
+def _layout(fields: Mapping[str, object]) -> tuple[Spans, int] | None:
+    """The summarized spans and first summary position a header keeps, or None (older rows)."""
+    hidden, summary_at = fields.get("hidden"), fields.get("summary_at")
+    if not isinstance(hidden, list) or not isinstance(summary_at, int):
+        return None
+    spans = tuple((int(a), int(b)) for a, b in hidden)
+    return spans, summary_at
+
+
+def _check_layout(chunk: Chunk, start: int, layout: tuple[Spans, int]) -> None:
+    """Refuse a chunk whose summarized and summary items disagree with its commit's header."""
+    spans, summary_at = layout
+    for offset, item in enumerate(chunk):
+        position = start + offset
+        hidden = any(a <= position < b for a, b in spans)
+        if (item.state is State.SUMMARIZED) is not hidden or (
+            item.state is State.SUMMARY and not 0 <= summary_at <= position
+        ):
+            msg = f"item at {position} disagrees with its commit's summarized spans"
+            raise ValueError(msg)
+        if position == summary_at and item.state is not State.SUMMARY:
+            msg = f"item at {position} is not the summary its commit names"
+            raise ValueError(msg)
 
 
 def _corrupt(commit_id: str, reason: str) -> Result[ContextCommit, StoreError]:

@@ -15,6 +15,7 @@ from returns.result import Result
 
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Session, Status
+from ctxrules.rules.references import ReferenceTracker
 from ctxrules.store.errors import StoreError
 from ctxrules.store.search import SearchHit
 from ctxrules.store.sessions import SessionInfo
@@ -126,8 +127,20 @@ class Store(Protocol):
         """The session's commits in the order they were stored, sharing their chunks."""
         ...
 
-    def last_commit(self, session_id: str) -> Result[ContextCommit | None, StoreError]:
-        """The session's most recently stored commit, or None."""
+    def resume_session(
+        self, session_id: str, head_name: str = "main"
+    ) -> Result[Session, StoreError]:
+        """The session, its stored nodes and edges read when first touched (see `load_session`)."""
+        ...
+
+    def load_references(self, session_id: str) -> tuple[str, ReferenceTracker] | None:
+        """The reference tracker kept with the session and the head it was observed up to, or None."""
+        ...
+
+    def last_commit(
+        self, session_id: str, *, lazy: bool = False
+    ) -> Result[ContextCommit | None, StoreError]:
+        """The session's most recently stored commit, or None; ``lazy`` reads its chunks when touched."""
         ...
 
     def write_turn(self, turn: TurnWrite) -> Result[TurnWritten, StoreError]:

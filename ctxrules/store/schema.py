@@ -367,6 +367,43 @@ CHUNKED_OUTPUTS: tuple[Statement, ...] = (
     """,
 )
 
+#: What a resumed session reads instead of its whole history (issue 27): the edges, running
+#: nodes and roots of a session by index (a graph read on demand), and the reference
+#: tracker's state, kept per turn (``refs``: a substring's uncited sources; ``cited``; and
+#: ``ref_heads``: the head the kept state was observed up to).
+RESUME_STATE: tuple[Statement, ...] = (
+    "CREATE INDEX nodes_predecessor ON nodes (session_id, json_extract(data, '$.predecessor'))",
+    "CREATE INDEX nodes_caller ON nodes (session_id, json_extract(data, '$.caller'))",
+    """
+    CREATE INDEX nodes_running ON nodes (session_id, seq)
+    WHERE json_extract(data, '$.status') = 'running'
+    """,
+    """
+    CREATE INDEX nodes_roots ON nodes (session_id, seq)
+    WHERE json_extract(data, '$.predecessor') IS NULL AND json_extract(data, '$.caller') IS NULL
+    """,
+    """
+    CREATE TABLE refs (
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        word TEXT NOT NULL,
+        sources TEXT NOT NULL,
+        PRIMARY KEY (session_id, word)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE cited (
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        node_id TEXT NOT NULL,
+        PRIMARY KEY (session_id, node_id)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE ref_heads (
+        session_id TEXT PRIMARY KEY NOT NULL REFERENCES sessions (id),
+        head TEXT NOT NULL
+    )
+    """,
+)
 #: The schema as ordered steps: step ``i`` (0-based) takes a file from version ``i`` to
 #: ``i + 1``. A change to the tables is a new step at the end, never an edit of an old one.
 MIGRATIONS: tuple[tuple[Statement, ...], ...] = (
@@ -375,6 +412,7 @@ MIGRATIONS: tuple[tuple[Statement, ...], ...] = (
     OBJECT_TABLES,
     CONTENTLESS_INDEX,
     CHUNKED_OUTPUTS,
+    RESUME_STATE,
 )
 #: The first version whose node rows have ``chunks`` (output pieces in ``node_chunks``).
 CHUNKED_VERSION = MIGRATIONS.index(CHUNKED_OUTPUTS) + 1

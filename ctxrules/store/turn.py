@@ -2,7 +2,8 @@
 
 The nodes appended since the last write (each in its final form, so a tool result that
 arrived before the write is stored with its node), the completions of nodes stored while
-running, the head moved by compare-and-set, the commits made and the usage. Either all of
+running, the head moved by compare-and-set, the commits made, the usage and the reference
+tracker's change. Either all of
 it is stored or none of it: a crash never leaves a reply without its tool calls, nor a
 node stored with the head not moved.
 """
@@ -19,6 +20,7 @@ from ctxrules.dag import Call, Status
 from ctxrules.store import objects
 from ctxrules.store.commits import parents_first
 from ctxrules.store.errors import StoreError
+from ctxrules.store.references import ReferencesWrite, put_references
 from ctxrules.store.rows import Rows
 from ctxrules.tokens.usage import UsageState
 
@@ -43,11 +45,19 @@ class TurnWrite:
     commits: tuple[ContextCommit, ...] = ()
     usage: UsageState | None = None
     head_name: str = "main"
+    references: ReferencesWrite | None = None
 
     @property
     def empty(self) -> bool:
         """Whether there is nothing to write."""
-        return not (self.nodes or self.completions or self.head or self.commits or self.usage)
+        return not (
+            self.nodes
+            or self.completions
+            or self.head
+            or self.commits
+            or self.usage
+            or self.references
+        )
 
 
 @attrs.frozen
@@ -111,4 +121,8 @@ def apply_turn(
         used = steps.put_usage(turn.session_id, turn.usage)
         if isinstance(used, Failure):
             return Failure(used.failure())
+    if turn.references is not None:
+        kept = put_references(steps.rows, turn.session_id, turn.references)
+        if isinstance(kept, Failure):
+            return Failure(kept.failure())
     return Success(TurnWritten(stored.unwrap(), rows, size))

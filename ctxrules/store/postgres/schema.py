@@ -243,6 +243,42 @@ MIGRATIONS = (
         "no copy of each node's text beside its words (issue 27): snippets are cut from the node",
         ("ALTER TABLE nodes DROP COLUMN body",),
     ),
+    Migration(
+        5,
+        "what a resumed session reads instead of its history: edges, running nodes and roots"
+        " by index, and the reference tracker's state kept per turn (issue 27)",
+        (
+            "CREATE INDEX nodes_predecessor ON nodes (session_id, ((fixed::jsonb) ->> 'predecessor'))",
+            "CREATE INDEX nodes_caller ON nodes (session_id, ((fixed::jsonb) ->> 'caller'))",
+            "CREATE INDEX nodes_running ON nodes (session_id, seq) WHERE status = 'running'",
+            """
+            CREATE INDEX nodes_roots ON nodes (session_id, seq)
+            WHERE ((fixed::jsonb) ->> 'predecessor') IS NULL
+            AND ((fixed::jsonb) ->> 'caller') IS NULL
+            """,
+            """
+            CREATE TABLE refs (
+                session_id text NOT NULL REFERENCES sessions (id),
+                word text NOT NULL,
+                sources text NOT NULL,
+                PRIMARY KEY (session_id, word)
+            )
+            """,
+            """
+            CREATE TABLE cited (
+                session_id text NOT NULL REFERENCES sessions (id),
+                node_id text NOT NULL,
+                PRIMARY KEY (session_id, node_id)
+            )
+            """,
+            """
+            CREATE TABLE ref_heads (
+                session_id text PRIMARY KEY REFERENCES sessions (id),
+                head text NOT NULL
+            )
+            """,
+        ),
+    ),
 )
 
 #: The version a fully migrated database reports.

@@ -1,0 +1,132 @@
+"""A session's graph read on demand: a resumed `Context` reads the nodes a turn touches, not its history.
+
+`StoredGraph` is the source a store passes to the core's `Layered` maps: the first
+``size`` nodes of a session (what was stored when it was opened), each node and each
+edge list read when first asked for, in a read of its own, and kept. Nodes appended
+after live in the graph's own maps, as in any graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Protocol, TypeVar
+
+from pyrsistent import PVector, pvector
+
+from ctxrules.dag import Call, Graph
+from ctxrules.dag.bulk import record_call
+from ctxrules.dag.layered import Layered, LayeredIds
+from ctxrules.store.errors import CorruptRecord, LazyReadFailed
+from ctxrules.store.nodes import Edge, NodeTable
+
+T = TypeVar("T")
+
+#: Nodes read one by one before the rest are read in one pass (a walk, not a turn).
+WALK_AFTER = 512
+
+
+class NodeRead(Protocol):
+    """Runs a read of the node table in a transaction of its own; a failure raises `LazyReadFailed`."""
+
+    def __call__(self, operation: str, work: Callable[[NodeTable], T], /) -> T:
+        """The work's value."""
+        ...
+
+
+class StoredGraph:
+    """The first ``size`` nodes of a stored session, each node and edge list read when first asked for.
+
+    A node read back is decoded with the checks a whole graph's rows get (`record_call`)
+    and must carry the id asked for and a seq below ``size``; a walk of every node reads
+    them all in one pass. A read that fails raises `LazyReadFailed`.
+    """
+
+    __slots__ = ("_edges", "_found", "_ids", "_nodes", "_read", "_whole", "session_id", "size")
+
+    def __init__(self, read: NodeRead, session_id: str, size: int) -> None:
+        self._read, self.session_id, self.size = read, session_id, size
+        self._nodes: dict[str, Call | None] = {}
+        self._edges: dict[tuple[Edge, str], PVector[str] | None] = {}
+        self._ids: list[str] | None = None
+        self._found, self._whole = 0, False
+
+    def node(self, node_id: str) -> Call | None:
+        """The stored node with this id (None if the session held none when opened)."""
+        if node_id in self._nodes:
+            return self._nodes[node_id]
+        if not isinstance(node_id, str):
+            return None
+        if self._whole:
+            return None
+        if self._found >= WALK_AFTER:
+            # A walk over many nodes: read them all in one pass rather than one by one.
+            self.every_node()
+            return self._nodes.get(node_id)
+        stored = self._read("read_node", lambda t: t.stored(self.session_id, node_id))
+        call = None
+        if stored is not None and stored.seq < self.size:
+            made = record_call(stored.record, stored.seq)
+            if isinstance(made, str) or made.id != node_id:
+                why = made if isinstance(made, str) else f"the row holds node {made.id!r}"
+                raise LazyReadFailed(CorruptRecord("node", node_id, why))
+            call = made
+            self._found += 1
+        self._nodes[node_id] = call
+        return call
+
+    def edges(self, edge: Edge, node_id: str) -> PVector[str] | None:
+        """The ids hanging from ``node_id`` by ``edge``, in seq order (None when there are none)."""
+        key = (edge, node_id)
+        if key in self._edges:
+            return self._edges[key]
+        if self.node(node_id) is None:
+            # A node appended since the session was opened: its edges are the graph's own.
+            self._edges[key] = None
+            return None
+        found = self._read(
+            "read_edges", lambda t: t.edge_ids(self.session_id, edge, node_id, self.size)
+        )
+        ids = pvector(found) if found else None
+        self._edges[key] = ids
+        return ids
+
+    def ids(self) -> list[str]:
+        """Every stored node's id in seq order (read once)."""
+        if self._ids is None:
+            found = self._read("read_ids", lambda t: t.ids(self.session_id, self.size))
+            self._ids = list(found)
+        return self._ids
+
+    def every_node(self) -> list[str]:
+        """Every stored node's id in seq order, each node read in one pass (for a whole walk)."""
+        if not self._whole:
+            rows = self._read("read_graph", lambda t: list(t.scan(self.session_id)))
+            for node_id, seq, record in rows:
+                if seq < self.size and node_id not in self._nodes:
+                    made = record_call(record, seq)
+                    if isinstance(made, str):
+                        raise LazyReadFailed(CorruptRecord("node", node_id, made))
+                    self._nodes[node_id] = made
+            self._whole = True
+        return self.ids()
+
+    def _edge_keys(self, edge: Edge) -> list[str]:
+        field = "predecessor" if edge == "children" else "caller"
+        return list(
+            dict.fromkeys(
+                key
+                for node_id in self.every_node()
+                if (key := getattr(self._nodes[node_id], field)) is not None
+            )
+        )
+
+    def graph(self, roots: list[str]) -> Graph:
+        """The graph over these nodes: maps that read them on demand, sharing this source."""
+        return Graph(
+            nodes=Layered(self.node, self.every_node, size=self.size),
+            children=Layered(partial(self.edges, "children"), partial(self._edge_keys, "children")),
+            callees=Layered(partial(self.edges, "callees"), partial(self._edge_keys, "callees")),
+            roots=pvector(roots),
+            order=LayeredIds(self.size, self.ids),
+        )

@@ -1,0 +1,178 @@
+"""A resumed session reads what its turns touch, and sends what an uninterrupted run sends.
+
+The last commit's chunks and the graph's nodes are read on demand and the reference
+tracker is kept per turn (issue 27); these tests run the same agent with and without a
+restart and compare every request byte for byte, count what the resumed process read,
+and check the kept tracker against one rebuilt from the whole history.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sqlite3
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from ctxrules.commit.vector import LazyChunk
+from ctxrules.engine.context import Context, StoreFailed
+from ctxrules.store import open_store
+from ctxrules.tokens import HeuristicCounter
+
+AGENT = Path(__file__).parents[1] / "engine" / "restart_agent.py"
+SESSION = "restart-demo"
+
+
+def _agent() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("restart_agent", AGENT)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _turn(agent: ModuleType, ctx: Context, clock: list[float], turn: int) -> str:
+    """One turn of the restart agent (request, reply, tool result); the request as JSON."""
+    clock[0] = 1_000.0 + 600.0 * turn
+    request = ctx.openai()
+    ctx.record(agent._reply(turn, request))
+    body = "\n".join(f"see src/mod{turn - 1}.py: def f{turn}_{i}(x): return {i}" for i in range(40))
+    ctx.add({"role": "tool", "tool_call_id": f"call_{turn}", "content": body})
+    return json.dumps(request, sort_keys=True)
+
+
+def _context(store: str | None, clock: list[float]) -> Context:
+    """The restart agent's `Context` with a window its 30 turns never fill: a commit of many chunks."""
+    return Context(
+        "default",
+        model="gpt-4o",
+        window=1_000_000,
+        system="You are a careful coding agent.",
+        store=store,
+        session=SESSION,
+        tokenizer=HeuristicCounter(),
+        clock=lambda: clock[0],
+    )
+
+
+def _run(
+    agent: ModuleType, store: str | None, clock: list[float], turns: range, *, small: bool = False
+) -> list[str]:
+    ctx = agent._context(store, clock) if small else _context(store, clock)
+    try:
+        if ctx.session.head is None:
+            ctx.add({"role": "user", "content": "Read every module and summarise the package."})
+        return [_turn(agent, ctx, clock, turn) for turn in turns]
+    finally:
+        ctx.close()
+
+
+def test_every_request_after_a_restart_is_the_uninterrupted_runs(store_url: str) -> None:
+    """Resume a compacted session after 70 turns, go on for 4: each request is the uninterrupted run's."""
+    agent = _agent()
+    uninterrupted = _run(agent, None, [0.0], range(74), small=True)
+    assert _run(agent, store_url, [0.0], range(70), small=True) == uninterrupted[:70]
+    clock = [0.0]
+    ctx = agent._context(store_url, clock)
+    try:
+        resumed = [_turn(agent, ctx, clock, 70)]
+        assert ctx.last is not None
+        chunks = ctx.last.commit.items.chunks()
+        unread = [c for c in chunks if isinstance(c, LazyChunk) and not c.loaded]
+        resumed += [_turn(agent, ctx, clock, turn) for turn in range(71, 74)]
+    finally:
+        ctx.close()
+    assert resumed == uninterrupted[70:]
+    assert unread, f"all {len(chunks)} chunks were read: the resume read the whole commit"
+
+
+def test_a_resumed_graph_reads_only_the_nodes_it_is_asked_for(store_url: str) -> None:
+    """The lazily read graph equals the one read whole, and opening it reads no node."""
+    agent = _agent()
+    _run(agent, store_url, [0.0], range(12))
+    store = open_store(store_url).unwrap()
+    try:
+        lazy = store.resume_session(SESSION).unwrap()
+        whole = store.load_session(SESSION).unwrap()
+        source = lazy.graph.nodes._read.__self__  # type: ignore[attr-defined]
+        assert source._nodes == {}, "opening the session read nodes"
+        head = lazy.graph.nodes[lazy.head]
+        assert head == whole.graph.nodes[whole.head]
+        assert len(source._nodes) == 1
+        assert (lazy.head, lazy.running, len(lazy.graph)) == (
+            whole.head,
+            whole.running,
+            len(whole.graph),
+        )
+        assert lazy.graph == whole.graph
+    finally:
+        store.close()
+
+
+def test_the_kept_reference_tracker_is_the_writers(store_url: str) -> None:
+    """The tracker written turn by turn, what it changed each time, equals the writer's own."""
+    agent, clock = _agent(), [0.0]
+    ctx = _context(store_url, clock)
+    ctx.add({"role": "user", "content": "Read every module and summarise the package."})
+    for turn in range(16):
+        _turn(agent, ctx, clock, turn)
+    ctx.openai()
+    written = ctx.engine.states[SESSION].references
+    ctx.close()
+    store = open_store(store_url).unwrap()
+    try:
+        kept = store.load_references(SESSION)
+        commit = store.last_commit(SESSION).unwrap()
+    finally:
+        store.close()
+    assert kept is not None
+    assert commit is not None
+    head, tracker = kept
+    assert head == commit.head_node_id
+    assert written.cited, "the agent's messages cite earlier results"
+    assert (dict(tracker.index), dict(tracker.cited)) == (dict(written.index), dict(written.cited))
+
+
+def test_a_damaged_chunk_read_on_demand_is_a_store_failure(tmp_path: Path) -> None:
+    """An item changed outside ctxrules is found when its chunk is read: `StoreFailed`, not a crash."""
+    agent, path = _agent(), tmp_path / "agent.sqlite"
+    _run(agent, str(path), [0.0], range(6))
+    store = open_store(str(path)).unwrap()
+    commit = store.last_commit(SESSION).unwrap()
+    store.close()
+    assert commit is not None
+    digest = commit.items[-1].digest
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TRIGGER items_no_update")
+    conn.execute("UPDATE items SET data = replace(data, 'def', 'fed') WHERE digest = ?", (digest,))
+    conn.commit()
+    conn.close()
+    ctx = _context(str(path), [1_000_000.0])
+    try:
+        with pytest.raises(StoreFailed, match="does not match its digest"):
+            ctx.openai()
+    finally:
+        ctx.close()
+
+
+def test_a_reply_to_the_first_request_after_a_resume_visits_no_old_item(tmp_path: Path) -> None:
+    """The resumed request reuses the stored commit; offloading after its reply visits nothing old."""
+    agent, path, clock = _agent(), str(tmp_path / "agent.sqlite"), [0.0]
+    _run(agent, path, clock, range(40), small=True)
+    ctx = agent._context(path, clock)
+    try:
+        request = ctx.openai()
+        assert ctx.last is not None
+        assert ctx.last.decision_path[0] == "generate_commit"
+        ctx.close()
+        ctx = agent._context(path, clock)
+        assert ctx.openai() == request
+        assert ctx.last is not None
+        assert ctx.last.decision_path[0] == "reuse_commit"
+        ctx.record(agent._reply(40, request))
+        assert ctx.recall.visited == 0, "the offload walked the resumed commit's items"
+    finally:
+        ctx.close()
