@@ -80,9 +80,12 @@ def real_outputs(folder: Path = SHARED_SESSIONS) -> Outputs:
     for path in files:
         imported = import_session(path, skip_bad=True).value_or(None)
         if imported is not None:
+            graph = imported.session.graph
+            # In append order: the graph's map iterates in hash order, which varies between
+            # processes (PYTHONHASHSEED), and so would the outputs the agent draws.
             items.extend(
                 (node.name or "run", node.output)
-                for node in imported.session.graph.nodes.values()
+                for node in (graph.nodes[node_id] for node_id in graph.order)
                 if node.role.value == "tool"
                 and isinstance(node.output, str)
                 and node.output.strip()

@@ -69,7 +69,8 @@ def export_html(
     data = found.unwrap()
     table = ItemTable()
     requests = [request_detail(request, table) for request in data.requests]
-    calls = list(data.graph.nodes.values())
+    # In append order: the graph's map iterates in hash order, which varies between processes.
+    calls = [data.graph.nodes[node_id] for node_id in data.graph.order]
     payload: dict[str, Any] = {
         "store": label,
         "overview": {**data.overview, "latest": None},
