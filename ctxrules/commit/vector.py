@@ -38,23 +38,29 @@ _Chunk = Chunk
 
 
 class ItemVector(Sequence["ContextItem"]):
-    """An immutable sequence of items: tuples of `CHUNK` items in a HAMT by chunk number.
+    """An immutable sequence of items: full `CHUNK`-item tuples in a HAMT, and the last apart.
 
-    A new version (an append, a replacement) makes one new chunk and a few small HAMT nodes;
-    every other chunk is shared with the old version. A flat persistent vector is one
-    object whose GC traversal visits every item, and a turn makes new ones: the cyclic GC
-    would walk the whole history each time it met one young. Here it meets small objects.
+    A replacement makes one new chunk and a few small HAMT nodes; an append makes only a new
+    last chunk (the HAMT changes when a chunk fills), so each commit of a session holds one
+    chunk of its own; every other chunk is shared with the old version. A flat persistent
+    vector is one object whose GC traversal visits every item, and a turn makes new ones:
+    the cyclic GC would walk the whole history each time it met one young. Here it meets
+    small objects.
 
     >>> v = ItemVector.of(range(3)).append(3)  # type: ignore[arg-type]
     >>> list(v.set(0, 9)), len(v), v[-1]
     ([9, 1, 2, 3], 4, 3)
     """
 
-    __slots__ = ("_chunks", "_length")
+    __slots__ = ("_chunks", "_length", "_tail")
 
-    def __init__(self, chunks: Map[int, _Chunk] | None = None, length: int = 0) -> None:
+    def __init__(
+        self, chunks: Map[int, _Chunk] | None = None, length: int = 0, tail: _Chunk | None = None
+    ) -> None:
+        # ``chunks`` holds the full chunks, ``tail`` the items after them (fewer than CHUNK).
         self._chunks: Map[int, _Chunk] = chunks if chunks is not None else Map()
         self._length = length
+        self._tail: _Chunk = tail if tail is not None else _NO_ITEMS
 
     @classmethod
     def of(cls, items: Iterable[ContextItem]) -> ItemVector:
@@ -62,13 +68,15 @@ class ItemVector(Sequence["ContextItem"]):
         if isinstance(items, ItemVector):
             return items
         flat = tuple(items)
+        full = len(flat) >> _SHIFT << _SHIFT
         chunks = Map(
-            {
-                n: Chunk(flat[start : start + CHUNK])
-                for n, start in enumerate(range(0, len(flat), CHUNK))
-            }
+            {n: Chunk(flat[start : start + CHUNK]) for n, start in enumerate(range(0, full, CHUNK))}
         )
-        return cls(chunks, len(flat))
+        return cls(chunks, len(flat), Chunk(flat[full:]))
+
+    def _chunk(self, number: int) -> _Chunk:
+        """The chunk holding positions ``number * CHUNK`` on (the tail after the full ones)."""
+        return self._tail if number == self._length >> _SHIFT else self._chunks[number]
 
     def __len__(self) -> int:
         return self._length
@@ -90,14 +98,14 @@ class ItemVector(Sequence["ContextItem"]):
         if not 0 <= index < self._length:
             msg = "ItemVector index out of range"
             raise IndexError(msg)
-        return self._chunks[index >> _SHIFT][index & (CHUNK - 1)]
+        return self._chunk(index >> _SHIFT)[index & (CHUNK - 1)]
 
     def _between(self, start: int, stop: int) -> Iterator[ContextItem]:
         """The items from ``start`` to ``stop``, chunk by chunk."""
         if start >= stop:
             return iter(())
         first, last = start >> _SHIFT, (stop - 1) >> _SHIFT
-        chunks = (self._chunks[n] for n in range(first, last + 1))
+        chunks = (self._chunk(n) for n in range(first, last + 1))
         return islice(
             chain.from_iterable(chunks), start - (first << _SHIFT), stop - (first << _SHIFT)
         )
@@ -136,10 +144,11 @@ class ItemVector(Sequence["ContextItem"]):
             return
         for number in range(start >> _SHIFT, ((stop - 1) >> _SHIFT) + 1):
             base = number << _SHIFT
-            yield self._chunks[number], max(start - base, 0), min(stop - base, CHUNK)
+            yield self._chunk(number), max(start - base, 0), min(stop - base, CHUNK)
 
     def _chunk_list(self) -> list[_Chunk]:
-        return [self._chunks[n] for n in range(len(self._chunks))]
+        full = [self._chunks[n] for n in range(len(self._chunks))]
+        return [*full, self._tail] if self._tail else full
 
     def chunks(self) -> list[Chunk]:
         """The chunks in order: every one full but the last (what a store keeps apart)."""
@@ -157,13 +166,16 @@ class ItemVector(Sequence["ContextItem"]):
             msg = f"every chunk but the last must hold {CHUNK} items"
             raise ValueError(msg)
         length = sum(len(chunk) for chunk in chunks)
+        if chunks and len(chunks[-1]) < CHUNK:
+            return cls(Map(enumerate(chunks[:-1])), length, chunks[-1])
         return cls(Map(enumerate(chunks)), length)
 
     def append(self, item: ContextItem) -> ItemVector:
         """The vector with ``item`` at the end: one chunk copied."""
-        number = self._length >> _SHIFT
-        chunk = self._chunks.get(number, ())
-        return ItemVector(self._chunks.set(number, Chunk((*chunk, item))), self._length + 1)
+        grown = Chunk((*self._tail, item))
+        if len(grown) < CHUNK:
+            return ItemVector(self._chunks, self._length + 1, grown)
+        return ItemVector(self._chunks.set(self._length >> _SHIFT, grown), self._length + 1)
 
     def extend(self, items: Iterable[ContextItem]) -> ItemVector:
         """The vector with ``items`` at the end."""
@@ -187,13 +199,19 @@ class ItemVector(Sequence["ContextItem"]):
                 msg = "ItemVector index out of range"
                 raise IndexError(msg)
             by_chunk.setdefault(position >> _SHIFT, []).append((position & (CHUNK - 1), item))
-        chunks = self._chunks.mutate()
+        chunks, tail = self._chunks.mutate(), self._tail
         for number, replaced in by_chunk.items():
-            chunk = list(self._chunks[number])
+            chunk = list(self._chunk(number))
             for offset, item in replaced:
                 chunk[offset] = item
-            chunks.set(number, Chunk(chunk))
-        return ItemVector(chunks.finish(), self._length)
+            if number == self._length >> _SHIFT:
+                tail = Chunk(chunk)
+            else:
+                chunks.set(number, Chunk(chunk))
+        return ItemVector(chunks.finish(), self._length, tail)
+
+
+_NO_ITEMS = Chunk()
 
 
 def _rebuilt(items: tuple[ContextItem, ...]) -> ItemVector:
