@@ -4,8 +4,8 @@
     python bench/floor_split.py DIR        # the sessions (.json, .jsonl) under DIR
 
 The floor is every node's text tokenized once (as in bench/test_replay_bench.py). Over all
-the sessions together, the engine's turns and `replay` are each timed (best of three), with
-the time spent inside the tokenizer and inside `ReferenceTracker.observe` measured apart:
+the sessions together, the engine's turns and `replay` are each timed in CPU time (best of
+three), with the time spent inside the tokenizer and inside `ReferenceTracker.observe` apart:
 the two things that read every new text. docs/performance.md quotes the output.
 """
 
@@ -42,9 +42,9 @@ class TimedRuler:
 
     def count(self, text: str) -> int:
         """``RULER.count(text)``, timed."""
-        started = time.perf_counter()
+        started = time.process_time()
         tokens = RULER.count(text)
-        SPENT["tokenize"] += time.perf_counter() - started
+        SPENT["tokenize"] += time.process_time() - started
         return tokens
 
 
@@ -56,9 +56,9 @@ def timed_observe(
 ) -> references.ReferenceTracker:
     """``ReferenceTracker.observe``, timed; building the items it reads is not counted."""
     given = list(items)
-    started = time.perf_counter()
+    started = time.process_time()
     tracker = _observe(self, given)
-    SPENT["tracker"] += time.perf_counter() - started
+    SPENT["tracker"] += time.process_time() - started
     return tracker
 
 
@@ -66,10 +66,10 @@ def floor_seconds(session: Session) -> float:
     """Seconds to tokenize every node's output and input once."""
     nodes = session.graph.nodes.values()
     texts = [node_text(c.output) for c in nodes] + [node_text(c.input) for c in nodes if c.input]
-    started = time.perf_counter()
+    started = time.process_time()
     for text in texts:
         RULER.count(text)
-    return time.perf_counter() - started
+    return time.process_time() - started
 
 
 def engine_turns(session: Session, engine: DefaultContextEngine) -> None:
@@ -100,14 +100,14 @@ def main(argv: list[str]) -> int:
         best: tuple[float, Counter[str]] | None = None
         for _ in range(3):
             SPENT.clear()
-            started = time.perf_counter()
+            started = time.process_time()
             for session in sessions:
                 engine = DefaultContextEngine(pipeline=pipeline, tokenizer=TimedRuler())
                 if label == "replay":
                     replay(session, engine, window=200_000)
                 else:
                     engine_turns(session, engine)
-            total = time.perf_counter() - started
+            total = time.process_time() - started
             if best is None or total < best[0]:
                 best = (total, Counter(SPENT))
         assert best is not None

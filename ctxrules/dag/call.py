@@ -63,6 +63,53 @@ class Call:
     seq: int = -1
     created_at: float = 0.0
 
+    @classmethod
+    def of_frozen(
+        cls,
+        *,
+        id: str,  # noqa: A002 - the field is called id
+        role: Role,
+        name: str,
+        input: Frozen,  # noqa: A002 - the field is called input
+        output: Frozen,
+        predecessor: str | None,
+        caller: str | None,
+        reads: tuple[str, ...],
+        status: Status,
+        metadata: PMap[str, Frozen],
+        created_at: float,
+    ) -> Call:
+        """A node from fields already checked and frozen (`freeze`), the converters not run again.
+
+        The session checks each payload once as it arrives; the converters would walk and
+        rebuild every frozen map and list of it a second time.
+        """
+        call = object.__new__(cls)
+        fields = (
+            ("id", id),
+            ("role", role),
+            ("name", name),
+            ("input", input),
+            ("output", output),
+            ("predecessor", predecessor),
+            ("caller", caller),
+            ("reads", reads),
+            ("status", status),
+            ("metadata", metadata),
+            ("seq", -1),
+            ("created_at", created_at),
+        )
+        for field, value in fields:
+            object.__setattr__(call, field, value)
+        return call
+
+    def with_frozen(self, **changes: object) -> Call:
+        """A shallow copy with ``changes`` (already checked and frozen) set, the rest shared."""
+        call = object.__new__(type(self))
+        for field in _FIELDS:
+            object.__setattr__(call, field, changes.get(field, getattr(self, field)))
+        return call
+
     def input_value(self) -> object:
         """The input as plain dicts and lists."""
         return thaw(self.input)
@@ -83,3 +130,7 @@ class Call:
             "input": self.input_value(),
             "output": self.output_value(),
         }
+
+
+#: Every field of a node, in order (what `Call.with_frozen` copies).
+_FIELDS = tuple(field.name for field in attrs.fields(Call))

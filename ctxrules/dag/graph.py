@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 
 import attrs
@@ -92,8 +91,7 @@ class Graph:
             return Failure(error)
         # A shallow copy with only seq set: the payloads were frozen when the call was made,
         # and attrs.evolve would walk and re-freeze them all again.
-        node = copy.copy(call)
-        object.__setattr__(node, "seq", self.next_seq)
+        node = call.with_frozen(seq=self.next_seq)
         children, callees, roots = self.children, self.callees, self.roots
         if node.predecessor is not None:
             children = children.set(
@@ -138,7 +136,7 @@ class Graph:
         return freeze(output, "output").map(
             lambda frozen: attrs.evolve(
                 self,
-                nodes=self.nodes.set(node_id, attrs.evolve(node, output=frozen, status=final)),
+                nodes=self.nodes.set(node_id, node.with_frozen(output=frozen, status=final)),
             )
         )
 

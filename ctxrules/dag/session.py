@@ -278,17 +278,17 @@ class Session:
             "predecessor": predecessor,
             "caller": caller,
         }
-        call = Call(
-            id=_node_id(self.session_id, self.graph, fields),
-            role=role,
+        call = Call.of_frozen(
+            id=clean_text(_node_id(self.session_id, self.graph, fields)),
+            role=Role(role),
             name=name,
             input=checked[0],
             output=checked[1],
             predecessor=predecessor,
             caller=caller,
-            reads=tuple(reads),
-            status=status,
-            metadata=checked[2],
+            reads=tuple(map(str, reads)),
+            status=Status(status),
+            metadata=checked[2],  # type: ignore[arg-type]
             created_at=created_at,
         )
         return self.graph.append(call).map(

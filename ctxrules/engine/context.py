@@ -440,7 +440,8 @@ class Context:
     def _offload(self) -> None:
         # Large originals go whole into the store after each turn, when it keeps blobs.
         store = self._keeper.store if self._keeper is not None else None
-        if self._prep is not None and isinstance(store, BlobStore):
+        # None first: a check against the protocol walks its members on every call.
+        if store is not None and self._prep is not None and isinstance(store, BlobStore):
             _unwrap(self.recall.offload(store, self.session, self._prep.commit), StoreFailed)
 
     # -- async twins -------------------------------------------------------------------------

@@ -58,8 +58,11 @@ def openai_request(
     """The keyword arguments of ``client.chat.completions.create``."""
     # The system prompt is its own message, never merged or paired with another: converting
     # the messages alone keeps the forms a commit's items keep (a plain list would not).
-    head: list[dict[str, object]] = [{"role": "system", "content": system}] if system else []
-    request: dict[str, object] = {"model": model, "messages": [*head, *to_openai(messages)]}
+    converted = to_openai(messages)
+    if system:
+        # An insert moves references; a new list would take a reference to every message.
+        converted.insert(0, {"role": "system", "content": system})
+    request: dict[str, object] = {"model": model, "messages": converted}
     if tools:
         request["tools"] = openai_tools(tools)
     return request

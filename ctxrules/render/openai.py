@@ -10,6 +10,7 @@ from typing import NoReturn
 from immutables import Map
 
 from ctxrules.commit.item import ContextItem
+from ctxrules.commit.vector import CHUNK, Chunk
 from ctxrules.render.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from ctxrules.render.pairing import blocks_of, degrade_orphans, run_end
 from ctxrules.render.render import RenderedMessages, item_messages
@@ -69,10 +70,81 @@ def to_openai(messages: Sequence[Message]) -> list[dict[str, object]]:
      {'role': 'tool', 'tool_call_id': 'c1', 'content': 'a.py'}]
     """
     if isinstance(messages, RenderedMessages):
-        converted = _from_items(messages.items)
+        spans = messages.spans
+        chunked = all(isinstance(part, Chunk) for part, _, _ in spans)
+        converted = _from_spans(spans) if chunked else _from_items(messages.items)  # type: ignore[arg-type]
         if converted is not None:
             return converted
     return _convert(messages)
+
+
+def _from_spans(spans: Sequence[tuple[Chunk, int, int]]) -> list[OpenAIMessage] | None:
+    """`_from_items` over a commit's chunks: each visible part of a chunk joined once.
+
+    The joined part is kept with its chunk (chunks never change), so a turn joins only the
+    chunk its new items went to, and that one from where the last turn's join ended.
+    """
+    out: list[OpenAIMessage] = []
+    seen: Map[str, None] = _NO_IDS
+    for chunk, low, high in spans:
+        whole = low == 0 and high == len(chunk)
+        key = RUN_KEY if whole else f"{RUN_KEY}@{low}:{high}"
+        memo = chunk.memo
+        kept: _Run | None = memo.get(key)  # type: ignore[assignment]
+        if kept is None:
+            kept = _tail_joined(chunk, high) if whole else _joined(chunk[low:high])
+            if kept is None:
+                return None
+            memo[key] = kept
+        checked = _checked_in(memo, f"{CHECKED_KEY}@{low}:{high}", seen, kept)
+        if checked is None:
+            return None
+        seen = checked
+        _append_run(out, kept[1])
+    return out
+
+
+def _append_run(out: list[OpenAIMessage], converted: tuple[OpenAIMessage, ...]) -> None:
+    """``converted`` after ``out``, an assistant message next to another merged into it."""
+    if not converted:
+        return
+    first = converted[0]
+    if out and first["role"] == "assistant" and out[-1]["role"] == "assistant":
+        out[-1] = _merged(out[-1], first)
+        out.extend(islice(converted, 1, None))
+    else:
+        out.extend(converted)
+
+
+def _tail_joined(chunk: Chunk, high: int) -> _Run | None:
+    """The run of ``chunk[:high]``, extending the join a shorter version of it left.
+
+    The chunk that takes a session's new items is a new tuple each turn; the join of the
+    last one is kept with its last item (and moved on to this one's), so only the new
+    items are joined.
+    """
+    run = tuple(chunk[:high])
+    start = 0
+    found: _Run | None = None
+    # Back from the end: a turn adds a few items, so the last join ended a few items back.
+    for end in range(high, 0, -1):
+        memo = run[end - 1].memo
+        found = memo.get(TAIL_KEY) if memo is not None else None  # type: ignore[assignment]
+        if found is not None:
+            if found[0] == run[:end]:
+                start = end
+                break
+            found = None
+    kept = _joined(run[start:], found)
+    if kept is None:
+        return None
+    if found is not None:
+        memo = run[start - 1].memo
+        assert memo is not None  # noqa: S101 - found there
+        del memo[TAIL_KEY]
+    if high < CHUNK:
+        run[-1].remember(TAIL_KEY, kept)
+    return kept
 
 
 def _from_items(items: Sequence[ContextItem]) -> list[OpenAIMessage] | None:
@@ -120,15 +192,23 @@ def _checked(first: ContextItem, before: Map[str, None], kept: _Run) -> Map[str,
     The check is kept with the run's first item beside the ids it started from: a turn
     that sends the same runs after the same ones finds it and checks only the changed tail.
     """
-    memo = first.memo
-    known: _Checked | None = memo.get(CHECKED_KEY) if memo is not None else None  # type: ignore[assignment]
+    if first.memo is None:
+        object.__setattr__(first, "memo", {})
+    return _checked_in(first.memo, CHECKED_KEY, before, kept)  # type: ignore[arg-type]
+
+
+def _checked_in(
+    memo: dict[str, object], key: str, before: Map[str, None], kept: _Run
+) -> Map[str, None] | None:
+    """`_checked` with the check kept in ``memo`` under ``key``."""
+    known: _Checked | None = memo.get(key)  # type: ignore[assignment]
     if known is not None and known[0] is before and known[1] is kept:
         return known[2]
     call_ids = kept[2]
     if any(call_id in before for call_id in call_ids):
         return None
     after = before.update(dict.fromkeys(call_ids)) if call_ids else before
-    first.remember(CHECKED_KEY, (before, kept, after))
+    memo[key] = (before, kept, after)
     return after
 
 
@@ -138,6 +218,8 @@ _RUN = 64
 RUN_KEY = "openai_run"
 #: A run of items, their messages joined (merges done), and the tool call ids among them.
 _Run = tuple[tuple[ContextItem, ...], tuple[OpenAIMessage, ...], frozenset[str]]
+#: The key under which the last item of a chunk still growing keeps the chunk's join so far.
+TAIL_KEY = "openai_tail"
 #: The key under which a run's first item keeps its pairing check (`_checked`).
 CHECKED_KEY = "openai_checked"
 #: The call ids before a run, the run checked, and the call ids through it.
@@ -145,10 +227,13 @@ _Checked = tuple[Map[str, None], _Run, Map[str, None]]
 _NO_IDS: Map[str, None] = Map()
 
 
-def _joined(run: tuple[ContextItem, ...]) -> _Run | None:
-    """The run's items' kept forms joined, merging assistant neighbours; None on a repeated id."""
-    out: list[OpenAIMessage] = []
-    seen: set[str] = set()
+def _joined(run: tuple[ContextItem, ...], after: _Run | None = None) -> _Run | None:
+    """The run's items' kept forms joined, merging assistant neighbours; None on a repeated id.
+
+    ``after`` is the joined run these items follow: the result is the join of both.
+    """
+    out: list[OpenAIMessage] = list(after[1]) if after is not None else []
+    seen: set[str] = set(after[2]) if after is not None else set()
     for item in run:
         memo = item.memo
         parts: _Parts | None = memo.get(OPENAI_KEY) if memo is not None else None  # type: ignore[assignment]
@@ -165,7 +250,7 @@ def _joined(run: tuple[ContextItem, ...]) -> _Run | None:
             out.extend(converted[1:])
         else:
             out.extend(converted)
-    return run, tuple(out), frozenset(seen)
+    return (after[0] + run if after is not None else run), tuple(out), frozenset(seen)
 
 
 #: An item's converted messages and the tool call ids among them.
@@ -174,7 +259,10 @@ _Parts = tuple[tuple[OpenAIMessage, ...], tuple[str, ...]]
 
 def _parts(item: ContextItem) -> _Parts:
     """The item's messages converted alone, once per item (kept with the item)."""
-    converted = tuple(map(KeptMessage, _convert(item_messages(item))))
+    messages = item_messages(item)
+    converted = _plain_parts(messages)
+    if converted is None:
+        converted = tuple(map(KeptMessage, _convert(messages)))
     call_ids = tuple(
         str(call["id"])
         for message in converted
@@ -183,6 +271,43 @@ def _parts(item: ContextItem) -> _Parts:
     parts: _Parts = (converted, call_ids)
     item.remember(OPENAI_KEY, parts)
     return parts
+
+
+def _plain_parts(messages: tuple[Message, ...]) -> tuple[OpenAIMessage, ...] | None:
+    """`_convert` of an item's messages in the two common shapes, without its repair pass.
+
+    One text message, or a tool call with its own result: nothing to repair or merge, so
+    the result is the one `_convert` gives. Any other shape is None.
+    """
+    if len(messages) == 1:
+        message = messages[0]
+        blocks = message.blocks
+        if len(blocks) == 1 and type(blocks[0]) is TextBlock and message.role != "tool":
+            text = blocks[0].text
+            return (KeptMessage(role=message.role, content=text),) if text else ()
+        return None
+    if len(messages) == 2:  # a call and its result
+        call, result = messages
+        if (
+            call.role == "assistant"
+            and result.role == "tool"
+            and len(call.blocks) == 1
+            and len(result.blocks) == 1
+            and type(use := call.blocks[0]) is ToolUseBlock
+            and type(answer := result.blocks[0]) is ToolResultBlock
+            and use.id
+            and use.id == answer.tool_use_id
+        ):
+            function = {"name": use.name, "arguments": use.arguments}
+            return (
+                KeptMessage(
+                    role="assistant",
+                    content=None,
+                    tool_calls=[{"id": use.id, "type": "function", "function": function}],
+                ),
+                KeptMessage(role="tool", tool_call_id=use.id, content=answer.text),
+            )
+    return None
 
 
 def _merged(first: OpenAIMessage, second: OpenAIMessage) -> OpenAIMessage:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import Self
 
 from ctxrules.commit.commit import ContextCommit
@@ -12,24 +13,45 @@ from ctxrules.commit.vector import Chunk, ItemVector
 from ctxrules.render.item import MESSAGES_KEY, render_item
 from ctxrules.render.messages import Message
 
+#: Where rendered messages come from: a container of items (a commit's chunk, or any tuple)
+#: and the offsets ``low`` to ``high`` of the visible items used in it.
+Span = tuple[tuple[ContextItem, ...], int, int]
 
-# A tuple subclass cannot have non-empty slots: ``items`` lives in the instance dict.
+
+# A tuple subclass cannot have non-empty slots: ``spans`` lives in the instance dict.
 class RenderedMessages(tuple[Message, ...]):  # noqa: SLOT001
     """The messages of a commit, and the visible items they come from, in order.
 
     It is a tuple of `Message` s like any other, and compares equal to one; the adapters
-    use ``items`` to convert each item once, when it is new or changed. A slice or any
-    other tuple is converted message by message.
+    use ``spans`` (the commit's chunks, each with the part of it that is visible) to
+    convert each chunk once, and ``items`` to convert each item once. A slice or any other
+    tuple is converted message by message.
     """
 
-    items: tuple[ContextItem, ...]
+    spans: tuple[Span, ...]
 
     def __new__(  # noqa: D102 - the class says it
-        cls, messages: Iterable[Message] = (), items: Iterable[ContextItem] = ()
+        cls,
+        messages: Iterable[Message] = (),
+        items: Iterable[ContextItem] = (),
+        *,
+        spans: tuple[Span, ...] | None = None,
     ) -> Self:
         self = super().__new__(cls, messages)
-        self.items = tuple(items)
+        if spans is None:
+            flat = tuple(items)
+            spans = ((flat, 0, len(flat)),) if flat else ()
+        self.spans = spans
         return self
+
+    @property
+    def items(self) -> tuple[ContextItem, ...]:
+        """The visible items, in order (gathered from the spans when first asked for)."""
+        found: tuple[ContextItem, ...] | None = self.__dict__.get("_items")
+        if found is None:
+            found = tuple(chain.from_iterable(part[low:high] for part, low, high in self.spans))
+            self.__dict__["_items"] = found
+        return found
 
     def __getnewargs__(self) -> tuple[tuple[Message, ...], tuple[ContextItem, ...]]:
         return tuple(self), self.items
@@ -50,42 +72,31 @@ def render_commit(commit: ContextCommit) -> RenderedMessages:
 
     Pure: no clock, no I/O, no globals; equal commits give equal messages. It visits the
     visible items only (summarized spans are stepped over), and renders an item once: a
-    turn costs what is new plus the copy of what is sent.
+    turn costs what is new plus one copy of the messages sent (the items are named by
+    their chunks, not copied).
     """
     items = commit.items
-    visible: list[ContextItem] = []
-    messages: list[Message] = []
-    for span in visible_ranges(commit.hidden or (), len(items)):
-        if not isinstance(items, ItemVector):
-            _extend(messages, visible, items[span.start : span.stop])
-            continue
-        for chunk, low, high in items.runs(span.start, span.stop):
-            if low == 0 and high == len(chunk):
-                # A whole chunk: its messages were joined once, when it was first sent.
-                messages.extend(_chunk_messages(chunk))
-                visible.extend(chunk)
-            else:
-                _extend(messages, visible, chunk[low:high])
-    return RenderedMessages(messages, visible)
+    spans: list[Span] = []
+    for visible in visible_ranges(commit.hidden or (), len(items)):
+        if isinstance(items, ItemVector):
+            spans.extend(items.runs(visible.start, visible.stop))
+        else:
+            part = tuple(items[visible.start : visible.stop])
+            spans.append((part, 0, len(part)))
+    parts = (_span_messages(part, low, high) for part, low, high in spans)
+    return RenderedMessages(chain.from_iterable(parts), spans=tuple(spans))
 
 
-def _extend(
-    messages: list[Message], visible: list[ContextItem], items: Iterable[ContextItem]
-) -> None:
-    for item in items:
-        visible.append(item)
-        memo = item.memo
-        rendered = memo.get(MESSAGES_KEY) if memo is not None else None
-        messages.extend(item_messages(item) if rendered is None else rendered)  # type: ignore[arg-type]
-
-
-def _chunk_messages(chunk: Chunk) -> tuple[Message, ...]:
-    """The messages of every item of a chunk, joined once and kept with the chunk."""
-    memo = chunk.memo
-    joined = memo.get(MESSAGES_KEY)
+def _span_messages(part: tuple[ContextItem, ...], low: int, high: int) -> tuple[Message, ...]:
+    """The messages of ``part[low:high]``, joined once and kept with a chunk."""
+    if not isinstance(part, Chunk):
+        return tuple(message for item in part[low:high] for message in item_messages(item))
+    key = MESSAGES_KEY if low == 0 and high == len(part) else f"{MESSAGES_KEY}@{low}:{high}"
+    memo = part.memo
+    joined = memo.get(key)
     if joined is None:
-        joined = tuple(message for item in chunk for message in item_messages(item))
-        memo[MESSAGES_KEY] = joined
+        joined = tuple(message for item in part[low:high] for message in item_messages(item))
+        memo[key] = joined
     return joined  # type: ignore[return-value]
 
 

@@ -60,7 +60,8 @@ def tighten(
 _TIGHTENED_KEY = "tightened"
 #: Tightenings kept per item: a rule tightens an item one way; batching repeats it each turn.
 _TIGHTENINGS_KEPT = 4
-_Tightenings = dict[tuple[State, str, str], tuple[object, ContextItem]]
+#: One kept tightening: the state, text and arguments asked for, the ruler, the result.
+_Tightening = tuple[State, str, str, object, ContextItem]
 
 
 def _kept(item: ContextItem, key: tuple[State, str, str], facts: Facts) -> ContextItem | None:
@@ -70,20 +71,28 @@ def _kept(item: ContextItem, key: tuple[State, str, str], facts: Facts) -> Conte
     lands it: kept, an item is rendered and counted once per way it is tightened.
     """
     memo = item.memo
-    kept: _Tightenings | None = memo.get(_TIGHTENED_KEY) if memo is not None else None  # type: ignore[assignment]
-    found = kept.get(key) if kept is not None else None
-    return found[1] if found is not None and found[0] is facts.tokenizer else None
+    kept: tuple[_Tightening, ...] = memo.get(_TIGHTENED_KEY, ()) if memo is not None else ()  # type: ignore[assignment]
+    state, text, args = key
+    for found in kept:
+        if (
+            found[0] is state
+            and found[3] is facts.tokenizer
+            and found[1] == text
+            and found[2] == args
+        ):
+            return found[4]
+    return None
 
 
 def _keep(
     item: ContextItem, key: tuple[State, str, str], facts: Facts, result: ContextItem
 ) -> None:
+    # A small tuple, not a dict: every item a rule ever tightened holds it, in every commit
+    # that still holds the item (the older commits of a long session hold many).
     memo = item.memo
-    kept: _Tightenings | None = memo.get(_TIGHTENED_KEY) if memo is not None else None  # type: ignore[assignment]
-    if kept is None or len(kept) >= _TIGHTENINGS_KEPT:
-        kept = {}
-        item.remember(_TIGHTENED_KEY, kept)
-    kept[key] = (facts.tokenizer, result)
+    kept: tuple[_Tightening, ...] = memo.get(_TIGHTENED_KEY, ()) if memo is not None else ()  # type: ignore[assignment]
+    entry: _Tightening = (*key, facts.tokenizer, result)
+    item.remember(_TIGHTENED_KEY, (*kept[1 - _TIGHTENINGS_KEPT :], entry))
 
 
 def _same_text(item: ContextItem, like: ContextItem) -> ContextItem:

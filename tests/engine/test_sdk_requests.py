@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from immutables import Map
 
 from ctxrules.commit import ContextCommit
 from ctxrules.engine import sdk
@@ -55,6 +56,42 @@ def test_invariant_11_anthropic_request_equals_the_plain_conversion(
     assert request.get("system", []) == plain.system
 
 
+@given(commits(), st.lists(st.integers(1, 5), max_size=12), SYSTEMS)
+def test_invariant_11_a_commit_grown_turn_by_turn_sends_the_plain_conversion(
+    commit: ContextCommit, steps: list[int], system: str
+) -> None:
+    """Invariant 11: requests of a commit grown a few items at a time (the tail's join kept and extended) are the plain ones."""
+    items = list(commit.items)
+    grown, at = ContextCommit("s"), 0
+    for step in [*steps, len(items)]:
+        grown = grown.append_items(items[at : at + step])
+        at += step
+        rendered = render_commit(grown)
+        request = sdk.openai_request("m", system, rendered, ())
+        assert request["messages"] == _plain_openai(system, tuple(rendered))
+
+
+def test_a_turn_joins_only_the_new_items_of_its_last_chunk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A request after three more items joins those three, not the whole last chunk again."""
+    commit = ContextCommit("s").append_items(_tool_items(0, 100))
+    sdk.openai_request("m", "", render_commit(commit), ())
+    joined: list[int] = []
+    original = openai_adapter._joined
+
+    def counting(run: tuple[object, ...], after: object = None) -> object:
+        joined.append(len(run))
+        return original(run, after)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(openai_adapter, "_joined", counting)
+    for first in (100, 103, 106):
+        commit = commit.append_items(_tool_items(first, first + 3))
+        request = sdk.openai_request("m", "", render_commit(commit), ())
+        assert len(request["messages"]) == 2 * (first + 3)  # type: ignore[arg-type]
+    assert joined == [3, 3, 3]
+
+
 def test_a_turn_converts_only_its_new_items(monkeypatch: pytest.MonkeyPatch) -> None:
     """The second request of a commit grown by one item converts that item alone."""
     from ctxrules.commit import ContextItem  # noqa: PLC0415 - only this test builds items
@@ -96,22 +133,24 @@ def test_invariant_11_a_turn_checks_the_pairing_of_the_changed_tail_only(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Invariant 11: of 300 tool items sent again with one more, only the last run is checked."""
-    from ctxrules.commit import ContextItem  # noqa: PLC0415
-
     commit = ContextCommit("s").append_items(_tool_items(0, 300))
     sdk.openai_request("m", "", render_commit(commit), ())
     checked: list[str] = []
-    original = ContextItem.remember
+    original = openai_adapter._checked_in
 
-    def counting(item: ContextItem, key: str, value: object) -> None:
-        if key == openai_adapter.CHECKED_KEY:
-            checked.append(item.source_node_id)
-        original(item, key, value)
+    def counting(
+        memo: dict[str, object], key: str, before: Map[str, None], kept: tuple[object, ...]
+    ) -> object:
+        known = memo.get(key)
+        if not (isinstance(known, tuple) and known[0] is before and known[1] is kept):
+            checked.extend(sorted(kept[2]))  # type: ignore[call-overload]
+        return original(memo, key, before, kept)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(ContextItem, "remember", counting)
+    monkeypatch.setattr(openai_adapter, "_checked_in", counting)
     grown = commit.append_items(_tool_items(300, 301))
     request = sdk.openai_request("m", "", render_commit(grown), ())
-    assert checked == ["t256"]  # the first item of the last run of 64
+    # Only the last chunk of 64 (items 256 to 300) is checked again.
+    assert sorted(checked) == sorted(f"c{n}" for n in range(256, 301))
     assert len(request["messages"]) == 2 * 301  # type: ignore[arg-type]
 
 

@@ -1,0 +1,45 @@
+"""`ItemVector` against a plain list: appends, replacements, slices, chunks and equality."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxrules.commit.vector import CHUNK, ItemVector
+
+#: An append (None) or a replacement (position, as a share of the length, and value).
+OPERATIONS = st.lists(
+    st.one_of(st.none(), st.tuples(st.floats(0, 0.999), st.integers())), max_size=300
+)
+
+
+@given(st.integers(0, 3 * CHUNK), OPERATIONS)
+def test_invariant_2_an_item_vector_behaves_as_a_list_and_old_versions_stay(
+    start: int, operations: list[tuple[float, int] | None]
+) -> None:
+    """Invariant 2: every version equals the list it models, and earlier versions never change."""
+    model = list(range(start))
+    vector = ItemVector.of(model)  # type: ignore[arg-type]
+    versions = [(vector, list(model))]
+    for step, operation in enumerate(operations):
+        if operation is None or not model:
+            model.append(-step)
+            vector = vector.append(-step)  # type: ignore[arg-type]
+        else:
+            at = int(operation[0] * len(model))
+            model[at] = operation[1]
+            vector = vector.set(at, operation[1])  # type: ignore[arg-type]
+        versions.append((vector, list(model)))
+    for version, expected in versions:
+        assert list(version) == expected
+        assert len(version) == len(expected)
+        assert [version[i] for i in range(-len(expected), len(expected))] == expected * 2
+        assert list(version[3 : len(expected) - 2]) == expected[3 : len(expected) - 2]
+        chunks = version.chunks()
+        assert [x for chunk in chunks for x in chunk] == expected
+        assert all(len(chunk) == CHUNK for chunk in chunks[:-1])
+        assert ItemVector.from_chunks(chunks) == version
+        assert version == ItemVector.of(expected)  # type: ignore[arg-type]
+        assert hash(ItemVector.from_chunks(chunks)) == hash(version)
+        spans = [(len(c), lo, hi) for c, lo, hi in version.runs(1, len(expected))]
+        assert sum(hi - lo for _, lo, hi in spans) == max(len(expected) - 1, 0)
