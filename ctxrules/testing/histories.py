@@ -184,6 +184,7 @@ def _as_commit(items: tuple[ContextItem, ...] | list[ContextItem], session: str)
 CHUNK = 64
 #: Keys of rule marks a generated commit may carry (a batch point's, another rule's).
 _MARKS = ("batch:count", "batch:turn", "batch:items", "batch:why", "other_rule:5f1c09a2b7de")
+_MARK_KEYS = st.lists(st.sampled_from(_MARKS), max_size=3, unique=True)
 
 
 @st.composite
@@ -192,7 +193,7 @@ def marked(draw: st.DrawFn, commit: ContextCommit) -> ContextCommit:
 
     The marks are a batch point's and another rule's, at drawn positions.
     """
-    keys = draw(st.lists(st.sampled_from(_MARKS), max_size=3, unique=True), label="marks")
+    keys = draw(_MARK_KEYS, label="marks")
     for key in keys:
         commit = commit.with_mark(key, draw(st.integers(0, max(len(commit.items), 1))))
     if commit.items and draw(st.booleans(), label="replaced reported"):
