@@ -20,7 +20,7 @@ from ctxrules.checker.fixed import FIXED_SIZES, bundled_session_items, fixed_fac
 from ctxrules.checker.purity import module_state, run_trapped, state_changes
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.commit.vector import ItemVector
-from ctxrules.rules import Facts, NamedRule, Pipeline, Rule
+from ctxrules.rules import Facts, Rule
 from ctxrules.testing.constants import rule_names
 from ctxrules.testing.histories import commit_ruler, forget_histories, histories
 from ctxrules.testing.ruler import RULER_NAMES, check_ruler
@@ -28,7 +28,6 @@ from ctxrules.testing.rules import facts_for
 
 #: The invariants a rule can break, which `rule_violations` checks.
 RULE_INVARIANTS = tuple(sorted({law.invariant for law in RULE_LAWS} | {8, 15}))
-PIPELINE = "<pipeline>"
 #: Seconds Hypothesis may spend shrinking one counterexample (its own limit is five minutes).
 SHRINK_SECONDS = 6
 #: Reruns of a rule on the same small input (long inputs run once: reruns stay cheap).
@@ -310,9 +309,3 @@ def _leaves(error: BaseException) -> Iterator[BaseException]:
             yield from _leaves(inner)
     else:
         yield error
-
-
-def subjects(pipeline: Pipeline) -> Iterator[NamedRule]:
-    """Each rule of the pipeline on its own, then the whole pipeline."""
-    yield from pipeline.rules
-    yield NamedRule(PIPELINE, pipeline.run)

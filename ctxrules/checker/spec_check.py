@@ -8,8 +8,9 @@ from pathlib import Path
 import attrs
 
 from ctxrules.checker.hashseed import Case, differences
-from ctxrules.checker.runner import PIPELINE, Counterexample, Fresh, check_rule, subjects
+from ctxrules.checker.runner import Counterexample, Fresh, check_rule
 from ctxrules.checker.sessions import check_sessions
+from ctxrules.checker.subjects import PIPELINE, subjects
 from ctxrules.commit import ContextCommit
 from ctxrules.rules import Facts, Pipeline, Rule
 from ctxrules.spec import load_spec
