@@ -13,12 +13,13 @@ from ctxrules.tokens import HeuristicCounter, Tokenizer
 WINDOWS = (8_000, 16_000, 32_000, 128_000, 200_000, 1_000_000)
 #: Each window's budgets, built once: a strategy built anew is validated anew at every draw.
 _BUDGETS = {window: st.none() | st.integers(window // 10, window) for window in WINDOWS}
+_WINDOW_CHOICES = st.sampled_from(WINDOWS)
 
 
 @st.composite
 def windows(draw: st.DrawFn) -> tuple[int, int | None]:
     """A context window from 8k to 1M tokens, and no budget or one up to the window."""
-    window = draw(st.sampled_from(WINDOWS), label="context window")
+    window = draw(_WINDOW_CHOICES, label="context window")
     budget = draw(_BUDGETS[window], label="budget")
     return window, budget
 
