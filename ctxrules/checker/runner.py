@@ -200,6 +200,7 @@ def check_rule(
     sample_size: int = 12,
     shrink_seconds: int = SHRINK_SECONDS,
     fresh: Fresh | None = None,
+    reruns: int = RERUNS,
 ) -> Counterexample | None:
     """The shrunk counterexample on generated commits of every size, or None if none was found.
 
@@ -211,10 +212,11 @@ def check_rule(
     The search's counterexample, being shrunk, is reported when both find one.
     ``samples``, if given, collects up to ``sample_size`` clean runs of the rule (input,
     facts, output) for `ctxrules.checker.hashseed`, up to half of them from the fixed inputs.
-    ``fresh`` makes a new instance of the rule for reruns. Shrinking stops after ``shrink_seconds``.
+    ``fresh`` makes a new instance of the rule for reruns, of which a small input gets
+    ``reruns`` (see `rule_violations`). Shrinking stops after ``shrink_seconds``.
     """
     names = rule_names(rule)
-    fixed = _fixed_run(name, rule, names, samples, sample_size // 2, fresh)
+    fixed = _fixed_run(name, rule, names, samples, sample_size // 2, fresh, reruns)
     found: dict[type[_Found], Counterexample] = {}
     real = bundled_session_items()
 
@@ -239,12 +241,12 @@ def check_rule(
                 head_turn=max(facts.head_turn - data.draw(st.integers(0, 3), label="turns"), 0),
             )
             seen, counterexample = _run_once(
-                name, rule, before.with_items(before.items[:split]), earlier, fresh
+                name, rule, before.with_items(before.items[:split]), earlier, fresh, reruns
             )
             if counterexample is not None:
                 keep(counterexample)
             before = seen.append_items(before.items[split:])
-        after, counterexample = _run_once(name, rule, before, facts, fresh)
+        after, counterexample = _run_once(name, rule, before, facts, fresh, reruns)
         if counterexample is not None:
             keep(counterexample)
         if samples is not None and len(samples) < sample_size and len(before.items) >= 2:
@@ -261,12 +263,17 @@ def check_rule(
     return fixed
 
 
-def _run_once(
-    name: str, rule: Rule, before: ContextCommit, facts: Facts, fresh: Fresh | None = None
+def _run_once(  # noqa: PLR0917 - private; the search's arguments, passed on
+    name: str,
+    rule: Rule,
+    before: ContextCommit,
+    facts: Facts,
+    fresh: Fresh | None = None,
+    reruns: int = RERUNS,
 ) -> tuple[ContextCommit, Counterexample | None]:
     """The rule's output on one input, and the counterexample it makes, if it makes one."""
     try:
-        after, violations = rule_violations(rule, before, facts, fresh=fresh)
+        after, violations = rule_violations(rule, before, facts, reruns=reruns, fresh=fresh)
     except Exception as error:  # noqa: BLE001 - a user's rule may raise anything; we report it
         return before, Counterexample(
             name, (), before, None, facts, f"{type(error).__name__}: {error}"
@@ -283,11 +290,12 @@ def _fixed_run(  # noqa: PLR0917 - private; called once, positionally, above
     samples: list[tuple[ContextCommit, Facts, ContextCommit]] | None,
     keep: int,
     fresh: Fresh | None,
+    reruns: int,
 ) -> Counterexample | None:
     """The first counterexample among the fixed inputs, keeping up to ``keep`` clean runs."""
     for before in fixed_histories(names):
         for late, facts in enumerate(fixed_facts(before)):
-            after, counterexample = _run_once(name, rule, before, facts, fresh)
+            after, counterexample = _run_once(name, rule, before, facts, fresh, reruns)
             if counterexample is not None:
                 return counterexample
             # Long inputs go to the other processes too (the later facts only, the largest
