@@ -19,17 +19,15 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import attrs
-from pyrsistent import pset
 from returns.result import Failure
 
-from ctxrules.canonical import canonical_json
 from ctxrules.check import Violation
+from ctxrules.checker.child import output
 from ctxrules.commit import ContextCommit, commit_from_json, commit_to_json
 from ctxrules.rules import Facts
-from ctxrules.spec import load_spec
-from ctxrules.testing.ruler import check_ruler, ruler_name
+from ctxrules.testing.ruler import ruler_name
 
-#: One recorded run: which subject of the spec (see `runner.subjects`), its input, facts, output.
+#: One recorded run: which subject of the spec (see `subjects.subjects`), its input, facts, output.
 Case = tuple[int, ContextCommit, Facts, ContextCommit]
 
 
@@ -68,10 +66,6 @@ def _facts_json(facts: Facts) -> dict[str, object]:
     return {"now": facts.now, "head_turn": facts.head_turn, "cited": sorted(facts.cited),
             "context_window": facts.context_window, "budget": facts.budget,
             "ruler": ruler_name(facts.tokenizer)}  # fmt: skip
-
-
-def _output(commit: ContextCommit) -> str:
-    return canonical_json(commit_to_json(commit))
 
 
 def differences(
@@ -119,7 +113,7 @@ def differences(
         )
     for index, (subject, before, facts, after) in enumerate(ordered):
         # The children agree: this process's own output must be theirs too.
-        if answers[0][index] == _output(after):
+        if answers[0][index] == output(after):
             continue
         violation = Violation(
             8,
@@ -146,7 +140,7 @@ def _run_child(request: str, seed: int, timeout: float) -> list[str] | str:
     """One child's outputs with ``PYTHONHASHSEED=seed``, or why it gave none."""
     try:
         child = subprocess.run(
-            [sys.executable, "-m", "ctxrules.checker.hashseed"],
+            [sys.executable, "-m", "ctxrules.checker.child"],
             input=request,
             capture_output=True,
             text=True,
@@ -165,33 +159,3 @@ def _run_child(request: str, seed: int, timeout: float) -> list[str] | str:
 def _rebuilt(answer: str) -> ContextCommit | None:
     rebuilt = commit_from_json(json.loads(answer)) if answer.startswith("{") else None
     return None if rebuilt is None or isinstance(rebuilt, Failure) else rebuilt.unwrap()
-
-
-def _serve(request: dict[str, object]) -> list[str]:
-    # Imported here: the runner imports this module's caller side.
-    from ctxrules.checker.runner import subjects  # noqa: PLC0415
-
-    pipeline = load_spec(str(request["spec"]), allow_imports=bool(request["allow_imports"]))
-    rules = [named.rule for named in subjects(pipeline.unwrap())]
-    answers = []
-    for case in request["cases"]:  # type: ignore[attr-defined]
-        before = commit_from_json(case["commit"]).unwrap()
-        given = case["facts"]
-        ruler = check_ruler(given.pop("ruler"))
-        facts = Facts(**{**given, "cited": pset(given["cited"])}, tokenizer=ruler)
-        try:
-            answers.append(_output(rules[case["subject"]](before, facts)))
-        except Exception as error:  # noqa: BLE001 - reported as a difference, not a crash
-            answers.append(f"raised {type(error).__name__}: {error}")
-    return answers
-
-
-def main() -> None:
-    """The child: read the request on stdin, print the outputs as JSON."""
-    request = json.loads(sys.stdin.read())
-    sys.path[:0] = [p for p in request["path"] if p not in sys.path]
-    sys.stdout.write(json.dumps(_serve(request)))
-
-
-if __name__ == "__main__":
-    main()

@@ -20,7 +20,7 @@ from ctxrules.checker.fixed import FIXED_SIZES, bundled_session_items, fixed_fac
 from ctxrules.checker.purity import module_state, run_trapped, state_changes
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.commit.vector import ItemVector
-from ctxrules.rules import Facts, NamedRule, Pipeline, Rule
+from ctxrules.rules import Facts, Rule
 from ctxrules.testing.constants import rule_names
 from ctxrules.testing.histories import commit_ruler, forget_histories, histories
 from ctxrules.testing.ruler import RULER_NAMES, check_ruler
@@ -28,7 +28,6 @@ from ctxrules.testing.rules import facts_for
 
 #: The invariants a rule can break, which `rule_violations` checks.
 RULE_INVARIANTS = tuple(sorted({law.invariant for law in RULE_LAWS} | {8, 15}))
-PIPELINE = "<pipeline>"
 #: Seconds Hypothesis may spend shrinking one counterexample (its own limit is five minutes).
 SHRINK_SECONDS = 6
 #: Reruns of a rule on the same small input (long inputs run once: reruns stay cheap).
@@ -36,6 +35,8 @@ RERUNS = 3
 _LONG = 200
 
 _item_fields = operator.attrgetter(*(a.name for a in attrs.fields(ContextItem)))
+#: The fields an item is built from, in the order its ``__init__`` takes them.
+_init_fields = operator.attrgetter(*(a.name for a in attrs.fields(ContextItem) if a.init))
 
 
 @attrs.frozen
@@ -134,7 +135,8 @@ def _rerun(  # noqa: PLR0917 - private; called once, positionally
 
 def _copy(commit: ContextCommit) -> ContextCommit:
     """An equal commit made of new objects (the commit and each item), marks and digest kept."""
-    items = ItemVector.of(attrs.evolve(item) for item in commit.items)
+    # Built from the fields in order, as attrs.evolve would (half its cost): no digest or memo kept.
+    items = ItemVector.of(ContextItem(*_init_fields(item)) for item in commit.items)
     return attrs.evolve(commit, items=items, digest=commit.digest)
 
 
@@ -198,6 +200,7 @@ def check_rule(
     sample_size: int = 12,
     shrink_seconds: int = SHRINK_SECONDS,
     fresh: Fresh | None = None,
+    reruns: int = RERUNS,
 ) -> Counterexample | None:
     """The shrunk counterexample on generated commits of every size, or None if none was found.
 
@@ -209,10 +212,11 @@ def check_rule(
     The search's counterexample, being shrunk, is reported when both find one.
     ``samples``, if given, collects up to ``sample_size`` clean runs of the rule (input,
     facts, output) for `ctxrules.checker.hashseed`, up to half of them from the fixed inputs.
-    ``fresh`` makes a new instance of the rule for reruns. Shrinking stops after ``shrink_seconds``.
+    ``fresh`` makes a new instance of the rule for reruns, of which a small input gets
+    ``reruns`` (see `rule_violations`). Shrinking stops after ``shrink_seconds``.
     """
     names = rule_names(rule)
-    fixed = _fixed_run(name, rule, names, samples, sample_size // 2, fresh)
+    fixed = _fixed_run(name, rule, names, samples, sample_size // 2, fresh, reruns)
     found: dict[type[_Found], Counterexample] = {}
     real = bundled_session_items()
 
@@ -223,8 +227,11 @@ def check_rule(
         found[kind] = counterexample
         raise kind
 
+    # Built once: a strategy built anew is validated anew at every draw.
+    inputs = histories(names=names, real=real, rulers=RULER_NAMES)
+
     def body(data: st.DataObject) -> None:
-        before = data.draw(histories(names=names, real=real, rulers=RULER_NAMES), label="commit")
+        before = data.draw(inputs, label="commit")
         facts = data.draw(facts_for(before, check_ruler(commit_ruler(before))), label="facts")
         if len(before.items) >= 2 and data.draw(st.integers(0, 3), label="own output") == 0:
             split = data.draw(st.integers(1, len(before.items) - 1), label="items seen before")
@@ -234,12 +241,12 @@ def check_rule(
                 head_turn=max(facts.head_turn - data.draw(st.integers(0, 3), label="turns"), 0),
             )
             seen, counterexample = _run_once(
-                name, rule, before.with_items(before.items[:split]), earlier, fresh
+                name, rule, before.with_items(before.items[:split]), earlier, fresh, reruns
             )
             if counterexample is not None:
                 keep(counterexample)
             before = seen.append_items(before.items[split:])
-        after, counterexample = _run_once(name, rule, before, facts, fresh)
+        after, counterexample = _run_once(name, rule, before, facts, fresh, reruns)
         if counterexample is not None:
             keep(counterexample)
         if samples is not None and len(samples) < sample_size and len(before.items) >= 2:
@@ -256,12 +263,17 @@ def check_rule(
     return fixed
 
 
-def _run_once(
-    name: str, rule: Rule, before: ContextCommit, facts: Facts, fresh: Fresh | None = None
+def _run_once(  # noqa: PLR0917 - private; the search's arguments, passed on
+    name: str,
+    rule: Rule,
+    before: ContextCommit,
+    facts: Facts,
+    fresh: Fresh | None = None,
+    reruns: int = RERUNS,
 ) -> tuple[ContextCommit, Counterexample | None]:
     """The rule's output on one input, and the counterexample it makes, if it makes one."""
     try:
-        after, violations = rule_violations(rule, before, facts, fresh=fresh)
+        after, violations = rule_violations(rule, before, facts, reruns=reruns, fresh=fresh)
     except Exception as error:  # noqa: BLE001 - a user's rule may raise anything; we report it
         return before, Counterexample(
             name, (), before, None, facts, f"{type(error).__name__}: {error}"
@@ -278,11 +290,12 @@ def _fixed_run(  # noqa: PLR0917 - private; called once, positionally, above
     samples: list[tuple[ContextCommit, Facts, ContextCommit]] | None,
     keep: int,
     fresh: Fresh | None,
+    reruns: int,
 ) -> Counterexample | None:
     """The first counterexample among the fixed inputs, keeping up to ``keep`` clean runs."""
     for before in fixed_histories(names):
         for late, facts in enumerate(fixed_facts(before)):
-            after, counterexample = _run_once(name, rule, before, facts, fresh)
+            after, counterexample = _run_once(name, rule, before, facts, fresh, reruns)
             if counterexample is not None:
                 return counterexample
             # Long inputs go to the other processes too (the later facts only, the largest
@@ -304,9 +317,3 @@ def _leaves(error: BaseException) -> Iterator[BaseException]:
             yield from _leaves(inner)
     else:
         yield error
-
-
-def subjects(pipeline: Pipeline) -> Iterator[NamedRule]:
-    """Each rule of the pipeline on its own, then the whole pipeline."""
-    yield from pipeline.rules
-    yield NamedRule(PIPELINE, pipeline.run)

@@ -15,7 +15,8 @@ from pyrsistent import pmap
 
 from ctxrules.check import one_ruler, prefix_stable, protocol_valid, recoverable, rule_step
 from ctxrules.check.violations import Violation
-from ctxrules.checker.runner import PIPELINE, Counterexample, _Found, _search
+from ctxrules.checker.runner import Counterexample, _Found, _search
+from ctxrules.checker.subjects import PIPELINE
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Session
 from ctxrules.generation import CommitMap, ensure_latest_commit

@@ -8,12 +8,15 @@ from pathlib import Path
 import attrs
 
 from ctxrules.checker.hashseed import Case, differences
-from ctxrules.checker.runner import PIPELINE, Counterexample, Fresh, check_rule, subjects
+from ctxrules.checker.runner import RERUNS, Counterexample, Fresh, check_rule
 from ctxrules.checker.sessions import check_sessions
+from ctxrules.checker.subjects import PIPELINE, subjects
 from ctxrules.commit import ContextCommit
 from ctxrules.rules import Facts, Pipeline, Rule
 from ctxrules.spec import load_spec
 
+#: Reruns of a built-in or declarative rule on a small input (user code gets `RERUNS`).
+OWN_RERUNS = 1
 #: Called after each step with (steps done, steps in all, what was checked).
 Progress = Callable[[int, int, str], None]
 
@@ -92,15 +95,17 @@ def check_pipeline(
 
     for index, named in enumerate(tasks):
         runs: list[tuple[ContextCommit, Facts, ContextCommit]] = []
+        user = is_user_code(named.rule)
         found = check_rule(
             named.name,
             named.rule,
             examples=examples,
             seed=seed,
             samples=runs,
-            fresh=fresh_instance(spec, index, allow_imports=allow_imports)
-            if is_user_code(named.rule)
-            else None,
+            fresh=fresh_instance(spec, index, allow_imports=allow_imports) if user else None,
+            # ctxrules's own rules hold no state to build anew or count calls with: one
+            # rerun, on an equal copy (a result that follows object identity), says it all.
+            reruns=RERUNS if user else OWN_RERUNS,
         )
         if progress is not None:
             progress(index + 1, total, named.name)

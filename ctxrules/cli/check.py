@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import Any, TextIO
@@ -40,6 +41,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if absent is not None or isinstance(source, Failure):
         sys.stderr.write((absent or source.failure()) + "\n")
         return EXIT_SPEC
+    # The search draws from ctxrules's own strategies only: no plugin of another package is
+    # needed (trio's, installed beside pytest, costs half a second of every start).
+    os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
     # Imported here: Hypothesis loads only for the command that searches with it.
     from ctxrules.checker.runner import RULE_INVARIANTS  # noqa: PLC0415
     from ctxrules.checker.spec_check import check_pipeline  # noqa: PLC0415

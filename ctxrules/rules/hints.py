@@ -8,6 +8,7 @@ bounded, deterministic line; the rest stays one recall away.
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 
 #: Characters of a text the hints are read from at most: a 50 MB output costs what this does.
@@ -65,6 +66,39 @@ def names(text: str) -> list[str]:
     return sorted(counts, key=lambda w: (-counts[w], first[w]))
 
 
+class _Memo:
+    """Hints lately worked out, by their arguments; bounded by entries and characters, oldest out.
+
+    `lookup_hints` is pure, so a remembered answer is its answer: ``ctxrules check`` reruns
+    rules on equal texts thousands of times, and a session ages each result once or twice.
+    """
+
+    def __init__(self, entries: int, characters: int) -> None:
+        self.entries, self.characters = entries, characters
+        self.held = 0
+        self.found: dict[tuple[str, int, str], str] = {}
+        # Rules may run on several threads (an engine's background work): one writer at a time.
+        self.lock = threading.Lock()
+
+    def keep(self, key: tuple[str, int, str], value: str) -> None:
+        size = len(key[0]) + len(key[2])
+        if size > self.characters:
+            return
+        with self.lock:
+            if key in self.found:
+                return
+            self.found[key] = value
+            self.held += size
+            while len(self.found) > self.entries or self.held > self.characters:
+                oldest = next(iter(self.found))
+                del self.found[oldest]
+                self.held -= len(oldest[0]) + len(oldest[2])
+
+
+#: A check meets about 700 distinct texts of 4-20k characters per spec, each many times.
+_MEMO = _Memo(entries=4_096, characters=2_000_000)
+
+
 def lookup_hints(text: str, chars: int, shown: str = "") -> str:
     """``names: a, b, …`` of ``text``'s distinctive names not already in ``shown``, within ``chars``.
 
@@ -76,6 +110,15 @@ def lookup_hints(text: str, chars: int, shown: str = "") -> str:
     >>> lookup_hints("use parse_args and load_config; parse_args twice", 40, shown="load_config")
     'names: parse_args'
     """
+    key = (text, chars, shown)
+    found = _MEMO.found.get(key)
+    if found is None:
+        found = _lookup_hints(text, chars, shown)
+        _MEMO.keep(key, found)
+    return found
+
+
+def _lookup_hints(text: str, chars: int, shown: str) -> str:
     room = chars - len(HINTS_PREFIX)
     kept: list[str] = []
     error = _ERROR_LINE.search(text[:READ_CHARS])

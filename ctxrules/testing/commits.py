@@ -57,6 +57,11 @@ _ROLES = st.sampled_from(("user", "assistant", "tool", "system"))
 _TOOL_NAMES = st.sampled_from((None, "grep", "read_file", "todo_list"))
 #: Node ids of 4 to 8 hex digits, drawn as one number (one choice, not one per digit).
 _NODE_IDS = st.integers(0, 0xFFFF_FFFF).map(lambda n: f"{n:04x}")
+# Built once, as Hypothesis caches integers() but not these: a strategy built anew is
+# validated anew at every draw.
+_SESSION_IDS = st.sampled_from(["s_a", "s_b"])
+_PARENT_IDS = st.lists(st.just("c_parent"), max_size=1)
+_states = functools.cache(st.sampled_from)
 
 
 @st.composite
@@ -73,7 +78,7 @@ def context_items(
     results of up to 20,000 characters.
     """
     role = draw(_ROLES)
-    state = draw(st.sampled_from(states))
+    state = draw(_states(states))
     rendered = draw(texts(16))
     if huge and draw(st.booleans()):
         rendered = rendered + "x" * draw(st.integers(4_000, 20_000))
@@ -99,6 +104,20 @@ def context_items(
     return counted(item, tokenizer or HeuristicCounter())
 
 
+def _item_lists(
+    max_items: int, states: tuple[State, ...], tokenizer: Tokenizer | None = None
+) -> st.SearchStrategy[list[ContextItem]]:
+    return st.lists(
+        context_items(states=states, tokenizer=tokenizer),
+        max_size=max_items,
+        unique_by=lambda item: item.source_node_id,
+    )
+
+
+#: The lists of the default ruler, built once for each size and set of states.
+_plain_item_lists = functools.cache(_item_lists)
+
+
 @st.composite
 def commits(
     draw: st.DrawFn,
@@ -110,11 +129,9 @@ def commits(
     """A commit whose items are random and whose ``total_tokens`` is consistent with them."""
     # Node ids are unique within a commit (attached blocks are told apart by attached_from).
     items = draw(
-        st.lists(
-            context_items(states=states, tokenizer=tokenizer),
-            max_size=max_items,
-            unique_by=lambda item: item.source_node_id,
-        )
+        _plain_item_lists(max_items, states)
+        if tokenizer is None
+        else _item_lists(max_items, states, tokenizer)
     )
     # A valid commit has at most one active summary; later ones were replaced by it.
     seen_summary = False
@@ -126,8 +143,8 @@ def commits(
                 )
             seen_summary = True
     header = ContextCommit(
-        draw(st.sampled_from(["s_a", "s_b"])),
-        parent_ids=tuple(draw(st.lists(st.just("c_parent"), max_size=1))),
+        draw(_SESSION_IDS),
+        parent_ids=tuple(draw(_PARENT_IDS)),
         created_at=draw(st.floats(0, 1e6)),
         head_node_id=items[-1].source_node_id if items else None,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 import attrs
@@ -49,8 +50,10 @@ class Step:
     pick: int = 0
 
 
+@functools.cache
 def session_steps() -> st.SearchStrategy[Step]:
     """Single steps of the operations `Session` supports, with random payloads and targets."""
+    # One strategy, built once: a strategy built anew is validated anew at every draw.
     return st.builds(
         Step,
         kind=st.sampled_from(("send", "tool", "complete", "retry", "edit", "checkout", "fork")),
@@ -86,10 +89,15 @@ def apply_step(session: Session, step: Step) -> Session:
     return result.unwrap() if isinstance(result, Success) else session
 
 
+@functools.cache
+def _step_lists(max_steps: int) -> st.SearchStrategy[list[Step]]:
+    return st.lists(session_steps(), max_size=max_steps)
+
+
 @st.composite
 def sessions(draw: st.DrawFn, max_steps: int = 30) -> Session:
     """Sessions built by a random sequence of sends, tool calls, retries, edits and checkouts."""
     session = Session("s_test")
-    for step in draw(st.lists(session_steps(), max_size=max_steps)):
+    for step in draw(_step_lists(max_steps)):
         session = apply_step(session, step)
     return session

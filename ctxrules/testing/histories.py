@@ -184,6 +184,8 @@ def _as_commit(items: tuple[ContextItem, ...] | list[ContextItem], session: str)
 CHUNK = 64
 #: Keys of rule marks a generated commit may carry (a batch point's, another rule's).
 _MARKS = ("batch:count", "batch:turn", "batch:items", "batch:why", "other_rule:5f1c09a2b7de")
+_MARK_KEYS = st.lists(st.sampled_from(_MARKS), max_size=3, unique=True)
+_rulers = functools.cache(st.sampled_from)
 
 
 @st.composite
@@ -192,7 +194,7 @@ def marked(draw: st.DrawFn, commit: ContextCommit) -> ContextCommit:
 
     The marks are a batch point's and another rule's, at drawn positions.
     """
-    keys = draw(st.lists(st.sampled_from(_MARKS), max_size=3, unique=True), label="marks")
+    keys = draw(_MARK_KEYS, label="marks")
     for key in keys:
         commit = commit.with_mark(key, draw(st.integers(0, max(len(commit.items), 1))))
     if commit.items and draw(st.booleans(), label="replaced reported"):
@@ -214,7 +216,7 @@ def structured_commits(
     Each is counted by one of ``rulers`` (`ctxrules.testing.ruler.check_ruler`).
     """
     seed = draw(st.integers(0, 63), label="history seed")
-    ruler = draw(st.sampled_from(rulers), label="ruler")
+    ruler = draw(_rulers(rulers), label="ruler")
     items = synthetic_history(seed, draw(st.integers(1, max_turns), label="turns"), names, ruler)
     kept = items[: draw(st.integers(0, len(items)), label="items kept")]
     return _as_commit(kept, "s_small" if ruler == "heuristic" else f"s_small_{ruler}")
@@ -255,6 +257,18 @@ def forget_histories() -> None:
     synthetic_history.cache_clear()
 
 
+@functools.cache
+def _kinds(
+    names: tuple[str, ...], rulers: tuple[str, ...]
+) -> tuple[st.SearchStrategy[ContextCommit], ...]:
+    """The strategies of `histories`' kinds of commit, built once for each set of arguments."""
+    return (
+        commits(max_items=8),
+        structured_commits(names=names, rulers=rulers),
+        long_commits(names=names),
+    )
+
+
 @st.composite
 def histories(
     draw: st.DrawFn,
@@ -274,12 +288,13 @@ def histories(
     allows. ``names`` are tool names the structured and long histories use besides their own.
     """
     kind = draw(st.integers(0, 19 if long else 17), label="kind of commit")
+    small, structured, long_ones = _kinds(names, rulers)
     if kind < 5:
-        commit = draw(commits(max_items=8))
+        commit = draw(small)
     elif kind < 18:
-        commit = draw(structured_commits(names=names, rulers=rulers))
+        commit = draw(structured)
     elif kind == 18 or not real:
-        commit = draw(long_commits(names=names))
+        commit = draw(long_ones)
     else:
         size = draw(st.integers(1, len(real)), label="real session prefix")
         commit = _as_commit(real[:size], "s_real")

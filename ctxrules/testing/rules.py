@@ -11,14 +11,20 @@ from ctxrules.tokens import HeuristicCounter, Tokenizer
 
 #: Context windows a rule may be given, from a small local model's to the largest.
 WINDOWS = (8_000, 16_000, 32_000, 128_000, 200_000, 1_000_000)
+#: Each window's budgets, built once: a strategy built anew is validated anew at every draw.
+_BUDGETS = {window: st.none() | st.integers(window // 10, window) for window in WINDOWS}
+_WINDOW_CHOICES = st.sampled_from(WINDOWS)
 
 
 @st.composite
 def windows(draw: st.DrawFn) -> tuple[int, int | None]:
     """A context window from 8k to 1M tokens, and no budget or one up to the window."""
-    window = draw(st.sampled_from(WINDOWS), label="context window")
-    budget = draw(st.none() | st.integers(window // 10, window), label="budget")
+    window = draw(_WINDOW_CHOICES, label="context window")
+    budget = draw(_BUDGETS[window], label="budget")
     return window, budget
+
+
+_WINDOWS = windows()
 
 
 @st.composite
@@ -34,7 +40,7 @@ def facts_for(draw: st.DrawFn, commit: ContextCommit, tokenizer: Tokenizer | Non
         draw(st.sets(st.integers(0, len(commit.items) - 1), max_size=4)) if commit.items else set()
     )
     cited = {commit.items[p].source_node_id for p in positions}
-    window, budget = draw(windows())
+    window, budget = draw(_WINDOWS)
     return Facts(
         now=draw(st.floats(0, 2e6)),
         context_window=window,

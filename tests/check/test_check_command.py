@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -153,3 +154,17 @@ def test_plain_lines_when_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> 
     assert "\r" not in out
     assert out.count("checked ") >= 2
     assert io.StringIO(out).readline().startswith("checked 1/")
+
+
+def test_the_command_loads_no_hypothesis_plugin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The search needs no other package's plugin: the command asks Hypothesis to load none."""
+    monkeypatch.setenv("HYPOTHESIS_NO_PLUGINS", "")
+    monkeypatch.delenv("HYPOTHESIS_NO_PLUGINS")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[[rules]]\nuse = "no_such_rule"\n', encoding="utf-8")
+    status, _, err = run_check(str(spec), capsys=capsys)
+    assert status == 2
+    assert "no_such_rule" in err
+    assert os.environ["HYPOTHESIS_NO_PLUGINS"] == "1"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxrules.checker import spec_check
 from ctxrules.checker.runner import check_rule
 from ctxrules.checker.spec_check import check_pipeline
 from ctxrules.spec import load_spec
@@ -98,3 +99,29 @@ def test_the_controls_pass(tmp_path: Path) -> None:
     """No false alarm: a batched aging rule and a rule that reads the window and budget."""
     report = _check_spec(correct_rules.CONTROLS_SPEC, tmp_path, seed=1, examples=100)
     assert report.counterexample is None, report.counterexample  # type: ignore[attr-defined]
+
+
+def test_own_rules_are_rerun_once_and_user_code_three_times(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Invariant 8: a built-in holds no state to rebuild or count with; a user's rule may."""
+    reruns: dict[str, int] = {}
+
+    def searched(name: str, _rule: object, **options: object) -> None:
+        reruns[name] = options["reruns"]  # type: ignore[assignment]
+
+    monkeypatch.setattr(spec_check, "check_rule", searched)
+    monkeypatch.setattr(spec_check, "differences", lambda *_args, **_options: None)
+    monkeypatch.setattr(spec_check, "check_sessions", lambda *_args, **_options: None)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        '[[rules]]\nuse = "clear_idle"\n[[rules]]\nuse = "correct_rules:clear_over_share"\n',
+        encoding="utf-8",
+    )
+    pipeline = load_spec(spec, allow_imports=True).unwrap()
+    check_pipeline(spec, pipeline, examples=1, allow_imports=True)
+    assert reruns == {"clear_idle": 1, "correct_rules:clear_over_share": 3, "<pipeline>": 3}
+    builtin = tmp_path / "builtin.toml"
+    builtin.write_text('[[rules]]\nuse = "clear_idle"\n', encoding="utf-8")
+    check_pipeline(builtin, load_spec(builtin).unwrap(), examples=1)
+    assert reruns["<pipeline>"] == 1

@@ -88,3 +88,38 @@ def test_hints_of_a_huge_result_read_a_bounded_part(monkeypatch: pytest.MonkeyPa
     cap_tool_result(4000, 0.33, hint_chars=1600).on_arrival(huge, Facts())
     assert read
     assert max(read) <= hints_module.READ_CHARS + 1
+
+
+def test_hints_of_a_text_seen_lately_are_not_worked_out_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The second request for the same hints is answered from the memo, equal to the first."""
+    read: list[int] = []
+    real = hints_module.names
+
+    def counting(text: str) -> list[str]:
+        read.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(hints_module, "names", counting)
+    text = GO_FILE + "\n// seen_once_marker_7c1f"
+    first = lookup_hints(text, 160, shown="paths.RepoRoot")
+    assert lookup_hints(text, 160, shown="paths.RepoRoot") == first
+    assert len(read) == 1
+    # Another room or another shown text is another answer, worked out anew.
+    assert lookup_hints(text, 120, shown="paths.RepoRoot") != first
+    assert len(read) == 2
+
+
+def test_the_hints_memo_forgets_its_oldest_within_its_bounds() -> None:
+    """At most ``entries`` answers and ``characters`` of keys are kept; a key over the bound never."""
+    memo = hints_module._Memo(entries=2, characters=30)
+    for text in ("aaaa", "bbbb", "cccc"):
+        memo.keep((text, 10, ""), text.upper())
+    assert list(memo.found) == [("bbbb", 10, ""), ("cccc", 10, "")]
+    memo.keep(("d" * 20, 10, "e" * 6), "x")
+    assert list(memo.found) == [("cccc", 10, ""), ("d" * 20, 10, "e" * 6)]
+    assert memo.held == 30
+    memo.keep(("f" * 31, 10, ""), "y")
+    assert ("f" * 31, 10, "") not in memo.found
+    assert memo.held == 30
