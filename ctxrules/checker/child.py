@@ -1,7 +1,7 @@
 """The child process of `ctxrules.checker.hashseed`: rerun recorded cases, print the outputs.
 
 It imports what running a spec's rules needs and nothing of the search (Hypothesis, the
-strategies): each of the three children starts in a third of the time.
+strategies): each of the children starts in a third of the time.
 """
 
 from __future__ import annotations

@@ -217,6 +217,11 @@ def check_rule(
     """
     names = rule_names(rule)
     fixed = _fixed_run(name, rule, names, samples, sample_size // 2, fresh, reruns)
+    # The search's clean runs for the other processes: the first few as drawn, then the
+    # longest (a set-order defect may act only on a long history, and each long random
+    # history is another draw of the set orders; the fixed ones repeat their ids).
+    drawn: list[tuple[ContextCommit, Facts, ContextCommit]] = []
+    room = max(sample_size - len(samples), 0) if samples is not None else 0
     found: dict[type[_Found], Counterexample] = {}
     real = bundled_session_items()
 
@@ -249,11 +254,13 @@ def check_rule(
         after, counterexample = _run_once(name, rule, before, facts, fresh, reruns)
         if counterexample is not None:
             keep(counterexample)
-        if samples is not None and len(samples) < sample_size and len(before.items) >= 2:
-            samples.append((before, facts, after))
+        if room and len(before.items) >= 2:
+            _keep_drawn(drawn, (before, facts, after), room)
 
     try:
         _search(body, examples, seed, shrink_seconds)
+        if samples is not None:
+            samples.extend(drawn)
     except (_Found, Flaky, BaseExceptionGroup):
         # A non-deterministic rule fails only sometimes and cannot be replayed: the failures
         # seen are still the answer. Of several kinds, the most specific law is reported.
@@ -261,6 +268,21 @@ def check_rule(
             raise
         return found[min(found, key=_rank)]
     return fixed
+
+
+def _keep_drawn(
+    drawn: list[tuple[ContextCommit, Facts, ContextCommit]],
+    run: tuple[ContextCommit, Facts, ContextCommit],
+    room: int,
+) -> None:
+    """Keep ``run`` among at most ``room``: the first quarter as drawn, then the longest."""
+    if len(drawn) < room:
+        drawn.append(run)
+        return
+    first = room // 4
+    shortest = min(range(first, room), key=lambda k: len(drawn[k][0].items), default=None)
+    if shortest is not None and len(run[0].items) > len(drawn[shortest][0].items):
+        drawn[shortest] = run
 
 
 def _run_once(  # noqa: PLR0917 - private; the search's arguments, passed on
