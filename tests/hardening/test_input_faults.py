@@ -106,6 +106,13 @@ def _damage(path: Path, table: str) -> None:
         triggers = conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()
         for (name,) in triggers:
             conn.execute(f"DROP TRIGGER {name}")
+        # Indexes on the JSON's fields refuse a malformed row too: damage is what SQL
+        # would not write, so they go as well (the reads must not need them).
+        indexes = conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND sql LIKE '%json_extract%'"
+        ).fetchall()
+        for (name,) in indexes:
+            conn.execute(f"DROP INDEX {name}")
         conn.execute(f"UPDATE {table} SET data = '{{\"broken\": ' ")  # noqa: S608 - test constant
 
 
