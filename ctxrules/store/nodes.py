@@ -41,6 +41,44 @@ EDGES: dict[str, str] = {"children": "predecessor", "callees": "caller"}
 Mark = Literal["running", "roots"]
 
 
+class GraphQueries:
+    """The reads a graph resumed on demand makes, over a backend's SQL for a record's field.
+
+    A backend gives `field` (a record field as SQL: the text of its expression index, so the
+    planner uses it) and `running` (its running nodes' condition, that of its partial index).
+    """
+
+    __slots__ = ()
+    rows: Rows
+
+    def field(self, name: str) -> str:
+        """The SQL of the record's field ``name``."""
+        raise NotImplementedError
+
+    def running(self) -> str:
+        """The SQL condition of a running node."""
+        raise NotImplementedError
+
+    def edge_ids(self, session_id: str, edge: Edge, node_id: str, below: int) -> list[str]:
+        """Ids of the nodes under seq ``below`` whose ``edge`` is ``node_id``, in seq order (by index)."""
+        # No seq in the query: with it, the planner walks the seq index instead of the edge's.
+        sql = f"SELECT seq, id FROM nodes WHERE session_id = ? AND {self.field(EDGES[edge])} = ?"  # noqa: S608 - constants of the backend
+        found = sorted(self.rows.all(sql, (session_id, node_id)))
+        return [str(row[1]) for row in found if row[0] < below]
+
+    def marked(self, session_id: str, mark: Mark, below: int) -> list[str]:
+        """Ids of the session's running nodes, or its roots, under seq ``below`` (by partial index)."""
+        roots = f"{self.field('predecessor')} IS NULL AND {self.field('caller')} IS NULL"
+        where = self.running() if mark == "running" else roots
+        sql = f"SELECT id FROM nodes WHERE session_id = ? AND {where} AND seq < ? ORDER BY seq"  # noqa: S608 - constants
+        return [str(row[0]) for row in self.rows.all(sql, (session_id, below))]
+
+    def ids(self, session_id: str, below: int) -> list[str]:
+        """The session's node ids under seq ``below``, in seq order."""
+        sql = "SELECT id FROM nodes WHERE session_id = ? AND seq < ? ORDER BY seq"
+        return [str(row[0]) for row in self.rows.all(sql, (session_id, below))]
+
+
 @attrs.frozen
 class StoredNode:
     """A stored node as its table decodes it: its JSON record without the seq, and the seq."""

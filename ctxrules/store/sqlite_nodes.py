@@ -14,7 +14,7 @@ from ctxrules.dag import Call, call_to_json
 from ctxrules.store.chunks import is_huge, joined_output, output_pieces
 from ctxrules.store.errors import DamagedRow, row_json
 from ctxrules.store.index_text import index_text
-from ctxrules.store.nodes import EDGES, Edge, Mark, StoredNode
+from ctxrules.store.nodes import GraphQueries, StoredNode
 from ctxrules.store.rows import Rows
 from ctxrules.store.schema import (
     COMPLETED,
@@ -46,7 +46,7 @@ def read_record(rows: Rows, session_id: str, node_id: str, data: object, chunks:
         raise DamagedRow("node", node_id, f"output pieces are not JSON: {err}") from None
 
 
-class SqliteNodes:
+class SqliteNodes(GraphQueries):
     """The `NodeTable` of a SQLite store, inside the caller's write transaction."""
 
     __slots__ = ("chunks", "rows")
@@ -93,30 +93,13 @@ class SqliteNodes:
         )
         self._index(session_id, node_id, COMPLETED, index_text(done.record, OUTPUT_FIELDS))
 
-    def edge_ids(self, session_id: str, edge: Edge, node_id: str, below: int) -> list[str]:
-        """Ids of the nodes under seq ``below`` whose ``edge`` is ``node_id``, in seq order (by index)."""
-        # No seq in the query: with it, the planner walks the seq index instead of the edge's.
-        sql = (
-            "SELECT seq, id FROM nodes WHERE session_id = ?"  # noqa: S608 - edge is one of two constants
-            f" AND json_extract(data, '$.{EDGES[edge]}') = ?"
-        )
-        found = sorted(self.rows.all(sql, (session_id, node_id)))
-        return [str(row[1]) for row in found if row[0] < below]
+    def field(self, name: str) -> str:
+        """The SQL of the record's field ``name``: the text of its expression index."""
+        return f"json_extract(data, '$.{name}')"
 
-    def marked(self, session_id: str, mark: Mark, below: int) -> list[str]:
-        """Ids of the session's running nodes, or its roots, under seq ``below`` (by partial index)."""
-        where = {
-            "running": "json_extract(data, '$.status') = 'running'",
-            "roots": "json_extract(data, '$.predecessor') IS NULL"
-            " AND json_extract(data, '$.caller') IS NULL",
-        }[mark]
-        sql = f"SELECT id FROM nodes WHERE session_id = ? AND {where} AND seq < ? ORDER BY seq"  # noqa: S608 - constants
-        return [str(row[0]) for row in self.rows.all(sql, (session_id, below))]
-
-    def ids(self, session_id: str, below: int) -> list[str]:
-        """The session's node ids under seq ``below``, in seq order."""
-        sql = "SELECT id FROM nodes WHERE session_id = ? AND seq < ? ORDER BY seq"
-        return [str(row[0]) for row in self.rows.all(sql, (session_id, below))]
+    def running(self) -> str:
+        """The SQL condition of a running node: that of its partial index."""
+        return "json_extract(data, '$.status') = 'running'"
 
     def scan(self, session_id: str) -> Iterator[tuple[str, int, object]]:
         """Every node's id, seq and JSON record, in seq order."""

@@ -13,7 +13,7 @@ from ctxrules.canonical import canonical_json
 from ctxrules.dag import Call, call_to_json
 from ctxrules.store.errors import DamagedRow, row_json
 from ctxrules.store.index_text import INDEXED_CHARS
-from ctxrules.store.nodes import EDGES, Edge, Mark, StoredNode, fixed_text
+from ctxrules.store.nodes import GraphQueries, StoredNode, fixed_text
 from ctxrules.store.postgres.words import body_text, words
 from ctxrules.store.rows import Rows
 
@@ -59,7 +59,7 @@ def insert_statement(session_id: str, call: Call) -> tuple[str, tuple[object, ..
     return _INSERT, params
 
 
-class PgNodes:
+class PgNodes(GraphQueries):
     """The `NodeTable` of a PostgreSQL store, inside a transaction holding the session's lock."""
 
     __slots__ = ("rows",)
@@ -90,30 +90,13 @@ class PgNodes:
             ),
         )
 
-    def edge_ids(self, session_id: str, edge: Edge, node_id: str, below: int) -> list[str]:
-        """Ids of the nodes under seq ``below`` whose ``edge`` is ``node_id``, in seq order (by index)."""
-        # No seq in the query: with it, the planner walks the seq index instead of the edge's.
-        sql = (
-            "SELECT seq, id FROM nodes WHERE session_id = ?"  # noqa: S608 - edge is one of two constants
-            f" AND ((fixed::jsonb) ->> '{EDGES[edge]}') = ?"
-        )
-        found = sorted(self.rows.all(sql, (session_id, node_id)))
-        return [str(row[1]) for row in found if row[0] < below]
+    def field(self, name: str) -> str:
+        """The SQL of the record's field ``name``: the text of its expression index."""
+        return f"((fixed::jsonb) ->> '{name}')"
 
-    def marked(self, session_id: str, mark: Mark, below: int) -> list[str]:
-        """Ids of the session's running nodes, or its roots, under seq ``below`` (by partial index)."""
-        where = {
-            "running": "status = 'running'",
-            "roots": "((fixed::jsonb) ->> 'predecessor') IS NULL"
-            " AND ((fixed::jsonb) ->> 'caller') IS NULL",
-        }[mark]
-        sql = f"SELECT id FROM nodes WHERE session_id = ? AND {where} AND seq < ? ORDER BY seq"  # noqa: S608 - constants
-        return [str(row[0]) for row in self.rows.all(sql, (session_id, below))]
-
-    def ids(self, session_id: str, below: int) -> list[str]:
-        """The session's node ids under seq ``below``, in seq order."""
-        sql = "SELECT id FROM nodes WHERE session_id = ? AND seq < ? ORDER BY seq"
-        return [str(row[0]) for row in self.rows.all(sql, (session_id, below))]
+    def running(self) -> str:
+        """The SQL condition of a running node: that of its partial index."""
+        return "status = 'running'"
 
     def scan(self, session_id: str) -> Iterator[tuple[str, int, object]]:
         """Every node's id, seq and JSON record, in seq order."""
