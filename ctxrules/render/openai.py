@@ -174,15 +174,8 @@ def _from_items(items: Sequence[ContextItem]) -> list[OpenAIMessage] | None:
         checked = _checked(run[0], seen, kept)
         if checked is None:
             return None
-        seen, converted = checked, kept[1]
-        if not converted:
-            continue
-        first = converted[0]
-        if out and first["role"] == "assistant" and out[-1]["role"] == "assistant":
-            out[-1] = _merged(out[-1], first)
-            out.extend(islice(converted, 1, None))
-        else:
-            out.extend(converted)
+        seen = checked
+        _append_run(out, kept[1])
     return out
 
 
