@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         ContextWarning,
         InputError,
         Reply,
+        SessionMoved,
         StoreFailed,
     )
     from ctxrules.importers import import_session
@@ -52,6 +53,7 @@ _HOMES = {
     "ProviderUsage": "ctxrules.tokens.usage",
     "Reply": "ctxrules.engine.context",
     "Session": "ctxrules.dag",
+    "SessionMoved": "ctxrules.engine.context",
     "SqliteStore": "ctxrules.store",
     "StoreFailed": "ctxrules.engine.context",
     "TurnPrep": "ctxrules.engine",
@@ -76,6 +78,7 @@ __all__ = [
     "ProviderUsage",
     "Reply",
     "Session",
+    "SessionMoved",
     "SqliteStore",
     "StoreFailed",
     "TurnPrep",

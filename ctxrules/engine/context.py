@@ -40,7 +40,7 @@ from ctxrules.spec import load_spec
 from ctxrules.spec.builtin import find_spec
 from ctxrules.spec.recall import RecallOptions, recall_options
 from ctxrules.spec.source import SpecSource
-from ctxrules.store.errors import LazyReadFailed
+from ctxrules.store.errors import HeadMoved, LazyReadFailed
 from ctxrules.store.protocol import Store
 from ctxrules.store.url import open_store, parse_store_url
 from ctxrules.tokens import Tokenizer, default_tokenizer, real_context_window, tools_schema_tokens
@@ -70,7 +70,11 @@ class ConfigError(ContextError):
 
 
 class StoreFailed(ContextError):
-    """The store refused a write (another process moved the session on, the disk failed)."""
+    """The store refused a write or a read (the disk failed, the server is down)."""
+
+
+class SessionMoved(StoreFailed):
+    """Another writer moved the stored session on: `Context.reload` reads it again."""
 
 
 class ContextWarning(UserWarning):
@@ -90,6 +94,19 @@ def _unwrap(result: Result[T, object], error: type[ContextError]) -> T:
     if isinstance(result, Failure):
         raise error(result.failure())
     return result.unwrap()
+
+
+def _stored(result: Result[T, object]) -> T:
+    # A write another writer beat: the object's session is stale until it is read again,
+    # so the error says how, rather than the store's bare "reload and retry".
+    if isinstance(result, Failure) and isinstance(moved := result.failure(), HeadMoved):
+        raise SessionMoved(
+            moved,
+            f"session {moved.session_id!r} was moved on by another writer (head {moved.name!r} "
+            f"is {moved.actual!r}, this object had {moved.expected!r}); nothing since the last "
+            "stored call was saved: call reload() to read the session again, then add again",
+        )
+    return _unwrap(result, StoreFailed)
 
 
 P = ParamSpec("P")
@@ -226,15 +243,18 @@ class Context:
         self._waiting_calls: dict[str, str] = {}
         self._owns_store = isinstance(store, str | os.PathLike)
         if store is not None:
-            opened = self._open(store)
-            self._keeper, self.session = _unwrap(
-                open_session(opened, session, self.engine, created_at=clock()), ConfigError
-            )
-            restored = self.engine.states.get(session)
-            if restored is not None and restored.by_id:
-                # The stored commit's originals were offloaded by the process that made it:
-                # the next offload visits what changed since, not the whole history.
-                self.recall.last = next(iter(restored.by_id.values()))
+            self._resume(self._open(store), ConfigError)
+
+    def _resume(self, store: Store, error: type[ContextError]) -> None:
+        session = self.session.session_id
+        self._keeper, self.session = _unwrap(
+            open_session(store, session, self.engine, created_at=self.clock()), error
+        )
+        restored = self.engine.states.get(session)
+        if restored is not None and restored.by_id:
+            # The stored commit's originals were offloaded by the process that made it:
+            # the next offload visits what changed since, not the whole history.
+            self.recall.last = next(iter(restored.by_id.values()))
 
     def _check_room(self) -> None:
         # A window the system prompt and tool schemas fill alone could only send cut requests.
@@ -378,7 +398,7 @@ class Context:
             self._prep = attrs.evolve(self._prep, warnings=warned)
         if self._keeper is not None:
             state = self.engine.states[self.session.session_id]
-            _unwrap(self._keeper.flush(self.session, state, self._prep.head), StoreFailed)
+            _stored(self._keeper.flush(self.session, state, self._prep.head))
         return self._prep
 
     def openai(self, **extra: object) -> dict[str, object]:
@@ -514,7 +534,27 @@ class Context:
         if self._keeper is not None:
             state = self.engine.states.get(self.session.session_id)
             head = self._prep.head if self._prep is not None else None
-            _unwrap(self._keeper.flush(self.session, state, head), StoreFailed)
+            _stored(self._keeper.flush(self.session, state, head))
+
+    def reload(self) -> None:
+        """Read the session again from the store, after `SessionMoved`.
+
+        Another writer's turns are in; what this object added since its last stored call is
+        dropped (add it again). Pins asked for and not yet applied carry over.
+        """
+        if self._keeper is None:
+            return
+        session = self.session.session_id
+        self.engine.cancel_background(session)
+        asked = self.engine.states.pop(session, None)
+        self._prep, self.recall.last = None, None
+        self._waiting_calls.clear()
+        self._resume(self._keeper.store, StoreFailed)
+        if asked is not None and asked.pins:
+            # Pins asked for and not applied yet still hold for the messages the store has.
+            for node, pinned in asked.pins.items():
+                if node in self.session.graph.nodes:
+                    self.engine.pin(session, node, pinned=pinned)
 
     def close(self) -> None:
         """Cancel the background summary, if one is under way, and close the store if this object opened it."""

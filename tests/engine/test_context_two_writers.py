@@ -1,0 +1,64 @@
+"""Two `Context` objects on one stored session: the second writer is told, and reloads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import ctxrules
+from ctxrules.testing.responses import openai_response
+
+
+def _context(store: Path) -> ctxrules.Context:
+    return ctxrules.Context(model="gpt-4o", store=store, session="shared", clock=lambda: 0.0)
+
+
+def _texts(request: dict[str, object]) -> list[object]:
+    messages = request["messages"]
+    assert isinstance(messages, list)
+    return [m.get("content") for m in messages]
+
+
+def test_the_writer_that_lost_the_race_gets_session_moved_and_reload_catches_up(
+    tmp_path: Path,
+) -> None:
+    """A stale object raises SessionMoved (a StoreFailed) until reloaded, never overwrites."""
+    store = tmp_path / "s.sqlite"
+    first, second = _context(store), _context(store)
+    first.add({"role": "user", "content": "from the first"})
+    with pytest.raises(ctxrules.SessionMoved, match=r"reload\(\)") as caught:
+        second.add({"role": "user", "content": "from the second"})
+    assert isinstance(caught.value, ctxrules.StoreFailed), "old handlers still catch it"
+    # Stuck until reloaded: the same stale head fails again rather than overwriting.
+    with pytest.raises(ctxrules.SessionMoved):
+        second.add({"role": "user", "content": "again, without reloading"})
+
+    second.reload()
+    second.add({"role": "user", "content": "from the second, after reload"})
+    sent = _texts(second.openai())
+    assert sent == ["from the first", "from the second, after reload"]
+    # The first is now the stale one; a third object opened afterwards sees both messages.
+    with pytest.raises(ctxrules.SessionMoved):
+        first.record(openai_response(0, "done", []))
+    assert _texts(_context(store).openai()) == sent
+
+
+def test_reload_after_a_tool_call_keeps_the_stored_call_waiting(tmp_path: Path) -> None:
+    """A reloaded object still knows which stored calls wait for their results."""
+    store = tmp_path / "s.sqlite"
+    ctx = _context(store)
+    ctx.add({"role": "user", "content": "read it"})
+    ctx.openai()
+    ctx.record(openai_response(0, "", [("c1", "read_file", {"path": "a.py"})]))
+    ctx.reload()
+    ctx.add_tool_result("c1", "print('hi')")
+    assert "print('hi')" in str(ctx.openai()["messages"])
+
+
+def test_reload_without_a_store_changes_nothing() -> None:
+    """Without a store there is nothing to read again."""
+    ctx = ctxrules.Context(model="gpt-4o", clock=lambda: 0.0)
+    ctx.add({"role": "user", "content": "hello"})
+    ctx.reload()
+    assert _texts(ctx.openai()) == ["hello"]
