@@ -17,6 +17,7 @@ from returns.result import Failure, Result, Success
 from ctxrules.dag import DagError, Role, Session, Status
 from ctxrules.importers.messages import Message
 from ctxrules.store import SqliteStore, StoreError, UnknownSession
+from ctxrules.store.turn import Completion, TurnWrite
 
 #: Node metadata key: the framework's key of the message a node holds.
 KEY = "source_key"
@@ -204,10 +205,10 @@ class LiveSession:
         return Success(None)
 
     def save(self) -> Result[None, StoreError]:
-        """Store the nodes and completions since the last save, then move the head (no store: no-op).
+        """Store the nodes and completions since the last save and move the head (no store: no-op).
 
-        Only what is new is written, so a save costs the turn, not the history. What was
-        written is crossed off at once, so a save that failed halfway is simply retried.
+        Only what is new is written, in one transaction: a save costs the turn, not the
+        history, and one that failed stored nothing and is simply retried.
         """
         store, session_id = self.store, self.session.session_id
         if store is None or self.session.head is None:
@@ -218,23 +219,23 @@ class LiveSession:
                 return Failure(created.failure())
             self.stored = True
         graph = self.session.graph
-        while self.unsaved:
-            node = graph.nodes[self.unsaved[0]]
-            appended = store.append_node(session_id, node)
-            if isinstance(appended, Failure):
-                return Failure(appended.failure())
-            # A node stored after its completion is stored complete.
-            self.completed = [done for done in self.completed if done != node.id]
-            self.unsaved.pop(0)
-        while self.completed:
-            node = graph.nodes[self.completed[0]]
-            filled = store.complete_node(session_id, node.id, node.output_value(), node.status)
-            if isinstance(filled, Failure):
-                return Failure(filled.failure())
-            self.completed.pop(0)
-        if self.session.head != self.saved_head:
-            moved = store.move_head(session_id, "main", self.saved_head, str(self.session.head))
-            if isinstance(moved, Failure):
-                return Failure(moved.failure())
-            self.saved_head = self.session.head
+        # A node stored after its completion is stored complete.
+        waiting = set(self.unsaved)
+        head = self.session.head
+        turn = TurnWrite(
+            session_id,
+            nodes=tuple(graph.nodes[node] for node in self.unsaved),
+            completions=tuple(
+                Completion(node, graph.nodes[node].output_value(), graph.nodes[node].status)
+                for node in self.completed
+                if node not in waiting
+            ),
+            head=(self.saved_head, head) if head != self.saved_head else None,
+        )
+        if not turn.empty:
+            written = store.write_turn(turn)
+            if isinstance(written, Failure):
+                return Failure(written.failure())
+        self.unsaved, self.completed = [], []
+        self.saved_head = head
         return Success(None)

@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
+import attrs
 from agents import Agent, FunctionTool, Handoff, handoff
 from agents.items import TResponseInputItem
 from agents.run_config import CallModelData, ModelInputData
@@ -60,6 +61,20 @@ def tool_schemas(agent: Agent[Any]) -> list[dict[str, object]]:
     return out
 
 
+@attrs.frozen
+class RunStart:
+    """What a `CtxSession` gave the SDK at the start of a run: the items, and its session then.
+
+    A run's first model input starts with exactly these items; the filter then continues
+    the session itself (immutable, so shared) instead of reading the items again.
+    """
+
+    items: list[dict[str, object]]
+    session: Session
+    calls: dict[str, str]
+    joinable: bool
+
+
 class CtxInputFilter:
     """A ``call_model_input_filter``: each model call's input, tightened by the engine to fit ``window``.
 
@@ -81,6 +96,7 @@ class CtxInputFilter:
         engine: DefaultContextEngine | None = None,
         clock: Callable[[], float] = time.time,
         session_id: str = "agents-run",
+        start: Callable[[], RunStart | None] | None = None,
     ) -> None:
         if window < 1:
             msg = f"window={window} must be the model's real context window, a positive number"
@@ -96,6 +112,10 @@ class CtxInputFilter:
         )
         self.live = LiveSession(Session(session_id))
         self.last_prep: TurnPrep | None = None
+        self._start = start
+        #: The run start the live session continues, and the run's items taken since.
+        self._continues: RunStart | None = None
+        self._taken: list[dict[str, object]] = []
 
     def __repr__(self) -> str:
         return f"CtxInputFilter(window={self.window}, session_id={self.session_id!r})"
@@ -120,10 +140,40 @@ class CtxInputFilter:
             return None
         return self.live
 
+    def _continued(self, raw: list[dict[str, object]]) -> LiveSession | None:
+        """The session's own history with this run's items, when ``raw`` starts a run of it.
+
+        A run's inputs are the session's context, then the run's items: the filter goes on
+        from the session (and the engine's state for it), so a model call costs its new
+        items, not the context again. None when the input is not such a run.
+        """
+        start = self._start() if self._start is not None else None
+        if start is None or raw[: len(start.items)] != start.items:
+            return None
+        run = raw[len(start.items) :]
+        if start is not self._continues or run[: len(self._taken)] != self._taken:
+            self._restart()
+            self._continues, self._taken = start, []
+            own = self.engine.states.get(start.session.session_id)
+            if own is not None:
+                self.engine.states[self.session_id] = own
+            session = attrs.evolve(start.session, session_id=self.session_id)
+            self.live = LiveSession(session, calls=dict(start.calls), joinable=start.joinable)
+        extended = self.live.extend(entries_of(run[len(self._taken) :]), now=self.clock())
+        if isinstance(extended, Failure):
+            self._continues = None
+            return None
+        self._taken = run
+        return self.live
+
     def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         """The model's input for this call: the engine's context in place of the run's items."""
         given = data.model_data
-        live = self._sync(entries_of([dict(cast("dict[str, object]", i)) for i in given.input]))
+        raw = [dict(cast("dict[str, object]", i)) for i in given.input]
+        live = self._continued(raw)
+        if live is None:
+            self._continues = None
+            live = self._sync(entries_of(raw))
         if live is None or live.session.head is None:
             return given
         prep = self.engine.prepare(

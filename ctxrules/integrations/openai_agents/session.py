@@ -21,7 +21,7 @@ from ctxrules.engine import DefaultContextEngine, TurnPrep
 from ctxrules.engine.background import Threads
 from ctxrules.errors import ErrorValue
 from ctxrules.integrations.live import LiveSession
-from ctxrules.integrations.openai_agents.input_filter import CtxInputFilter
+from ctxrules.integrations.openai_agents.input_filter import CtxInputFilter, RunStart
 from ctxrules.integrations.openai_agents.items import (
     entries_of,
     plain_items,
@@ -94,6 +94,8 @@ class CtxSession:
         self.live = opened.unwrap()
         self.last_prep: TurnPrep | None = None
         self._lock = asyncio.Lock()
+        #: What the last ``get_items()`` gave the SDK: a run's filter goes on from it.
+        self._run_start: RunStart | None = None
 
     def close(self) -> None:
         """Cancel the background summary under way, if any; it never lands afterwards."""
@@ -110,6 +112,7 @@ class CtxSession:
             engine=self.engine,
             clock=self.clock,
             session_id=f"{self.session_id}:run",
+            start=lambda: self._run_start,
         )
 
     def items(self) -> list[dict[str, object]]:
@@ -125,7 +128,11 @@ class CtxSession:
         )
         _check(prep)
         self.last_prep = prep.unwrap()
-        return to_items(self.last_prep.messages)
+        items = to_items(self.last_prep.messages)
+        live = self.live
+        given = [dict(item) for item in items]
+        self._run_start = RunStart(given, live.session, dict(live.calls), live.joinable)
+        return items
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The tightened context; with ``limit``, the last ``limit`` items as added."""

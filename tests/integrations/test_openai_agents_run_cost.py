@@ -1,0 +1,171 @@
+"""A run's model calls cost the run's new items, and a session's save is one transaction."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip(
+    "ctxrules.integrations.openai_agents",
+    reason="the agents extra is not installed",
+    exc_type=ImportError,
+)
+
+from agents import (
+    Agent,
+    Model,
+    ModelResponse,
+    RunConfig,
+    Runner,
+    Usage,
+    function_tool,
+    set_tracing_disabled,
+)
+from agents_items import neutral
+from openai.types.responses import (
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+
+from ctxrules.check import protocol_valid
+from ctxrules.integrations.openai_agents import CtxSession
+from ctxrules.integrations.openai_agents import items as items_module
+from ctxrules.render import count_messages
+from ctxrules.store import SqliteStore
+from ctxrules.tokens import HeuristicCounter
+
+WINDOW = 4_000
+RUNS = 12
+CALLS = 3
+
+set_tracing_disabled(True)
+
+
+class ThreeReads(Model):
+    """Reads three files per run, then answers; logs every input."""
+
+    def __init__(self) -> None:
+        self.inputs: list[list[Any]] = []
+
+    async def get_response(self, system_instructions, input, *args: Any, **kwargs: Any):  # noqa: A002, ARG002 - the Model interface
+        items = list(input)
+        self.inputs.append(items)
+        turn = len(self.inputs)
+        outputs = sum(
+            1 for item in items[-2 * CALLS :] if item.get("type") == "function_call_output"
+        )
+        if items[-1].get("type") != "function_call_output" or outputs < CALLS:
+            output: Any = ResponseFunctionToolCall(
+                type="function_call",
+                call_id=f"call_{turn}",
+                name="read_file",
+                arguments=json.dumps({"part": turn}),
+            )
+        else:
+            text = ResponseOutputText(type="output_text", text=f"Read {turn}.", annotations=[])
+            output = ResponseOutputMessage(
+                id=f"msg_{turn}",
+                type="message",
+                role="assistant",
+                status="completed",
+                content=[text],
+            )
+        return ModelResponse(output=[output], usage=Usage(requests=1), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError
+
+
+@function_tool
+def read_file(part: int) -> str:
+    """Read one part of the big file."""
+    return f"part {part}: " + " ".join(f"line{part}_{i} holds some text" for i in range(60))
+
+
+class Counted(SqliteStore):
+    """The SQLite store, counting the transactions a save makes (one per node, before)."""
+
+    writes: int = 0
+
+    def write_turn(self, turn):  # type: ignore[no-untyped-def]
+        self.writes += 1
+        return super().write_turn(turn)
+
+    def append_node(self, session_id, call):  # type: ignore[no-untyped-def]
+        self.writes += 1
+        return super().append_node(session_id, call)
+
+    def complete_node(self, session_id, node_id, output, status):  # type: ignore[no-untyped-def]
+        self.writes += 1
+        return super().complete_node(session_id, node_id, output, status)
+
+
+class Saves(CtxSession):
+    """A CtxSession counting the SDK's add_items calls."""
+
+    saves: int = 0
+
+    async def add_items(self, items: list[Any]) -> None:
+        self.saves += 1
+        await super().add_items(items)
+
+
+def test_a_runs_model_calls_read_only_the_runs_new_items(tmp_path, monkeypatch) -> None:
+    """Within a run the filter goes on from the session: it reads each new item once.
+
+    Before, each call converted the whole input again (the session's context and the run),
+    so a run's cost grew with the context.
+    """
+    store = Counted.open(str(tmp_path / "s.sqlite"), synchronous="NORMAL").unwrap()
+    model = ThreeReads()
+    agent = Agent(name="reader", instructions="Read.", model=model, tools=[read_file])
+    session = Saves(
+        "s", window=WINDOW, store=store, system=agent.instructions, tokenizer=HeuristicCounter()
+    )
+    config = RunConfig(call_model_input_filter=session.input_filter())
+    read: list[int] = []
+    real = items_module.entry_of
+
+    def counting(item):  # type: ignore[no-untyped-def]
+        read.append(1)
+        return real(item)
+
+    async def go() -> list[tuple[int, int]]:
+        per_run = []
+        for run in range(RUNS):
+            read.clear()
+            writes, saves, before = store.writes, session.saves, len(session.items())
+            await Runner.run(agent, f"Read part {run}.", session=session, run_config=config)
+            added = len(session.items()) - before
+            per_run.append((len(read), store.writes - writes, session.saves - saves, added))
+        return per_run
+
+    monkeypatch.setattr(items_module, "entry_of", counting)
+    per_run = asyncio.run(go())
+    assert len(session.items()) > 4 * per_run[-1][3], "the history outgrew one run's items"
+    for converted, writes, saves, added in per_run[2:]:
+        # Each filter call reads what is new since the last, and the run's end adds the
+        # run's items to the session once more: each item read at most twice.
+        assert converted <= 2 * added, (converted, added)
+        assert writes == saves < added, "each save is one transaction"
+    counter = HeuristicCounter()
+    for items in model.inputs:
+        assert protocol_valid(neutral(items)) == []
+        assert count_messages(neutral(items), counter) <= WINDOW
+    store.close()
+
+
+def test_the_filter_still_starts_over_for_an_input_that_is_not_a_run_of_the_session() -> None:
+    """An input that does not begin with the session's context is read whole, as before."""
+    session = CtxSession("s", window=WINDOW, tokenizer=HeuristicCounter())
+    asyncio.run(session.add_items([{"role": "user", "content": "hello"}]))
+    asyncio.run(session.get_items())
+    run_filter = session.input_filter()
+    other = [{"role": "user", "content": "something else entirely"}]
+    assert run_filter._continued(other) is None
+    assert run_filter._sync(items_module.entries_of(other)) is not None
