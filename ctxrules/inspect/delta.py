@@ -132,7 +132,7 @@ class _Walk:
         first = 0
         while first < min(len(old), len(new)) and _same(old[first], new[first], self.read):
             first += 1
-        end = first * CHUNK
+        end = min(first * CHUNK, len(self.before.items), len(self.after.items))
         for number in range(first, min(len(old), len(new))):
             pairs = zip(self.read(old[number]), self.read(new[number]), strict=False)
             same = next((i for i, (a, b) in enumerate(pairs) if not (a is b or a == b)), None)

@@ -8,14 +8,15 @@ rebuilt only when it moved. A long session is read as far as the page shows it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.cache.profiles import anthropic, profile_for_model
-from ctxrules.commit import ContextCommit
+from ctxrules.commit import ContextCommit, ContextItem
+from ctxrules.commit.vector import AnyChunk
 from ctxrules.dag import Role
 from ctxrules.inspect.delta import chunk_cache
 from ctxrules.inspect.source import PER_GRAPH, CommitSource, NodeSource
@@ -100,6 +101,10 @@ class Reader:
         self._cache: dict[str, SessionData] = {}
         self._commits = CommitSource(store)
         self._read, self.items_read = chunk_cache()
+
+    def read_chunk(self, chunk: AnyChunk) -> Sequence[ContextItem]:
+        """A commit chunk's items, read once for every view of this reader."""
+        return self._read(chunk)
 
     def _infos(self) -> Result[dict[str, SessionInfo], str]:
         # A store opened before its writer started may need a new connection to see it.
@@ -282,6 +287,8 @@ class Reader:
 
     def history(self, session_id: str, end: int) -> Result[Json, str]:
         """The history's rows before row ``end`` (at most `HISTORY_ROWS` of them)."""
+        if end < 0:
+            return Failure("end must be a row number")
         found = self.session(session_id)
         if isinstance(found, Failure):
             return found
