@@ -19,7 +19,7 @@ from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.commit.vector import AnyChunk
 from ctxrules.dag import Role
 from ctxrules.inspect.delta import chunk_cache
-from ctxrules.inspect.source import PER_GRAPH, CommitSource, NodeSource
+from ctxrules.inspect.source import LAZY_FROM, PER_GRAPH, CommitSource, NodeSource
 from ctxrules.inspect.views import (
     ItemTable,
     Json,
@@ -41,6 +41,8 @@ from ctxrules.tokens.usage import UsageState
 HISTORY_ROWS = 1_500
 #: Requests read back from the newest (a session's cost and timeline cover these).
 REQUEST_WINDOW = 2_000
+#: Items of long commits (read by their trees) whose ids are checked before the walk stops.
+HASHED_ITEMS = 800_000
 
 
 @attrs.frozen
@@ -188,13 +190,17 @@ class Reader:
         """The newest requests' commits, oldest first, the request before them, whether more.
 
         Walks first parents back from the last stored commit: each commit read once (its
-        header and tree; its chunks when a diff touches them), kept for the next poll.
+        header and tree; its chunks when a diff touches them), kept for the next poll. The
+        walk stops after `request_window` requests, or once the long commits read hold
+        `HASHED_ITEMS` items: the store checks each one's id by hashing every item digest
+        its tree names, so a commit of 100,000 items costs a tenth of a second or more.
         """
-        last = self._commits.last_id(session_id)
         newest: list[ContextCommit] = []
-        heads_seen = 0
-        current = last
+        heads_seen, hashed = 0, 0
+        current = self._commits.last_id(session_id)
         while current is not None:
+            if hashed >= HASHED_ITEMS and heads_seen >= 2:  # a request and the one before it
+                break
             read = self._commits.get(current)
             if isinstance(read, Failure):
                 return Failure(read.failure())
@@ -204,9 +210,11 @@ class Reader:
             if heads_seen > self.request_window + 1:
                 break
             newest.append(commit)
+            if len(commit.items) >= LAZY_FROM:
+                hashed += len(commit.items)
             current = commit.parent_ids[0] if commit.parent_ids else None
         chain = list(reversed(newest))
-        if heads_seen <= self.request_window + 1 and current is None:
+        if current is None:
             return Success((chain, None, False))
         # The oldest group is the request before the window: only its last commit is kept.
         first_head = chain[0].head_node_id
@@ -223,7 +231,7 @@ class Reader:
         kept: SessionData | None,
     ) -> SessionData:
         chain, before, earlier = read
-        nodes = NodeSource(self.store, info.id)
+        nodes = NodeSource(self.store, info.id, kept.nodes if kept is not None else None)
         known = kept.requests if kept is not None else ()
         # Numbered from the oldest request read: with ``earlier`` the page says more came before.
         requests = requests_of(chain, known, before=before, read=self._read)

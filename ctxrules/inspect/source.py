@@ -21,7 +21,7 @@ from typing import Any
 from returns.result import Failure, Result, Success
 
 from ctxrules.commit import ContextCommit
-from ctxrules.dag import Call, Graph
+from ctxrules.dag import Call, Graph, Status
 from ctxrules.store.protocol import Store
 
 #: Commits of at least this many items are read chunk by chunk when touched.
@@ -33,13 +33,22 @@ PER_GRAPH = 400
 class NodeSource:
     """A stored session's nodes by id and position, each read once when first asked for."""
 
-    def __init__(self, store: Store, session_id: str) -> None:
+    def __init__(self, store: Store, session_id: str, kept: NodeSource | None = None) -> None:
         self.store, self.session_id = store, session_id
         self._graph: Graph | None = None
         self._used = PER_GRAPH
-        self._nodes: dict[str, Call | None] = {}
+        self.known: dict[str, Call | None] = {}
         self._ids: Sequence[str] | None = None
-        self._first_child: dict[str, str | None] = {}
+        self.first_children: dict[str, str | None] = {}
+        if kept is not None:
+            # What a newer version of the session still holds: nodes are append-only but for
+            # completing a running one, and a node's first child never changes once it has one.
+            self.known = {
+                i: c
+                for i, c in kept.known.items()
+                if c is not None and c.status is not Status.RUNNING
+            }
+            self.first_children = {i: c for i, c in kept.first_children.items() if c is not None}
         #: Nodes read from the store (what a test counts).
         self.reads = 0
 
@@ -59,12 +68,12 @@ class NodeSource:
 
     def get(self, node_id: str) -> Call | None:
         """The node with this id, or None."""
-        if node_id not in self._nodes:
+        if node_id not in self.known:
             graph = self._fresh()
             self._used += 1
             self.reads += 1
-            self._nodes[node_id] = graph.nodes.get(node_id)
-        return self._nodes[node_id]
+            self.known[node_id] = graph.nodes.get(node_id)
+        return self.known[node_id]
 
     def window(self, start: int, stop: int) -> dict[str, Call]:
         """The nodes at positions ``start`` to ``stop`` of the seq order, by id."""
@@ -77,12 +86,12 @@ class NodeSource:
 
     def first_child(self, node_id: str) -> str | None:
         """The first node (by seq) whose predecessor is ``node_id``."""
-        if node_id not in self._first_child:
+        if node_id not in self.first_children:
             graph = self._fresh()
             self._used += 2  # the node and its edge list
             children = graph.children.get(node_id)
-            self._first_child[node_id] = children[0] if children else None
-        return self._first_child[node_id]
+            self.first_children[node_id] = children[0] if children else None
+        return self.first_children[node_id]
 
 
 class CommitSource:
