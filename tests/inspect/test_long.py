@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from inspect_pages import Server, open_page, wait_for
+from inspect_pages import Server, open_page, shot, wait_for
 
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.commit.diff import ChangeKind, diff_commits
@@ -172,6 +172,7 @@ def test_the_page_pages_back_through_a_long_history(
     earlier = drawn()
     first = max(start - len(newest), 0)
     assert earlier == order[first:start]
+    shot(long_page, "long-history", '[data-view="history"]')
     long_page.find_element("css selector", '[data-page="newest"]').click()
     wait_for(long_page, f"document.querySelector('[data-earlier]').dataset.earlier === '{start}'")
     assert drawn() == newest
