@@ -18,7 +18,16 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from ctxrules.commit import ContextCommit, ContextItem, State
-from ctxrules.commit.diff import ChangeKind, CommitDiff, ItemChange, diff_commits
+
+# An item's identity (`_key`) and its change's kind (`_kind`) are `diff_commits`'s own.
+from ctxrules.commit.diff import (
+    ChangeKind,
+    CommitDiff,
+    ItemChange,
+    _key,
+    _kind,
+    diff_commits,
+)
 from ctxrules.commit.vector import CHUNK, AnyChunk, Chunk, LazyChunk
 
 #: Reads a chunk's items (a cache may keep chunks read for one request for the next).
@@ -77,18 +86,6 @@ def _whole(spans: Spans, start: int, stop: int) -> bool:
 
 def _hidden(commit: ContextCommit) -> int:
     return sum(b - a for a, b in commit.hidden or ())
-
-
-def _key(item: ContextItem) -> tuple[str | None, str]:
-    return item.attached_from, item.source_node_id
-
-
-def _kind(old: ContextItem, new: ContextItem) -> ChangeKind:
-    if new.state is State.SUMMARIZED and old.state is not State.SUMMARIZED:
-        return ChangeKind.FOLDED
-    if new.state is not old.state:
-        return ChangeKind.TIGHTENED
-    return ChangeKind.REWRITTEN
 
 
 def _from_diff(diff: CommitDiff, limit: int) -> Delta:
