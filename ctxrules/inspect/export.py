@@ -18,7 +18,7 @@ from typing import Any
 from returns.result import Failure, Result, Success
 
 from ctxrules.inspect.assets import static_text
-from ctxrules.inspect.read import Reader
+from ctxrules.inspect.read import UNREAD, Reader
 from ctxrules.inspect.views import ItemTable, node_view, request_detail
 
 #: The file's default size budget: small enough to attach anywhere.
@@ -69,11 +69,14 @@ def export_html(
         return Failure(found.failure())
     data = found.unwrap()
     table = ItemTable()
-    requests = [request_detail(request, table, read=reader.read_chunk) for request in data.requests]
-    # The nodes the history shows (of a long session, its newest rows: the page says how
-    # many came before), in append order: the same file from every process.
-    history = data.overview["history"]
-    calls = [c for n in history["nodes"] if (c := data.nodes.get(n["id"])) is not None]
+    try:
+        requests = [request_detail(r, table, read=reader.read_chunk) for r in data.requests]
+        # The nodes the history shows (of a long session, its newest rows: the page says how
+        # many came before), in append order: the same file from every process.
+        history = data.overview["history"]
+        calls = [c for n in history["nodes"] if (c := data.nodes.get(n["id"])) is not None]
+    except UNREAD as error:
+        return Failure(f"session {session_id!r} could not be read: {error}")
     payload: dict[str, Any] = {
         "store": label,
         "overview": {**data.overview, "latest": None},

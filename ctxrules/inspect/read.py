@@ -33,10 +33,13 @@ from ctxrules.inspect.views import (
     requests_of,
     session_row,
 )
+from ctxrules.store.errors import LazyReadFailed
 from ctxrules.store.protocol import Store
 from ctxrules.store.sessions import SessionInfo
 from ctxrules.tokens.usage import UsageState
 
+#: What a read on demand raises when the store cannot answer (a node source, a chunk).
+UNREAD = (LookupError, LazyReadFailed)
 #: Rows of the history drawn at a time (the newest first; the page asks for earlier ones).
 HISTORY_ROWS = 1_500
 #: Requests read back from the newest (a session's cost and timeline cover these).
@@ -113,7 +116,10 @@ class Reader:
         if self._reopen is not None:
             reopened = self._reopen(self.store)
             if reopened is not self.store:
+                # What was read through the closed connection is read again through the new one.
                 self.store, self._commits = reopened, CommitSource(reopened)
+                self._cache.clear()
+                self._read, self.items_read = chunk_cache()
         return self._listed()
 
     def _listed(self) -> Result[dict[str, SessionInfo], str]:
@@ -179,7 +185,7 @@ class Reader:
             if isinstance(chain, Failure):
                 return Failure(chain.failure())
             data = self._build(info, version, heads.unwrap(), chain.unwrap(), kept=kept)
-        except LookupError as error:  # a lazy read failed (LazyReadFailed, or a node source)
+        except UNREAD as error:
             return Failure(str(error))
         self._cache[info.id] = data
         return Success(data)
@@ -303,7 +309,7 @@ class Reader:
         with self._lock:
             try:
                 return Success(self._history(found.unwrap(), end))
-            except LookupError as error:
+            except UNREAD as error:
                 return Failure(str(error))
 
     def request(self, session_id: str, index: int) -> Result[Json, str]:
@@ -316,7 +322,10 @@ class Reader:
         if not first <= index < first + len(requests):
             return Failure(f"no request {index} in session {session_id!r}")
         with self._lock:
-            return Success(self._detail(requests[index - first]))
+            try:
+                return Success(self._detail(requests[index - first]))
+            except UNREAD as error:
+                return Failure(str(error))
 
     def node(self, session_id: str, node_id: str) -> Result[Json, str]:
         """One node whole."""
@@ -326,7 +335,7 @@ class Reader:
         with self._lock:
             try:
                 call = found.unwrap().nodes.get(node_id) if isinstance(node_id, str) else None
-            except LookupError as error:
+            except UNREAD as error:
                 return Failure(str(error))
         if call is None:
             return Failure(f"no node {node_id!r} in session {session_id!r}")
