@@ -3,7 +3,8 @@
 The page's own script and style are inlined and allowed by their hashes alone; the data is
 JSON, gzipped and base64-encoded into an inert block (no character of it can end the block
 or start markup), and the page puts every text in as text. Node texts are cut, longest
-first, only when the file would pass its size budget.
+first, only when the file would pass its size budget. A long session is exported as the page
+first shows it: its newest history rows and requests, the page saying what was left out.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from returns.result import Failure, Result, Success
 
 from ctxrules.inspect.assets import static_text
-from ctxrules.inspect.read import Reader
+from ctxrules.inspect.read import UNREAD, Reader
 from ctxrules.inspect.views import ItemTable, node_view, request_detail
 
 #: The file's default size budget: small enough to attach anywhere.
@@ -68,9 +69,14 @@ def export_html(
         return Failure(found.failure())
     data = found.unwrap()
     table = ItemTable()
-    requests = [request_detail(request, table) for request in data.requests]
-    # In append order: the graph's map iterates in hash order, which varies between processes.
-    calls = [data.graph.nodes[node_id] for node_id in data.graph.order]
+    try:
+        requests = [request_detail(r, table, read=reader.read_chunk) for r in data.requests]
+        # The nodes the history shows (of a long session, its newest rows: the page says how
+        # many came before), in append order: the same file from every process.
+        history = data.overview["history"]
+        calls = [c for n in history["nodes"] if (c := data.nodes.get(n["id"])) is not None]
+    except UNREAD as error:
+        return Failure(f"session {session_id!r} could not be read: {error}")
     payload: dict[str, Any] = {
         "store": label,
         "overview": {**data.overview, "latest": None},

@@ -7,6 +7,8 @@ their caller's lane, one step to the right. Pure: the page only draws what this 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+
 import attrs
 
 from ctxrules.dag import Call, Graph, is_attach_pointer, is_merge_instruction
@@ -71,6 +73,68 @@ def place(graph: Graph) -> tuple[list[Placed], int]:
     return placed, used
 
 
+def place_window(
+    ids: Sequence[str], nodes: Mapping[str, Call], first_child: Callable[[str], str | None]
+) -> tuple[list[Placed], int]:
+    """The places of consecutive nodes (rows from 0), in lanes as `place` gives the whole graph.
+
+    A node continues its predecessor's lane when it is that node's first child (the same
+    rule as `place`); a predecessor before the window is asked for its first child
+    (``first_child``), and each lane coming in from before the window is numbered on first
+    use. O(window), whatever the history before it.
+
+    >>> from ctxrules.dag import Session
+    >>> s = Session("s").send("user", "hi").unwrap().send("assistant", "a").unwrap()
+    >>> s = s.retry(s.head).unwrap()
+    >>> ids = list(s.graph.order)[1:]
+    >>> first = lambda i: s.graph.children[i][0]
+    >>> [(p.row, p.lane) for p in place_window(ids, s.graph.nodes, first)[0]]
+    [(0, 0), (1, 1)]
+    """
+    inside = set(ids)
+    lanes: dict[str, int] = {}
+    continued: set[str] = set()
+    placed: list[Placed] = []
+    used = 0
+
+    def lane_of(node_id: str) -> int:
+        nonlocal used
+        if node_id not in lanes:  # a lane coming in from before the window
+            lanes[node_id], used = used, used + 1
+        return lanes[node_id]
+
+    for row, node_id in enumerate(ids):
+        call = nodes[node_id]
+        parent = call.predecessor
+        if call.caller is not None:
+            lane = lane_of(call.caller)
+        elif parent is not None and parent in inside and parent not in continued:
+            lane = lanes[parent]
+            continued.add(parent)
+        elif parent is not None and parent not in inside and first_child(parent) == node_id:
+            lane = lane_of(parent)
+        else:
+            lane, used = used, used + 1
+        used = max(used, lane + 1)
+        lanes[node_id] = lane
+        placed.append(Placed(node_id, row, lane, call.caller is not None))
+    return placed, used
+
+
+def window_edges(ids: Sequence[str], nodes: Mapping[str, Call]) -> list[tuple[str, str, str]]:
+    """The edges of `edges` between nodes of the window (``nodes`` holds them)."""
+    found: list[tuple[str, str, str]] = []
+    for node_id in ids:
+        call = nodes[node_id]
+        if call.predecessor is not None and call.predecessor in nodes:
+            found.append((call.predecessor, node_id, "next"))
+        if call.caller is not None and call.caller in nodes:
+            found.append((call.caller, node_id, "call"))
+        if is_merge_instruction(call):
+            found.extend(_merged(nodes, call))
+    return found
+
+
 def edges(graph: Graph) -> list[tuple[str, str, str]]:
     """Every edge to draw: (from, to, kind) with kind ``next``, ``call`` or ``merge``.
 
@@ -85,15 +149,15 @@ def edges(graph: Graph) -> list[tuple[str, str, str]]:
         if call.caller is not None:
             found.append((call.caller, node_id, "call"))
         if is_merge_instruction(call):
-            found.extend(_merged(graph, call))
+            found.extend(_merged(graph.nodes, call))
     return found
 
 
-def _merged(graph: Graph, merge: Call) -> list[tuple[str, str, str]]:
+def _merged(nodes: Mapping[str, Call], merge: Call) -> list[tuple[str, str, str]]:
     # The pointers a merge attached are its run of attach nodes right before it.
     joined: list[tuple[str, str, str]] = []
-    current = graph.nodes.get(merge.predecessor or "")
+    current = nodes.get(merge.predecessor or "")
     while current is not None and is_attach_pointer(current):
         joined.append((current.id, merge.id, "merge"))
-        current = graph.nodes.get(current.predecessor or "")
+        current = nodes.get(current.predecessor or "")
     return joined[1:]  # the nearest pointer is already the merge's predecessor

@@ -81,6 +81,11 @@ def build_app(reader: Reader) -> Starlette:
         sid, index = request.path_params["sid"], request.path_params["index"]
         return reply(as_data(reader.request(sid, index)))
 
+    def history(request: Request) -> JSONResponse:
+        sid = request.path_params["sid"]
+        end = request.query_params.get("end", "")
+        return reply(as_data(reader.history(sid, int(end) if end.isdigit() else -1)))
+
     def node(request: Request) -> JSONResponse:
         sid = request.path_params["sid"]
         return reply(as_data(reader.node(sid, request.query_params.get("id", ""))))
@@ -92,6 +97,7 @@ def build_app(reader: Reader) -> Starlette:
         Route("/api/sessions/{sid:path}/version", version),
         Route("/api/sessions/{sid:path}/requests/{index:int}", one_request),
         Route("/api/sessions/{sid:path}/node", node),
+        Route("/api/sessions/{sid:path}/history", history),
         Route("/api/sessions/{sid:path}", session),
     ]
     middleware = [

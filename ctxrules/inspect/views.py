@@ -7,8 +7,7 @@ previous request), a request's items, the occupancy record and a node whole.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -16,11 +15,12 @@ import attrs
 from ctxrules.cache.pricing import CacheState
 from ctxrules.cache.profiles import CacheProfile
 from ctxrules.commit import ContextCommit, ContextItem, State
-from ctxrules.commit.diff import ChangeKind, CommitDiff, diff_commits
+from ctxrules.commit.vector import CHUNK
 from ctxrules.compaction.occupancy import Measurement, occupancy
-from ctxrules.dag import Call, Frozen, Graph, thaw
+from ctxrules.dag import Call, Frozen, thaw
 from ctxrules.generation.generate import node_text
-from ctxrules.inspect.layout import edges, node_kind, place
+from ctxrules.inspect.delta import Delta, ReadChunk, delta, plain
+from ctxrules.inspect.layout import node_kind, place_window, window_edges
 from ctxrules.rules.batching import last_batch
 from ctxrules.rules.handles import item_handle
 from ctxrules.tokens import allocate
@@ -49,16 +49,24 @@ class Request:
     commit: ContextCommit
     previous: ContextCommit | None
     steps: int
-    diff: CommitDiff
-    states: Mapping[str, int]
+    diff: Delta
 
 
-def requests_of(chain: Sequence[ContextCommit], known: Sequence[Request] = ()) -> list[Request]:
+def requests_of(
+    chain: Sequence[ContextCommit],
+    known: Sequence[Request] = (),
+    *,
+    first: int = 0,
+    before: ContextCommit | None = None,
+    read: ReadChunk = plain,
+) -> list[Request]:
     """The requests of a first-parent chain (oldest first): the last commit of each head.
 
     A compaction stores a second commit for the same head; the request is the later one.
     ``known`` are requests read before: those the chain still starts with are kept as they
-    are, so a live session costs its new requests, not its whole history.
+    are, so a live session costs its new requests, not its whole history. ``first`` is the
+    index of the chain's first request and ``before`` the request sent before it, when the
+    chain is the newest part of a longer one.
     """
     groups: list[list[ContextCommit]] = []
     for commit in chain:
@@ -66,33 +74,20 @@ def requests_of(chain: Sequence[ContextCommit], known: Sequence[Request] = ()) -
             groups[-1].append(commit)
         else:
             groups.append([commit])
+    kept = {r.commit.id: r for r in known}
     found: list[Request] = []
-    previous: ContextCommit | None = None
-    states: Counter[str] = Counter()
-    for index, group in enumerate(groups):
+    previous = before
+    for index, group in enumerate(groups, start=first):
         sent = group[-1]
-        same = index < len(known) and known[index].steps == len(group)
-        if same and known[index].commit.id == sent.id and known[index].previous is previous:
-            found.append(known[index])
-            previous, states = sent, Counter(known[index].states)
-            continue
-        diff = diff_commits(previous, sent)
-        states = _states(states, diff, sent)
-        found.append(Request(index, sent, previous, len(group), diff, dict(states)))
+        same = kept.get(sent.id)
+        if same is not None and same.steps == len(group) and same.previous is previous:
+            found.append(same)
+        else:
+            found.append(
+                Request(index, sent, previous, len(group), delta(previous, sent, read=read))
+            )
         previous = sent
     return found
-
-
-def _states(before: Counter[str], diff: CommitDiff, commit: ContextCommit) -> Counter[str]:
-    # Items by state, from the previous request's counts and the diff: O(changes).
-    if diff.removed:
-        return Counter(item.state.value for item in commit.items)
-    states = before.copy()
-    for change in diff.changes:
-        if change.before is not None:
-            states[change.before.state.value] -= 1
-        states[change.item.state.value] += 1
-    return +states
 
 
 def rule_of(reason: str) -> str:
@@ -110,18 +105,9 @@ def _batch(request: Request) -> str | None:
     return why.name.lower() if why is not None and count != before else None
 
 
-def _compacted(diff: CommitDiff) -> bool:
-    return any(
-        c.kind is ChangeKind.FOLDED
-        or (c.kind is ChangeKind.ADDED and c.item.state is State.SUMMARY)
-        for c in diff.changes
-    )
-
-
 def request_row(request: Request) -> Json:
     """The timeline row of a request: tokens, items by state, the diff's counts, marks."""
     commit, diff = request.commit, request.diff
-    kinds = Counter(c.kind.value for c in diff.changes)
     return {
         "index": request.index,
         "commit": commit.id,
@@ -129,16 +115,15 @@ def request_row(request: Request) -> Json:
         "at": commit.created_at,
         "tokens": commit.total_tokens,
         "items": len(commit.items),
-        "states": dict(request.states),
-        "added": kinds.get("added", 0),
-        "tightened": kinds.get("tightened", 0),
-        "folded": kinds.get("folded", 0),
-        "rewritten": kinds.get("rewritten", 0),
+        "added": diff.added,
+        "tightened": diff.tightened,
+        "folded": diff.folded,
+        "rewritten": diff.rewritten,
         "extends": diff.extends,
         "prefix_end": diff.prefix_end,
         "prefix_tokens": diff.prefix_tokens,
         "batch": _batch(request),
-        "compaction": _compacted(diff),
+        "compaction": bool(diff.folded or diff.summary_added),
         "steps": request.steps,
     }
 
@@ -176,12 +161,29 @@ class ItemTable:
         return len(self.rows) - 1
 
 
-def request_detail(request: Request, table: ItemTable) -> Json:
-    """A request's items (indexes into ``table``) and its diff against the previous request."""
+#: Items and changes a request's view lists at most (the newest items; the first changes).
+DETAIL_ROWS = 2_000
+
+
+def request_detail(
+    request: Request, table: ItemTable, *, read: ReadChunk = plain, rows: int = DETAIL_ROWS
+) -> Json:
+    """A request's items (indexes into ``table``) and its diff against the previous request.
+
+    At most ``rows`` items are listed (the newest, with the first position given) and at
+    most ``rows`` changes (the first); the counts say how many there are in all.
+    """
+    commit = request.commit
+    full = delta(request.previous, commit, read=read, limit=rows)
+    start = max(len(commit.items) - rows, 0)
+    # Read through ``read``: chunks the row's diff read are not read again.
+    shown = [item for chunk, lo, hi in _runs(commit, start, read) for item in chunk[lo:hi]]
     return {
         "index": request.index,
-        "commit": request.commit.id,
-        "items": [table.add(item) for item in request.commit.items],
+        "commit": commit.id,
+        "items": [table.add(item) for item in shown],
+        "items_start": start,
+        "items_total": len(commit.items),
         "diff": [
             {
                 "position": c.position,
@@ -189,13 +191,25 @@ def request_detail(request: Request, table: ItemTable) -> Json:
                 "item": table.add(c.item),
                 "before": table.add(c.before) if c.before is not None else None,
             }
-            for c in request.diff.changes
+            for c in full.changes
         ],
-        "removed": request.diff.removed,
-        "prefix_end": request.diff.prefix_end,
-        "prefix_tokens": request.diff.prefix_tokens,
+        "changes_total": full.count,
+        "removed": full.removed,
+        "prefix_end": full.prefix_end,
+        "prefix_tokens": full.prefix_tokens,
         "previous_items": len(request.previous.items) if request.previous is not None else 0,
     }
+
+
+def _runs(
+    commit: ContextCommit, start: int, read: ReadChunk
+) -> list[tuple[Sequence[ContextItem], int, int]]:
+    chunks = commit.items.chunks()
+    found = []
+    for number in range(start // CHUNK, len(chunks)):
+        base = number * CHUNK
+        found.append((read(chunks[number]), max(start - base, 0), len(chunks[number])))
+    return found
 
 
 def occupancy_view(commit: ContextCommit, usage: UsageState | None, window: int) -> Json:
@@ -221,7 +235,8 @@ def occupancy_view(commit: ContextCommit, usage: UsageState | None, window: int)
         fixed_tokens=fixed,
     )
     budget = allocate(size, usage.system_tokens, commit.total_tokens, usage.tools_tokens)
-    summary = sum(i.tokens for i in commit.items if i.state is State.SUMMARY)
+    # At most one summary is active (invariant 12): the first item in the summary state.
+    summary = commit.items[commit.summary_at].tokens if commit.summary_at >= 0 else 0
     used = budget.input_used + budget.output_reserve
     return {
         "commit": commit.id,
@@ -277,13 +292,26 @@ def _label(call: Call) -> str:
     return text[:80]
 
 
-def history_view(graph: Graph, heads: Mapping[str, str], commit_heads: set[str]) -> Json:
-    """The DAG placed for drawing: nodes with kind, row and lane; edges; heads; commits."""
-    placed, lanes = place(graph)
-    nodes = []
+def history_view(
+    ids: Sequence[str],
+    nodes: Mapping[str, Call],
+    first_child: Callable[[str], str | None],
+    heads: Mapping[str, str],
+    commit_heads: set[str],
+    *,
+    start: int = 0,
+    total: int | None = None,
+) -> Json:
+    """The DAG placed for drawing: nodes with kind, row and lane; edges; heads; commits.
+
+    ``ids`` are the nodes at positions ``start`` on of the seq order (``nodes`` holds them),
+    ``total`` how many the session has: a long history is drawn a window at a time.
+    """
+    placed, lanes = place_window(ids, nodes, first_child)
+    drawn = []
     for spot in placed:
-        call = graph.nodes[spot.node_id]
-        nodes.append(
+        call = nodes[spot.node_id]
+        drawn.append(
             {
                 "id": call.id,
                 "row": spot.row,
@@ -296,10 +324,12 @@ def history_view(graph: Graph, heads: Mapping[str, str], commit_heads: set[str])
             }
         )
     return {
-        "nodes": nodes,
-        "edges": [list(edge) for edge in edges(graph)],
+        "nodes": drawn,
+        "edges": [list(edge) for edge in window_edges(ids, nodes)],
         "lanes": lanes,
         "heads": dict(heads),
+        "start": start,
+        "total": len(ids) if total is None else total,
     }
 
 
@@ -323,17 +353,27 @@ def prompt_cost(requests: Sequence[Request], fixed: int, profile: CacheProfile) 
 
 
 def session_row(
-    info_id: str, title: str, fmt: str, graph: Graph, *, requests: int, cost: float
+    info_id: str,
+    title: str,
+    fmt: str,
+    ends: tuple[Call | None, Call | None],
+    *,
+    nodes: int,
+    requests: int,
+    cost: float,
 ) -> Json:
-    """The sessions list's row: title, format, nodes, first and last time, requests, cost."""
-    times = [call.created_at for call in graph.nodes.values()]
+    """The sessions list's row: title, format, nodes, first and last time, requests, cost.
+
+    The times are the first and the last node's (by seq: the order in time).
+    """
+    first, last = ends
     return {
         "id": info_id,
         "title": title,
         "format": fmt,
-        "nodes": len(graph.nodes),
-        "first": min(times) if times else None,
-        "last": max(times) if times else None,
+        "nodes": nodes,
+        "first": first.created_at if first is not None else None,
+        "last": last.created_at if last is not None else None,
         "requests": requests,
         "cost": round(cost),
     }

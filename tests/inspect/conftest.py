@@ -20,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 import pg_server
 from inspect_pages import Server, browser_paths, real_store
 
+from ctxrules.store import open_store
+
 
 @pytest.fixture(scope="session")
 def real(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
@@ -68,3 +70,42 @@ def browser() -> Iterator[Any]:
 def postgres() -> Iterator[pg_server.Server]:
     """A throwaway PostgreSQL server (skipped where none is installed, as in tests/store)."""
     yield from pg_server.running()
+
+
+@pytest.fixture(scope="session")
+def long_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """A SQLite store of a 2,400-message session, four requests, and a retry of an early node."""
+    from ctxrules import Context  # noqa: PLC0415 - only these tests need a live session
+    from ctxrules.testing.responses import openai_response  # noqa: PLC0415
+
+    path = str(tmp_path_factory.mktemp("long") / "store.sqlite")
+    messages: list[dict[str, object]] = []
+    for turn in range(800):
+        call = {
+            "id": f"b{turn}",
+            "type": "function",
+            "function": {"name": "read", "arguments": "{}"},
+        }
+        messages += [
+            {"role": "user", "content": f"please do task {turn}"},
+            {"role": "assistant", "content": f"ok {turn}", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"b{turn}", "content": f"def f{turn}(): pass\n" * 5},
+        ]
+    ctx = Context(model="gpt-4o", window=1_000_000, store=path, session="long")
+    ctx.add(*messages)
+    ctx.openai()
+    for turn in range(3):
+        ctx.add({"role": "user", "content": f"next step {turn}"})
+        reply = ctx.record(openai_response(turn, f"step {turn}", [(f"c{turn}", "read", {})]))
+        ctx.add_tool_result(reply.tool_calls[0].id, f"contents {turn}")
+        ctx.openai()
+    ctx.close()
+    store = open_store(path).unwrap()
+    try:
+        session = store.load_session("long").unwrap()
+        old = session.graph.order[-20]  # a retry whose original is 20 rows back
+        retried = session.retry(old, created_at=session.graph.nodes[old].created_at + 1)
+        store.save_session(retried.unwrap(), expected_head=session.head).unwrap()
+    finally:
+        store.close()
+    return path, "long"

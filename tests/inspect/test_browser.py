@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from inspect_pages import Server, open_page, run_cli, shot, wait_for
 
-from ctxrules.commit.diff import ChangeKind
+from ctxrules.commit.diff import ChangeKind, diff_commits
 from ctxrules.inspect.read import Reader
 from ctxrules.rules.handles import item_handle
 from ctxrules.store import open_store
@@ -30,7 +31,11 @@ def stored(real: tuple[str, str]) -> Any:
     """The store's session as the inspector reads it (graph, requests), for the expectations."""
     store = open_store(real[0], read_only=True).unwrap()
     try:
-        yield Reader(store).session(real[1]).unwrap()
+        data = Reader(store).session(real[1]).unwrap()
+        # The whole graph, read apart, to hold the page to.
+        yield SimpleNamespace(
+            info=data.info, requests=data.requests, graph_whole=store.load_graph(real[1]).unwrap()
+        )
     finally:
         store.close()
 
@@ -41,7 +46,7 @@ def test_sessions_list(page: Any, stored: Any) -> None:
     assert [r.get_attribute("data-session") for r in rows] == [stored.info.id]
     text = rows[0].text
     assert "claude-code" in text
-    assert f" {len(stored.graph.nodes)} " in f" {text} "
+    assert f" {len(stored.graph_whole.nodes)} " in f" {text} "
     assert "changelog" in text
     shot(page, "sessions", '[data-view="sessions"]')
 
@@ -49,10 +54,10 @@ def test_sessions_list(page: Any, stored: Any) -> None:
 def test_history_draws_every_node_and_the_retry_branch(page: Any, stored: Any) -> None:
     """One drawn node per DAG node; the retry sits in a lane of its own; the head is ringed."""
     drawn = page.find_elements("css selector", "svg .node")
-    assert len(drawn) == len(stored.graph.nodes)
+    assert len(drawn) == len(stored.graph_whole.nodes)
     retry = page.find_elements("css selector", 'svg .node[data-kind="retry"]')
     assert len(retry) == 1
-    original = stored.graph.nodes[retry[0].get_attribute("data-id")].metadata["retry_of"]
+    original = stored.graph_whole.nodes[retry[0].get_attribute("data-id")].metadata["retry_of"]
     first = page.find_element("css selector", f'svg .node[data-id="{original}"]')
     assert retry[0].get_attribute("data-lane") != first.get_attribute("data-lane")
     head = page.find_element("css selector", "svg .head")
@@ -64,7 +69,7 @@ def test_history_draws_every_node_and_the_retry_branch(page: Any, stored: Any) -
 
 def test_a_node_clicked_is_shown_whole(page: Any, stored: Any) -> None:
     """Clicking a node shows its whole output, as text."""
-    call = max(stored.graph.nodes.values(), key=lambda c: len(str(c.output or "")))
+    call = max(stored.graph_whole.nodes.values(), key=lambda c: len(str(c.output or "")))
     page.execute_script(
         "document.querySelector(`svg .node[data-id='${arguments[0]}']`)"
         ".dispatchEvent(new MouseEvent('click', {bubbles: true}))",
@@ -80,7 +85,7 @@ def test_a_node_clicked_is_shown_whole(page: Any, stored: Any) -> None:
 
 def _tightened(stored: Any) -> tuple[int, Any]:
     for request in stored.requests:
-        for change in request.diff.changes:
+        for change in diff_commits(request.previous, request.commit).changes:
             if change.kind is ChangeKind.TIGHTENED:
                 return request.index, change
     pytest.fail("the small-window replay tightened nothing")

@@ -7,7 +7,7 @@ from typing import Any
 
 from inspect_pages import open_page, run_cli, shot, wait_for
 
-from ctxrules.commit.diff import ChangeKind
+from ctxrules.commit.diff import ChangeKind, diff_commits
 from ctxrules.inspect.read import Reader
 from ctxrules.rules.handles import item_handle
 from ctxrules.store import open_store
@@ -23,6 +23,7 @@ def test_the_export_shows_every_view_offline(
     store = open_store(real[0], read_only=True).unwrap()
     try:
         data = Reader(store).session(real[1]).unwrap()
+        graph = store.load_graph(real[1]).unwrap()
     finally:
         store.close()
     html = target.read_text("utf-8")
@@ -32,11 +33,11 @@ def test_the_export_shows_every_view_offline(
     assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
     rows = browser.find_elements("css selector", "tr[data-session]")
     assert [r.get_attribute("data-session") for r in rows] == [real[1]]
-    assert len(browser.find_elements("css selector", "svg .node")) == len(data.graph.nodes)
+    assert len(browser.find_elements("css selector", "svg .node")) == len(graph.nodes)
     index, change = next(
         (r.index, c)
         for r in data.requests
-        for c in r.diff.changes
+        for c in diff_commits(r.previous, r.commit).changes
         if c.kind is ChangeKind.TIGHTENED
     )
     browser.find_element("css selector", f'[data-request="{index}"]').click()

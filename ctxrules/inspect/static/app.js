@@ -17,6 +17,7 @@
       else if (key === "title") node.title = String(value);
       else if (key === "colspan") node.colSpan = Number(value);
       else if (key === "id") node.id = String(value);
+      else if (key === "disabled") node.disabled = true;
       else throw new Error("attribute not allowed: " + key);
     }
     for (const kid of kids) add(node, kid);
@@ -69,6 +70,7 @@
       version: (sid) => get("/api/sessions/" + enc(sid) + "/version"),
       request: (sid, i) => get("/api/sessions/" + enc(sid) + "/requests/" + i),
       node: (sid, id) => get("/api/sessions/" + enc(sid) + "/node?id=" + enc(id)),
+      history: (sid, end) => get("/api/sessions/" + enc(sid) + "/history?end=" + end),
     };
   }
   async function embeddedSource(block) {
@@ -87,11 +89,13 @@
         const found = data.nodes[id];
         return found ? one(found) : Promise.reject(new Error("no node " + id));
       },
+      history: () => Promise.reject(new Error("this file holds only the rows shown")),
+      omitted: data.omitted || null,
     };
   }
 
   // -- state -------------------------------------------------------------------------------
-  const state = { source: null, sid: null, overview: null, request: null, node: null, version: null };
+  const state = { source: null, sid: null, overview: null, request: null, node: null, version: null, history: null };
   const app = () => document.getElementById("app");
 
   function section(id, title, cls, ...kids) {
@@ -157,11 +161,28 @@
     const legend = el("p", { class: "legend" },
       ["user", "assistant", "tool", "system", "retry", "edit", "attach", "merge"].map((k) => el("span", {}, el("i", { class: k }), k)),
       el("span", { class: "muted" }, "red ring: head · thin ring: a commit was built here · dashed: tool call · a new lane: a retry or edit branch"));
-    const counts = el("p", { class: "muted" }, fmt(history.nodes.length) + " nodes, " + history.lanes + " lane" + (history.lanes === 1 ? "" : "s") + ", heads: " +
+    const start = history.start || 0, total = history.total === undefined ? history.nodes.length : history.total;
+    const windowed = start > 0 || start + history.nodes.length < total;
+    const counts = el("p", { class: "muted" }, (windowed ? "rows " + fmt(start + 1) + "–" + fmt(start + history.nodes.length) + " of " + fmt(total) + " nodes" : fmt(history.nodes.length) + " nodes") +
+      ", " + history.lanes + " lane" + (history.lanes === 1 ? "" : "s") + ", heads: " +
       Object.entries(history.heads).map(([k, v]) => k + "=" + short(v)).join(" "));
-    replace("history", section("history", "History", "", counts, legend, el("div", { id: "dag" }, box)));
+    const pager = windowed && state.source.live ? el("p", { class: "pager" },
+      el("button", { "data-page": "earlier", disabled: start === 0, on: { click: () => pageHistory(start) } }, "◀ earlier " + fmt(Math.min(start, history.nodes.length || start)) + " rows"),
+      " ", el("span", { class: "muted", "data-earlier": start }, fmt(start) + " earlier nodes not drawn"), " ",
+      el("button", { "data-page": "later", disabled: start + history.nodes.length >= total,
+        on: { click: () => pageHistory(Math.min(total, start + 2 * history.nodes.length)) } }, "later rows ▶"),
+      " ", el("button", { "data-page": "newest", disabled: start + history.nodes.length >= total, on: { click: () => pageHistory(total) } }, "newest"))
+      : windowed ? el("p", { class: "muted", "data-earlier": start }, fmt(start) + " earlier nodes are not in this file") : null;
+    replace("history", section("history", "History", "", counts, pager, legend, el("div", { id: "dag" }, box)));
     if (!document.querySelector('[data-view="node"]'))
       replace("node", section("node", "Node", "", el("p", { class: "muted" }, "Click a node of the history, or an item of a request, to see it whole.")));
+  }
+
+  async function pageHistory(end) {
+    const history = await state.source.history(state.sid, end);
+    state.history = history;
+    timed("history", showHistory, history);
+    document.getElementById("dag").scrollTop = end >= history.total ? document.getElementById("dag").scrollHeight : 0;
   }
 
   // -- the commit timeline -----------------------------------------------------------------
@@ -177,7 +198,10 @@
       cell({ class: "num" }, r.tightened), cell({ class: "num" }, r.folded),
       cell({}, r.index === 0 ? "–" : r.extends ? badge("extends") : badge("break", "breaks at " + r.prefix_end)),
       cell({}, r.batch ? badge("batch", "batch: " + r.batch) : null, " ", r.compaction ? badge("compaction") : null))));
-    replace("timeline", section("timeline", "Commit timeline (" + requests.length + " requests)", "", el("div", { class: "scroll" }, table)));
+    const earlier = state.overview && state.overview.earlier_requests;
+    replace("timeline", section("timeline", "Commit timeline (" + (earlier ? "the newest " : "") + requests.length + " requests)", "",
+      earlier ? el("p", { class: "muted", "data-earlier-requests": "1" }, "Earlier requests were not read: this session is longer than the inspector reads at once.") : null,
+      el("div", { class: "scroll" }, table)));
   }
 
   function itemCells(item) {
@@ -209,7 +233,9 @@
       head(["change", "pos", "node", "state", "tokens", "rule", "reason", "handle"]), diffRows);
     const items = grid("3em 5.5em 4em 5em 6em 8em 6.5em 7em 1fr", { "data-items": index },
       head(["pos", "state", "tokens", "role", "reason", "rule", "handle", "attached_from", "text"]));
-    detail.items.forEach((at, position) => {
+    const first = detail.items_start || 0;
+    detail.items.forEach((at, shown) => {
+      const position = first + shown;
       if (index > 0 && position === detail.prefix_end && position < detail.items.length)
         items.appendChild(row({ class: "prefix", "data-prefix-end": position },
           cell({}, "— the cached prefix ends here (" + fmt(detail.prefix_tokens) + " tokens of history before it)")));
@@ -218,12 +244,15 @@
         cell({ class: "num" }, position), ...itemCells(item),
         cell({ class: "preview" }, item.text + (item.chars > item.text.length ? " …" : ""))));
     });
-    const said = detail.diff.length ? detail.diff.length + " changes" : "no changes";
+    const changes = detail.changes_total === undefined ? detail.diff.length : detail.changes_total;
+    const said = changes ? fmt(changes) + " changes" + (changes > detail.diff.length ? ", the first " + fmt(detail.diff.length) + " listed" : "") : "no changes";
+    const total = detail.items_total === undefined ? detail.items.length : detail.items_total;
     replace("request", section("request", "Request " + index + " · commit " + short(detail.commit), "wide",
       el("h3", {}, "Diff against request " + (index - 1) + " (" + said + (detail.removed ? ", " + detail.removed + " items gone" : "") + ")"),
       index === 0 ? el("p", { class: "muted" }, "The first request: every item is new.") : null,
       el("div", { class: "scroll" }, diff),
-      el("h3", {}, "Items (" + detail.items.length + ")"), el("div", { class: "scroll" }, items)));
+      el("h3", {}, "Items (" + fmt(total) + (first > 0 ? "; the newest " + fmt(detail.items.length) + " listed, from position " + fmt(first) : "") + ")"),
+      el("div", { class: "scroll" }, items)));
     timing.request = Math.round(performance.now() - start);
   }
 
@@ -288,7 +317,8 @@
     if (state.request === null || follow) state.request = last >= 0 ? last : null;
     timed("occupancy", showOccupancy, overview.occupancy);
     timed("timeline", showTimeline, overview.requests);
-    timed("history", showHistory, overview.history);
+    const paged = state.history && state.history.start + state.history.nodes.length < state.history.total;
+    if (!paged) { state.history = overview.history; timed("history", showHistory, overview.history); }
     if (state.request === last) {
       // Following the newest request: show the newest rows and nodes, at the bottom.
       for (const box of document.querySelectorAll('[data-view="timeline"] .scroll, #dag')) box.scrollTop = box.scrollHeight;
@@ -299,7 +329,7 @@
   }
 
   async function openSession(sid) {
-    state.sid = sid; state.request = null; state.node = null;
+    state.sid = sid; state.request = null; state.node = null; state.history = null;
     document.querySelectorAll("tr[data-session]").forEach((tr) => tr.classList.toggle("chosen", tr.dataset.session === sid));
     const overview = await state.source.session(sid);
     state.overview = overview; state.version = overview.version;
@@ -319,7 +349,8 @@
         await render(overview, following);
       }
       const live = document.getElementById("live");
-      live.textContent = "live · " + fmt(state.overview.history.nodes.length) + " nodes · checked " + new Date().toLocaleTimeString();
+      const h = state.overview.history;
+      live.textContent = "live · " + fmt(h.total === undefined ? h.nodes.length : h.total) + " nodes · checked " + new Date().toLocaleTimeString();
       live.dataset.version = state.version;
     } catch (error) {
       document.getElementById("live").textContent = "live: " + error.message;
