@@ -2,9 +2,57 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 from ctxrules.render import Message, TextBlock, ToolResultBlock, ToolUseBlock
+
+
+class Reads:
+    """A fake Agents SDK model: calls ``read_file`` ``calls`` times per run, then answers.
+
+    Every input it was given is kept in ``inputs``. (Subclassed with the SDK's ``Model``
+    by the tests, which import the SDK only when the extra is installed.)
+    """
+
+    def __init__(self, calls: int = 1) -> None:
+        self.calls = calls
+        self.inputs: list[list[Any]] = []
+
+    async def get_response(self, system_instructions, input, *args: Any, **kwargs: Any):  # noqa: A002, ARG002 - the Model interface
+        from agents import ModelResponse, Usage  # noqa: PLC0415 - the extra is optional
+        from openai.types.responses import (  # noqa: PLC0415
+            ResponseFunctionToolCall,
+            ResponseOutputMessage,
+            ResponseOutputText,
+        )
+
+        items = [input] if isinstance(input, str) else list(input)
+        self.inputs.append(items)
+        turn = len(self.inputs)
+        recent = items[-2 * self.calls :]
+        answered = sum(1 for item in recent if item.get("type") == "function_call_output")
+        if items[-1].get("type") != "function_call_output" or answered < self.calls:
+            output: Any = ResponseFunctionToolCall(
+                type="function_call",
+                call_id=f"call_{turn}",
+                name="read_file",
+                arguments=json.dumps({"part": turn}),
+            )
+        else:
+            text = ResponseOutputText(type="output_text", text=f"Read {turn}.", annotations=[])
+            output = ResponseOutputMessage(
+                id=f"msg_{turn}",
+                type="message",
+                role="assistant",
+                status="completed",
+                content=[text],
+            )
+        return ModelResponse(output=[output], usage=Usage(requests=1), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError
 
 
 def neutral(items: list[Any]) -> tuple[Message, ...]:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -18,19 +16,12 @@ pytest.importorskip(
 from agents import (
     Agent,
     Model,
-    ModelResponse,
     RunConfig,
     Runner,
-    Usage,
     function_tool,
     set_tracing_disabled,
 )
-from agents_items import neutral
-from openai.types.responses import (
-    ResponseFunctionToolCall,
-    ResponseOutputMessage,
-    ResponseOutputText,
-)
+from agents_items import Reads, neutral
 
 from ctxrules.check import protocol_valid
 from ctxrules.integrations.openai_agents import CtxSession
@@ -46,39 +37,11 @@ CALLS = 3
 set_tracing_disabled(True)
 
 
-class ThreeReads(Model):
+class ThreeReads(Reads, Model):
     """Reads three files per run, then answers; logs every input."""
 
     def __init__(self) -> None:
-        self.inputs: list[list[Any]] = []
-
-    async def get_response(self, system_instructions, input, *args: Any, **kwargs: Any):  # noqa: A002, ARG002 - the Model interface
-        items = list(input)
-        self.inputs.append(items)
-        turn = len(self.inputs)
-        outputs = sum(
-            1 for item in items[-2 * CALLS :] if item.get("type") == "function_call_output"
-        )
-        if items[-1].get("type") != "function_call_output" or outputs < CALLS:
-            output: Any = ResponseFunctionToolCall(
-                type="function_call",
-                call_id=f"call_{turn}",
-                name="read_file",
-                arguments=json.dumps({"part": turn}),
-            )
-        else:
-            text = ResponseOutputText(type="output_text", text=f"Read {turn}.", annotations=[])
-            output = ResponseOutputMessage(
-                id=f"msg_{turn}",
-                type="message",
-                role="assistant",
-                status="completed",
-                content=[text],
-            )
-        return ModelResponse(output=[output], usage=Usage(requests=1), response_id=None)
-
-    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        raise NotImplementedError
+        super().__init__(calls=CALLS)
 
 
 @function_tool
