@@ -40,7 +40,7 @@ def output(commit: ContextCommit) -> str:
 
 
 def fingerprint(before: ContextCommit, after: ContextCommit) -> str:
-    """A digest of every field of ``after``, the same in every process for equal outputs.
+    """A digest of every field of ``after`` (its content id too), the same in every process for equal outputs.
 
     An item equal to the input's at its position is written as that position only: the
     outputs of two processes agree on it exactly when their items do, and most items of a
@@ -53,7 +53,7 @@ def fingerprint(before: ContextCommit, after: ContextCommit) -> str:
     ]
     header = [after.session_id, list(after.parent_ids), after.created_at, after.head_node_id,
               after.rules_version, after.total_tokens, after.summary,
-              sorted(dict(after.marks).items()), sorted(after.attached)]  # fmt: skip
+              sorted(dict(after.marks).items()), sorted(after.attached), after.digest]  # fmt: skip
     text = json.dumps([header, len(old), items], ensure_ascii=False, allow_nan=True)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 

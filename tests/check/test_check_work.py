@@ -160,3 +160,5 @@ def test_a_fingerprint_follows_values_not_objects() -> None:
     assert fingerprint(before, longer) != fingerprint(before, before)
     marked = before.with_mark("k", 1)
     assert fingerprint(before, marked) != fingerprint(before, before)
+    stale = attrs.evolve(before, digest=before.digest + 1)  # the id no longer the content's
+    assert fingerprint(before, stale) != fingerprint(before, before)
