@@ -51,8 +51,13 @@ CHUNK_SIZES = (CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK, 2 * CHUNK + 1)
 TIKTOKEN_SESSION = "s_tiktoken"
 
 
+@functools.lru_cache(maxsize=8)
 def fixed_histories(names: tuple[str, ...] = ()) -> tuple[ContextCommit, ...]:
     """Commits every rule is run on before the random search: long ones, the real session.
+
+    Built once for each ``names`` (rules that look for the same names share them);
+    `ctxrules.checker.runner.rule_violations` drops them with the generated histories
+    when a rule writes into its input.
 
     The long histories of `FIXED_SIZES` and `CHUNK_SIZES` are cut from the start of one
     long history, whose items are old enough for every gate; one history is counted by

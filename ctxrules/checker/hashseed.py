@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -22,8 +23,8 @@ import attrs
 from returns.result import Failure
 
 from ctxrules.check import Violation
-from ctxrules.checker.child import output
-from ctxrules.commit import ContextCommit, commit_from_json, commit_to_json
+from ctxrules.checker.child import Packed, fingerprint, packed
+from ctxrules.commit import ContextCommit, commit_from_json
 from ctxrules.rules import Facts
 from ctxrules.testing.ruler import ruler_name
 
@@ -83,19 +84,9 @@ def differences(
     if not cases:
         return None
     ordered = sorted(cases, key=lambda case: len(case[1].items))
-    request = json.dumps(
-        {
-            "spec": spec,
-            "allow_imports": allow_imports,
-            "path": sys.path,
-            "cases": [
-                {"subject": s, "commit": commit_to_json(b), "facts": _facts_json(f)}
-                for s, b, f, _ in ordered
-            ],
-        }
-    )
+    request = _request(spec, ordered, allow_imports=allow_imports)
     seeds = hash_seeds(seed)
-    answers = _run_children(request, seeds, timeout)
+    answers = _run_children(pickle.dumps({**request, "full": False}), seeds, timeout)
     if isinstance(answers, str):
         return answers
     for index, (subject, before, facts, after) in enumerate(ordered):
@@ -110,13 +101,14 @@ def differences(
             f"different outputs with PYTHONHASHSEED={seeds[0]} and {seeds[other]}"
             " (set or dict order leaks)",
         )
-        first, second = _rebuilt(outputs[0]), _rebuilt(outputs[other])
+        one = _request(spec, [ordered[index]], allow_imports=allow_imports)
+        first, second = (_whole(one, seeds[k], timeout) for k in (0, other))
         return HashSeedDifference(
             subject, seeds[other], before, facts, first or after, second, violation
         )
     for index, (subject, before, facts, after) in enumerate(ordered):
         # The children agree: this process's own output must be theirs too.
-        if answers[0][index] == output(after):
+        if answers[0][index] == fingerprint(before, after):
             continue
         violation = Violation(
             8,
@@ -125,13 +117,39 @@ def differences(
             f"a different output with PYTHONHASHSEED={seeds[0]} than here"
             " (the rule follows process state: loaded modules, earlier calls, its instance)",
         )
+        one = _request(spec, [ordered[index]], allow_imports=allow_imports)
         return HashSeedDifference(
-            subject, seeds[0], before, facts, after, _rebuilt(answers[0][index]), violation
+            subject, seeds[0], before, facts, after, _whole(one, seeds[0], timeout), violation
         )
     return None
 
 
-def _run_children(request: str, seeds: Sequence[int], timeout: float) -> list[list[str]] | str:
+def _request(spec: str, cases: Sequence[Case], *, allow_imports: bool) -> dict[str, object]:
+    """What the children are sent: each input commit once, and the cases naming it."""
+    commits: list[Packed] = []
+    known: dict[str, int] = {}
+    named = []
+    for subject, before, facts, _ in cases:
+        index = known.setdefault(before.id, len(commits))
+        if index == len(commits):
+            commits.append(packed(before))
+        named.append((subject, index, _facts_json(facts)))
+    return {
+        "spec": spec,
+        "allow_imports": allow_imports,
+        "path": sys.path,
+        "commits": commits,
+        "cases": named,
+    }
+
+
+def _whole(request: dict[str, object], seed: int, timeout: float) -> ContextCommit | None:
+    """The whole output of the request's one case in the child with ``seed`` (for the report)."""
+    answers = _run_child(pickle.dumps({**request, "full": True}), seed, timeout)
+    return None if isinstance(answers, str) or not answers else _rebuilt(answers[0])
+
+
+def _run_children(request: bytes, seeds: Sequence[int], timeout: float) -> list[list[str]] | str:
     """Every child's outputs, the children run side by side; or the text of the first failure."""
     with ThreadPoolExecutor(max_workers=len(seeds)) as pool:
         results = list(pool.map(lambda seed: _run_child(request, seed, timeout), seeds))
@@ -139,14 +157,13 @@ def _run_children(request: str, seeds: Sequence[int], timeout: float) -> list[li
     return failure if failure is not None else [r for r in results if not isinstance(r, str)]
 
 
-def _run_child(request: str, seed: int, timeout: float) -> list[str] | str:
+def _run_child(request: bytes, seed: int, timeout: float) -> list[str] | str:
     """One child's outputs with ``PYTHONHASHSEED=seed``, or why it gave none."""
     try:
         child = subprocess.run(
             [sys.executable, "-m", "ctxrules.checker.child"],
             input=request,
             capture_output=True,
-            text=True,
             env={**os.environ, "PYTHONHASHSEED": str(seed)},
             timeout=timeout,
             check=False,
@@ -154,7 +171,8 @@ def _run_child(request: str, seed: int, timeout: float) -> list[str] | str:
     except subprocess.TimeoutExpired:
         return f"the child process with PYTHONHASHSEED={seed} timed out"
     if child.returncode != 0:
-        return f"the child process with PYTHONHASHSEED={seed} failed: {child.stderr.strip()[-400:]}"
+        error = child.stderr.decode("utf-8", "replace").strip()[-400:]
+        return f"the child process with PYTHONHASHSEED={seed} failed: {error}"
     answers: list[str] = json.loads(child.stdout)
     return answers
 

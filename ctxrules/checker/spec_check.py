@@ -8,12 +8,22 @@ from pathlib import Path
 import attrs
 
 from ctxrules.checker.hashseed import Case, differences
-from ctxrules.checker.runner import RERUNS, Counterexample, Fresh, check_rule
+from ctxrules.checker.runner import (
+    RERUNS,
+    Checked,
+    Counterexample,
+    Fresh,
+    Outcome,
+    Run,
+    check_rule,
+    check_rules,
+)
 from ctxrules.checker.sessions import check_sessions
 from ctxrules.checker.subjects import PIPELINE, subjects
 from ctxrules.commit import ContextCommit
-from ctxrules.rules import Facts, Pipeline, Rule
+from ctxrules.rules import Facts, NamedRule, Pipeline, Rule
 from ctxrules.spec import load_spec
+from ctxrules.testing.constants import rule_names
 
 #: Reruns of a built-in or declarative rule on a small input (user code gets `RERUNS`).
 OWN_RERUNS = 1
@@ -93,25 +103,10 @@ def check_pipeline(
         sessions = session_examples(examples)
         return SpecReport(found, len(pipeline.rules), examples, sessions, len(cases))
 
-    for index, named in enumerate(tasks):
-        runs: list[tuple[ContextCommit, Facts, ContextCommit]] = []
-        user = is_user_code(named.rule)
-        found = check_rule(
-            named.name,
-            named.rule,
-            examples=examples,
-            seed=seed,
-            samples=runs,
-            fresh=fresh_instance(spec, index, allow_imports=allow_imports) if user else None,
-            # ctxrules's own rules hold no state to build anew or count calls with: one
-            # rerun, on an equal copy (a result that follows object identity), says it all.
-            reruns=RERUNS if user else OWN_RERUNS,
-        )
-        if progress is not None:
-            progress(index + 1, total, named.name)
-        if found is not None:
-            return report(found)
-        cases += [(index, before, facts, after) for before, facts, after in runs]
+    rules = [_checked(spec, named, index, allow_imports) for index, named in enumerate(tasks)]
+    found = _check_each(rules, cases, examples=examples, seed=seed, progress=progress)
+    if found is not None:
+        return report(found)
     # A rule's own defects come first: what another hash seed shows, before what the
     # sessions show of the pipeline (a set-order rule may also rewrite sent items, say).
     difference = differences(str(spec), cases, allow_imports=allow_imports, seed=seed)
@@ -133,3 +128,67 @@ def check_pipeline(
     if found is not None:
         return report(found)
     return report(None)
+
+
+def _checked(spec: str | Path, named: NamedRule, index: int, allow_imports: bool) -> Checked:
+    """The spec's subject at ``index`` as searched: user code rebuilt and rerun three times."""
+    user = is_user_code(named.rule)
+    return Checked(
+        named.name,
+        named.rule,
+        fresh_instance(spec, index, allow_imports=allow_imports) if user else None,
+        # ctxrules's own rules hold no state to build anew or count calls with: one
+        # rerun, on an equal copy (a result that follows object identity), says it all.
+        RERUNS if user else OWN_RERUNS,
+    )
+
+
+def _check_each(
+    rules: list[Checked],
+    cases: list[Case],
+    *,
+    examples: int,
+    seed: int | None,
+    progress: Progress | None,
+) -> Counterexample | None:
+    """The first rule's counterexample, in order; or None, with each rule's clean runs in ``cases``.
+
+    Rules that look for the same names meet the same inputs: one search draws each input
+    once for all of them (`check_rules`), and a counterexample it found beside another
+    rule, unshrunk, is searched for again on the rule alone, as it would have been.
+    """
+    names = [rule_names(checked.rule) for checked in rules]
+    outcomes: dict[int, Outcome] = {}
+    runs: dict[int, list[Run]] = {}
+    for index, checked in enumerate(rules):
+        if index not in outcomes:
+            group = [
+                k
+                for k in range(index, len(rules))
+                if k not in outcomes and names[k] == names[index]
+            ]
+            runs.update((k, []) for k in group)
+            searched = check_rules(
+                [rules[k] for k in group],
+                examples=examples,
+                seed=seed,
+                samples=[runs[k] for k in group],
+            )
+            outcomes.update(zip(group, searched, strict=True))
+        found = outcomes[index].found
+        if not outcomes[index].final:
+            alone = check_rule(
+                checked.name,
+                checked.rule,
+                examples=examples,
+                seed=seed,
+                fresh=checked.fresh,
+                reruns=checked.reruns,
+            )
+            found = alone or found
+        if progress is not None:
+            progress(index + 1, len(rules) + 2, checked.name)
+        if found is not None:
+            return found
+    cases += [(index, *run) for index in range(len(rules)) for run in runs[index]]
+    return None

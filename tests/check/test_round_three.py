@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ctxrules.checker import spec_check
-from ctxrules.checker.runner import check_rule
+from ctxrules.checker.runner import Checked, Outcome, check_rule
 from ctxrules.checker.spec_check import check_pipeline
 from ctxrules.spec import load_spec
 
@@ -107,10 +107,11 @@ def test_own_rules_are_rerun_once_and_user_code_three_times(
     """Invariant 8: a built-in holds no state to rebuild or count with; a user's rule may."""
     reruns: dict[str, int] = {}
 
-    def searched(name: str, _rule: object, **options: object) -> None:
-        reruns[name] = options["reruns"]  # type: ignore[assignment]
+    def searched(rules: list[Checked], **_options: object) -> list[Outcome]:
+        reruns.update((checked.name, checked.reruns) for checked in rules)
+        return [Outcome(None) for _ in rules]
 
-    monkeypatch.setattr(spec_check, "check_rule", searched)
+    monkeypatch.setattr(spec_check, "check_rules", searched)
     monkeypatch.setattr(spec_check, "differences", lambda *_args, **_options: None)
     monkeypatch.setattr(spec_check, "check_sessions", lambda *_args, **_options: None)
     spec = tmp_path / "spec.toml"
