@@ -155,7 +155,7 @@ def test_the_soak_holds_small_windows_to_one_summary_per_20_requests(
 
 
 @pytest.mark.slow
-def test_a_16k_window_folds_at_most_once_per_20_requests(tmp_path: Path) -> None:
+def test_a_16k_window_folds_at_most_once_per_20_requests() -> None:
     """2,000 calls at 16k: aging lands and the summarizer runs at most once per 20 requests.
 
     It ran 104-108 times: every summary carried a 2,000-character list of the files written,
