@@ -196,6 +196,7 @@ class Tally:
     wall_times: dict[int, float] = attrs.field(factory=dict)
     skip_timing: set[int] = attrs.field(factory=set)
     big_prepare_s: dict[str, float] = attrs.field(factory=dict)
+    big_prepare_cpu_s: dict[str, float] = attrs.field(factory=dict)
     cpu_s: float = 0.0
 
     def caught(self, call: int, step: str, error: BaseException) -> None:
@@ -542,10 +543,11 @@ class Run:
         self.now += 1_200.0 if n % 500 == 0 else self.agent.rng.uniform(2.0, 40.0)
 
     def _prepared(self, n: int, start: tuple[float, float]) -> None:
-        seconds = time.perf_counter() - start[1]
+        cpu, seconds = time.process_time() - start[0], time.perf_counter() - start[1]
         self._timed(n, start)
         if n - 1 in self.agent.big:
             self.tally.big_prepare_s[f"{self.agent.big[n - 1]} MB"] = round(seconds, 3)
+            self.tally.big_prepare_cpu_s[f"{self.agent.big[n - 1]} MB"] = round(cpu, 3)
 
     def run(self) -> dict[str, Any]:
         """Run every call; the figures of the run."""
@@ -606,6 +608,7 @@ class Run:
             "turn_wall_ms_at_100": self._median(range(91, 111), wall=True),
             "turn_wall_ms_at_last": self._median(range(self.calls - 19, self.calls + 1), wall=True),
             "big_prepare_s": t.big_prepare_s,
+            "big_prepare_cpu_s": t.big_prepare_cpu_s,
             "peak_growth_mb": round(growth / MB, 1),
             "store_mb": round(size / MB, 2),
         }
@@ -673,8 +676,13 @@ GOALS: tuple[tuple[Callable[[dict[str, Any]], bool], Callable[[dict[str, Any]], 
         lambda f: f"peak memory growth {f['peak_growth_mb']} MB > 300 MB",
     ),
     (
-        lambda f: any(v > 1.0 for v in f["big_prepare_s"].values()),
-        lambda f: f"request after a big output {f['big_prepare_s']} > 1 s",
+        # In CPU time, as a turn is: on a shared machine the wall time follows the load
+        # (the same request took 0.03 s at load 1 and 1.4 s at load 25).
+        lambda f: any(v > 1.0 for v in f.get("big_prepare_cpu_s", f["big_prepare_s"]).values()),
+        lambda f: (
+            f"request after a big output {f.get('big_prepare_cpu_s', f['big_prepare_s'])}"
+            " s of CPU > 1 s"
+        ),
     ),
 )
 
