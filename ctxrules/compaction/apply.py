@@ -18,14 +18,24 @@ from ctxrules.compaction.summarizer import SummaryText, fallback
 from ctxrules.dag import Role
 from ctxrules.render import counted
 from ctxrules.rules import Facts, tighten
-from ctxrules.rules.artifacts import files_in_line, files_line, without_files_line, written_paths
+from ctxrules.rules.artifacts import (
+    FILES_LINE_CHARS,
+    files_in_line,
+    files_line,
+    without_files_line,
+    written_paths,
+)
 from ctxrules.rules.batching import BATCH_COUNT
 from ctxrules.rules.handles import folds_line, handle_source, without_folds_lines
+from ctxrules.rules.scale import scaled, window_scale
 
 #: The prefix of every summary item's id; no DAG node ever carries it (invariant 5).
 SUMMARY_ID_PREFIX = "sm_"
 #: The ``reason`` of a summary item and of the items folded into it.
 COMPACTED = "compacted"
+#: The input budget under which a summary's trail line shrinks with the window, as the
+#: fold's kept tail does (`CutParams.scale_below`).
+TRAIL_SCALE_BELOW = 16_000
 
 
 def summary_id(plan: CompactionPlan, base: ContextCommit, text: str) -> str:
@@ -40,18 +50,34 @@ def summary_id(plan: CompactionPlan, base: ContextCommit, text: str) -> str:
     return SUMMARY_ID_PREFIX + content_hash({"folded": folded, "summary": text})[:24]
 
 
-def with_folds(plan: CompactionPlan, base: ContextCommit, text: str) -> str:
+def trail_chars(facts: Facts) -> int:
+    """Characters of paths a summary's trail line names at the facts' window.
+
+    Every summary carries the trail, so at a small window a fixed 2,000 characters (some
+    700 tokens of paths) would sit in every request after a fold: below an input budget of
+    `TRAIL_SCALE_BELOW` it shrinks in proportion (half at 16k, a quarter at 8k).
+
+    >>> [trail_chars(Facts(context_window=w)) for w in (8_000, 16_000, 32_000, 200_000)]
+    [500, 1000, 2000, 2000]
+    """
+    return scaled(FILES_LINE_CHARS, window_scale(facts, TRAIL_SCALE_BELOW))
+
+
+def with_folds(
+    plan: CompactionPlan, base: ContextCommit, text: str, *, trail: int = FILES_LINE_CHARS
+) -> str:
     """The summary text followed by the line naming the handles of what it folds.
 
     A previous summary's own folds line (carried whole by the structural summary) is
     dropped: this line names that summary, whose text still holds it. Before it, a line
-    names the files the folded calls (and any earlier summary) wrote: the artifact trail.
+    names the files the folded calls (and any earlier summary) wrote: the artifact trail,
+    at most ``trail`` characters of paths.
     """
     folded = [base.items[p] for p in plan.positions]
     groups = [(label(item), handle_source(item)) for item in folded]
     body = without_files_line(without_folds_lines(text)).rstrip("\n")
-    trail = files_line(_written(folded))
-    body = f"{body}\n{trail}" if trail else body
+    trail_line = files_line(_written(folded), trail)
+    body = f"{body}\n{trail_line}" if trail_line else body
     return f"{body}\n{folds_line(groups, [item.source_node_id for item in folded])}"
 
 
@@ -68,7 +94,7 @@ def _written(folded: list[ContextItem]) -> list[str]:
 
 def _fold(plan: CompactionPlan, base: ContextCommit, text: str, facts: Facts) -> ContextCommit:
     """The base with the summary item inserted at the run's start and the run summarized."""
-    text = with_folds(plan, base, text)
+    text = with_folds(plan, base, text, trail=trail_chars(facts))
     sid = summary_id(plan, base, text)
     first = base.items[plan.insert_at]
     summary = counted(

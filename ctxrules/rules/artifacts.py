@@ -101,17 +101,19 @@ def files_in_line(text: str) -> tuple[str, ...]:
     return tuple(p for p in match.group(1).split(", ") if p) if match else ()
 
 
-def files_line(paths: Iterable[str]) -> str:
+def files_line(paths: Iterable[str], chars: int = FILES_LINE_CHARS) -> str:
     """The trail line naming ``paths`` (each once, in order of last write), newest kept first.
+
+    At most ``chars`` characters of paths are named; the rest are counted.
 
     >>> files_line(["a.py", "b.py", "a.py"])
     '[Files written so far: b.py, a.py]'
-    >>> files_line([])
-    ''
+    >>> files_line(["a.py", "b.py"], chars=6), files_line([])
+    ('[Files written so far: b.py; and 1 earlier]', '')
     """
     ordered = list(reversed(dict.fromkeys(reversed(list(paths)))))
     kept: list[str] = []
-    room = FILES_LINE_CHARS
+    room = chars
     for path in reversed(ordered):
         room -= len(path) + 2
         if room < 0:

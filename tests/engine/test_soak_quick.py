@@ -114,6 +114,60 @@ def test_a_16k_window_keeps_the_goals(tmp_path: Path) -> None:
     _assert_loop_goals(figures)
 
 
+def _figures(window: int, summaries: int, tightened: int) -> dict[str, Any]:
+    return {
+        "window": window,
+        "requests": 2_000,
+        "summarizer_calls": summaries,
+        "tightened": tightened,
+        "exceptions": {},
+        "over_window": 0,
+        "extension_pct": 91.0,
+        "undeclared_batch": 0,
+        "breaks_unexplained": 0,
+        "snips": 0,
+        "budget_under_share_count": 0,
+        "recall_whole": 1,
+        "recall_answers": 1,
+        "turn_ms_at_100": 1.0,
+        "turn_ms_at_last": 1.0,
+        "peak_growth_mb": 10.0,
+        "big_prepare_s": {},
+    }
+
+
+@pytest.mark.parametrize(
+    ("window", "summaries", "tightened", "missed"),
+    [
+        (16_000, 100, 5, False),
+        (16_000, 101, 5, True),
+        (32_000, 40, 0, True),
+        (128_000, 400, 0, False),
+    ],
+)
+def test_the_soak_holds_small_windows_to_one_summary_per_20_requests(
+    window: int, summaries: int, tightened: int, *, missed: bool
+) -> None:
+    """At 16k and 32k a run misses a goal when aging never lands or it folds more than once per 20 calls."""
+    said = soak.misses(_figures(window, summaries, tightened))
+    assert bool(said) is missed, said
+    assert all("small window" in line for line in said)
+
+
+@pytest.mark.slow
+def test_a_16k_window_folds_at_most_once_per_20_requests() -> None:
+    """2,000 calls at 16k: aging lands and the summarizer runs at most once per 20 requests.
+
+    It ran 104-108 times: every summary carried a 2,000-character list of the files written,
+    some 700 tokens of a 6,500-token room, so each fold left less to grow into.
+    """
+    cell = soak.Cell("sync", "none", 16_000, "openai")
+    figures = soak.run_cell(cell, 2_000, where=None, big=(), outputs=OUTPUTS)
+    _assert_loop_goals(figures)
+    assert figures["tightened"] > 0
+    assert figures["summarizer_calls"] * 20 <= figures["requests"], figures["summarizer_calls"]
+
+
 @pytest.fixture(scope="module")
 def postgres_url() -> Iterator[str]:
     """A fresh schema on a throwaway PostgreSQL server; skipped where PostgreSQL is absent."""

@@ -5,9 +5,12 @@ from __future__ import annotations
 import pytest
 
 from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.compaction import compact
 from ctxrules.rules import Facts, NamedRule, Pipeline, age_tool_results, cap_tool_result
+from ctxrules.rules.artifacts import files_in_line
 from ctxrules.rules.batching import BATCH_COUNT, BATCH_TURN, Batching, BatchReason, last_batch
 from ctxrules.rules.scale import scaled, scaled_turns, window_scale
+from ctxrules.testing.compaction import FakeSummarizer
 from ctxrules.tokens import HeuristicCounter
 
 RULER = HeuristicCounter()
@@ -124,3 +127,35 @@ def test_a_turn_count_point_lands_as_before_from_the_scale_budget_up() -> None:
     step = pipeline.step(parent, grown, facts)
     assert step.items[0].state is State.AGED
     assert last_batch(step) == (2, BatchReason.TURNS)
+
+
+@pytest.mark.parametrize(("window", "most"), [(8_000, 500), (16_000, 1_000), (32_000, 2_000)])
+def test_a_summary_trail_shrinks_with_a_small_window(window: int, most: int) -> None:
+    """A fold's "Files written so far" line names at most 2,000 characters of paths from 32k up, in proportion below.
+
+    At 16k the fixed 2,000 characters (some 700 tokens of paths) sat in every request after
+    a fold, a ninth of the input budget: the next fold came that much sooner.
+    """
+    items = [ContextItem("u0", "user", rendered="Task: fix the tests.", tokens=6)]
+    for i in range(600):
+        items.append(ContextItem(f"a{i}", "assistant", rendered=f"Step {i}.", tokens=4, turn=i))
+        items.append(
+            ContextItem(
+                f"t{i}",
+                "tool",
+                rendered="ok",
+                tool_name="Write",
+                tool_call_id=f"c{i}",
+                arguments=f'{{"path": "src/package_{i:04d}/module.py"}}',
+                turn=i,
+                tokens=30,
+            )
+        )
+    commit = ContextCommit("s").with_items(items)
+    facts = Facts(context_window=window, tokenizer=RULER)
+    result = compact(commit, FakeSummarizer("Files were written."), facts)
+    assert result.applied
+    summary = result.commit.items[result.commit.summary_at].rendered
+    named = files_in_line(summary)
+    assert sum(len(p) + 2 for p in named) <= most < sum(len(p) + 2 for p in named) + 30
+    assert "; and " in summary
