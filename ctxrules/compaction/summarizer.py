@@ -9,7 +9,7 @@ from typing import Protocol, TypeAlias
 
 import attrs
 
-from ctxrules.compaction.plan import CompactionPlan
+from ctxrules.compaction.plan import HEAD_CHARS, CompactionPlan
 from ctxrules.dag.json_values import clean_text
 from ctxrules.render import Message
 from ctxrules.rules.text import head, one_line
@@ -26,8 +26,6 @@ structural summary instead of reaching the caller.
 AsyncSummarizer: TypeAlias = Callable[[tuple[Message, ...]], Awaitable[str]]
 """The same contract as `Summarizer`, as a coroutine function."""
 
-#: Characters of each folded message the structural summary keeps (reference 001 §4.5).
-HEAD_CHARS = 60
 #: The summary's token budget as a share of the input budget: a summary that grew with
 #: every compaction would end up crowding out the history it stands for.
 SUMMARY_SHARE = 0.1
@@ -63,13 +61,18 @@ class SummaryText:
 def structural_summary(plan: CompactionPlan) -> str:
     """Role plus a 60-character head per folded message, after any previous summary whole.
 
+    A plan made for a window of 32k and more gives each folded tool result the line of
+    `ctxrules.compaction.plan.structural_line`: its call, its names and its recall handle.
+
     >>> from ctxrules.compaction.prompts import prompt_messages
     >>> plan = CompactionPlan("c_x", None, (3, 4), 2, (("user", "explain the schema"), ("assistant", "x" * 80)), None, prompt_messages(""), 0)
     >>> print(structural_summary(plan))
     [user] explain the schema
     [assistant] xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…
     """
-    lines = [f"[{who}] {head(one_line(text), HEAD_CHARS)}" for who, text in plan.folded]
+    lines = list(plan.lines) or [
+        f"[{who}] {head(one_line(text), HEAD_CHARS)}" for who, text in plan.folded
+    ]
     body = "\n".join(lines)
     return f"{plan.previous_summary}\n{body}" if plan.previous_summary else body
 
