@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeAlias
@@ -95,8 +96,10 @@ def _folded_before(line: str) -> int:
 def bound_summary(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
     r"""``text`` if it fits ``max_tokens``, else its newest lines under a line counting the rest.
 
-    Older lines fold first, so a chained summary stays within its budget however many
-    compactions it has absorbed; a single line too long for the budget keeps its head.
+    Lines that end with a recall handle first shrink to their label and handle, oldest
+    first (the item stays one recall away); then older lines fold, so a chained summary
+    stays within its budget however many compactions it has absorbed; a single line too
+    long for the budget keeps its head.
 
     >>> from ctxrules.tokens import HeuristicCounter
     >>> text = "\n".join(f"[user] message number {i}" for i in range(100))
@@ -108,7 +111,9 @@ def bound_summary(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
     """
     if tokenizer.count(text) <= max_tokens:
         return text
-    lines = text.split("\n")
+    lines = _shortened(text.split("\n"), tokenizer.count(text) - max_tokens, tokenizer)
+    if tokenizer.count("\n".join(lines)) <= max_tokens:
+        return "\n".join(lines)
     earlier = _folded_before(lines[0])
     if earlier:
         lines = lines[1:]
@@ -127,6 +132,30 @@ def bound_summary(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
         earlier -= 1
     marker = FOLDED_LINES.format(count=earlier + len(lines) - len(kept))
     return "\n".join([marker, *reversed(kept)])
+
+
+#: A structural line that names a recall handle at its end (`ctxrules.compaction.plan.structural_line`).
+_NAMED_LINE = re.compile(r"^(\[[^\]\n]+\]) .+ (\[recall h:[a-z2-7]{8}\])$")
+
+
+def _shortened(lines: list[str], over: int, tokenizer: Tokenizer) -> list[str]:
+    """``lines`` with the oldest lines that name a handle cut to their label and handle.
+
+    A folded item stays one recall away while its line names its handle: cutting what a
+    line says of it costs less than the line, so lines shrink, oldest first, before any
+    is folded away; only as many as it takes to save ``over`` tokens.
+    """
+    out = list(lines)
+    for at, line in enumerate(lines):
+        if over <= 0:
+            break
+        found = _NAMED_LINE.match(line)
+        if found is None:
+            continue
+        short = f"{found.group(1)} {found.group(2)}"
+        over -= tokenizer.count(line) - tokenizer.count(short)
+        out[at] = short
+    return out
 
 
 def fallback(plan: CompactionPlan, error: BaseException | str) -> SummaryText:
