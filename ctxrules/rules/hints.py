@@ -19,9 +19,14 @@ READ_CHARS = 200_000
 #: Candidates: paths, dotted names, identifiers, hex ids.
 _CANDIDATE = re.compile(r"[A-Za-z0-9_.~/-]*[A-Za-z0-9_]")
 _HEX = re.compile(r"[0-9a-f]{7,64}")
-#: A line that reports a failure: kept before any name, as the model acts on it.
+#: A line that reports a failure: kept before any name, as the model acts on it. A report
+#: says so (``ValueError: …``, ``error[E0425]: …``, ``FAILED …``, ``fatal: …``, ``… not
+#: found``); a line of code that merely names an error type (``func f() error {``,
+#: ``except ValueError``) is not one, and would take half the hints' room from names.
 _ERROR_LINE = re.compile(
-    r"^.*\b(?:error|exception|traceback|failed|failure|fatal|panic|denied|not found)\b.*$",
+    r"^(?:.*(?:error|exception)(?:\[\w+\])?:\s+\S"
+    r"|\s*(?:E\s+)?(?:failed|error|fail|fatal|panic|traceback)\b"
+    r"|.*\b(?:not found|permission denied|no such file)\b).*$",
     re.IGNORECASE | re.MULTILINE,
 )
 _ERROR_CHARS = 120
