@@ -8,6 +8,20 @@ from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.compaction.cut import CutParams, attach_blocks, fold_bounds
 from ctxrules.compaction.prompts import prompt_messages
 from ctxrules.render import Message
+from ctxrules.rules.arguments import cut_arguments
+from ctxrules.rules.handles import handle_source, with_note
+from ctxrules.rules.hints import lookup_hints
+from ctxrules.rules.text import head, one_line
+from ctxrules.tokens.budget import input_budget_for
+
+#: Characters of each folded message the structural summary keeps (reference 001 §4.5).
+HEAD_CHARS = 60
+#: Characters of a folded call's arguments its structural line keeps (short fields whole).
+LINE_ARGS_CHARS = 120
+#: Characters of a folded result's most distinctive names its structural line keeps.
+LINE_HINT_CHARS = 120
+#: Input budgets under this many tokens keep the plain lines: their summary has room for few.
+LINE_HINTS_FROM = 16_000
 
 
 def label(item: ContextItem) -> str:
@@ -28,6 +42,32 @@ def item_text(item: ContextItem) -> str:
     return item.rendered
 
 
+def structural_line(item: ContextItem, *, hints: bool = True) -> str:
+    r"""The structural summary's line for one folded item: its label and the head of its text.
+
+    With ``hints``, a tool's line holds its call's short arguments, then the result's most
+    distinctive names and its recall handle, so what the summary folded is still named
+    and one recall away.
+
+    >>> print(structural_line(ContextItem("n1", "user", rendered="explain the schema")))
+    [user] explain the schema
+    >>> read = ContextItem("n2", "tool", tool_name="Read", arguments='{"file_path":"src/app.py"}',
+    ...     rendered="def load_config(): ...\n" * 9)
+    >>> print(structural_line(read))
+    [tool Read] {"file_path":"src/app.py"} | names: load_config [recall h:asakspjo]
+    >>> print(structural_line(read, hints=False))
+    [tool Read] ({"file_path":"src/app.py"}) def load_config(): ... def load…
+    """
+    if not (hints and item.is_tool):
+        return f"[{label(item)}] {head(one_line(item_text(item)), HEAD_CHARS)}"
+    arguments = item.arguments.strip()
+    cut = cut_arguments(arguments, LINE_ARGS_CHARS) if arguments else ""
+    shown = one_line(cut if cut is not None else head(arguments, LINE_ARGS_CHARS))
+    names = lookup_hints(item.rendered, LINE_HINT_CHARS, shown)
+    body = " | ".join(part for part in (shown, names) if part)
+    return with_note(f"[{label(item)}] {body}".rstrip(), handle_source(item))
+
+
 @attrs.frozen
 class NothingToFold:
     """A plan that needs no summarizer: why (``reason``), and the tokens now in use."""
@@ -44,7 +84,8 @@ class CompactionPlan:
     ``positions`` are ascending and include the previous active summary when there is one
     (``previous_summary`` is then its text); the new summary goes at ``positions[0]``.
     ``summarised_count`` counts the items folded besides summaries; ``folded`` holds the
-    label and text of each of them that has text, in order.
+    label and text of each of them that has text, in order; ``lines`` the structural
+    summary's line for each of them (empty: the plain lines of `structural_line`).
     """
 
     base_commit_id: str
@@ -55,6 +96,7 @@ class CompactionPlan:
     previous_summary: str | None
     prompt: tuple[Message, ...]
     tokens_before: int
+    lines: tuple[str, ...] = ()
 
     @property
     def insert_at(self) -> int:
@@ -107,6 +149,8 @@ def plan_compaction(
         return NothingToFold("active_summary_locked", commit.id, tokens)
     previous = "\n\n".join(view[j].rendered for j in active) if active else None
     folded = tuple((label(view[j]), item_text(view[j])) for j in new if item_text(view[j]))
+    hints = input_budget_for(window) >= LINE_HINTS_FROM
+    lines = tuple(structural_line(view[j], hints=hints) for j in new if item_text(view[j]))
     conversation = "\n\n".join(f"[{who}] {text}" for who, text in folded)
     return CompactionPlan(
         base_commit_id=commit.id,
@@ -117,4 +161,5 @@ def plan_compaction(
         previous_summary=previous,
         prompt=prompt_messages(conversation, previous),
         tokens_before=tokens,
+        lines=lines,
     )

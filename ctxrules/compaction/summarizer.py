@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeAlias
 
 import attrs
 
-from ctxrules.compaction.plan import CompactionPlan
+from ctxrules.compaction.plan import HEAD_CHARS, CompactionPlan
 from ctxrules.dag.json_values import clean_text
 from ctxrules.render import Message
 from ctxrules.rules.text import head, one_line
@@ -26,8 +27,6 @@ structural summary instead of reaching the caller.
 AsyncSummarizer: TypeAlias = Callable[[tuple[Message, ...]], Awaitable[str]]
 """The same contract as `Summarizer`, as a coroutine function."""
 
-#: Characters of each folded message the structural summary keeps (reference 001 §4.5).
-HEAD_CHARS = 60
 #: The summary's token budget as a share of the input budget: a summary that grew with
 #: every compaction would end up crowding out the history it stands for.
 SUMMARY_SHARE = 0.1
@@ -63,13 +62,18 @@ class SummaryText:
 def structural_summary(plan: CompactionPlan) -> str:
     """Role plus a 60-character head per folded message, after any previous summary whole.
 
+    A plan made for a window of 32k and more gives each folded tool result the line of
+    `ctxrules.compaction.plan.structural_line`: its call, its names and its recall handle.
+
     >>> from ctxrules.compaction.prompts import prompt_messages
     >>> plan = CompactionPlan("c_x", None, (3, 4), 2, (("user", "explain the schema"), ("assistant", "x" * 80)), None, prompt_messages(""), 0)
     >>> print(structural_summary(plan))
     [user] explain the schema
     [assistant] xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…
     """
-    lines = [f"[{who}] {head(one_line(text), HEAD_CHARS)}" for who, text in plan.folded]
+    lines = list(plan.lines) or [
+        f"[{who}] {head(one_line(text), HEAD_CHARS)}" for who, text in plan.folded
+    ]
     body = "\n".join(lines)
     return f"{plan.previous_summary}\n{body}" if plan.previous_summary else body
 
@@ -92,8 +96,10 @@ def _folded_before(line: str) -> int:
 def bound_summary(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
     r"""``text`` if it fits ``max_tokens``, else its newest lines under a line counting the rest.
 
-    Older lines fold first, so a chained summary stays within its budget however many
-    compactions it has absorbed; a single line too long for the budget keeps its head.
+    Lines that end with a recall handle first shrink to their label and handle, oldest
+    first (the item stays one recall away); then older lines fold, so a chained summary
+    stays within its budget however many compactions it has absorbed; a single line too
+    long for the budget keeps its head.
 
     >>> from ctxrules.tokens import HeuristicCounter
     >>> text = "\n".join(f"[user] message number {i}" for i in range(100))
@@ -105,7 +111,9 @@ def bound_summary(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
     """
     if tokenizer.count(text) <= max_tokens:
         return text
-    lines = text.split("\n")
+    lines = _shortened(text.split("\n"), tokenizer.count(text) - max_tokens, tokenizer)
+    if tokenizer.count("\n".join(lines)) <= max_tokens:
+        return "\n".join(lines)
     earlier = _folded_before(lines[0])
     if earlier:
         lines = lines[1:]
@@ -124,6 +132,30 @@ def bound_summary(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
         earlier -= 1
     marker = FOLDED_LINES.format(count=earlier + len(lines) - len(kept))
     return "\n".join([marker, *reversed(kept)])
+
+
+#: A structural line that names a recall handle at its end (`ctxrules.compaction.plan.structural_line`).
+_NAMED_LINE = re.compile(r"^(\[[^\]\n]+\]) .+ (\[recall h:[a-z2-7]{8}\])$")
+
+
+def _shortened(lines: list[str], over: int, tokenizer: Tokenizer) -> list[str]:
+    """``lines`` with the oldest lines that name a handle cut to their label and handle.
+
+    A folded item stays one recall away while its line names its handle: cutting what a
+    line says of it costs less than the line, so lines shrink, oldest first, before any
+    is folded away; only as many as it takes to save ``over`` tokens.
+    """
+    out = list(lines)
+    for at, line in enumerate(lines):
+        if over <= 0:
+            break
+        found = _NAMED_LINE.match(line)
+        if found is None:
+            continue
+        short = f"{found.group(1)} {found.group(2)}"
+        over -= tokenizer.count(line) - tokenizer.count(short)
+        out[at] = short
+    return out
 
 
 def fallback(plan: CompactionPlan, error: BaseException | str) -> SummaryText:

@@ -57,7 +57,9 @@ class Batching:
     point: a small history is cheap to keep whole. ``budget_share`` and
     ``cold_after_seconds`` of 0 switch that trigger off. At a window whose input budget is
     under ``scale_below`` tokens (0: never), a turn-count or budget point that would free
-    less than `MIN_GAIN_SHARE` of the input budget does not land (`worth_landing`).
+    less than `MIN_GAIN_SHARE` of the input budget does not land (`worth_landing`). At a
+    larger window, with ``min_gain_of_rewrite`` (0: off), such a point lands only when the
+    tokens it frees are at least that share of the tokens it makes the provider write again.
     """
 
     every_turns: int = 16
@@ -65,6 +67,7 @@ class Batching:
     cold_after_seconds: float = 300.0
     min_history_tokens: int = 8_000
     scale_below: int = 0
+    min_gain_of_rewrite: float = 0.0
 
     def input_budget(self, facts: Facts) -> int:
         """The input budget the share is of: ``Facts.budget`` or the window less its reserve."""
@@ -115,26 +118,40 @@ class Batching:
         limit = self.budget_share * self.input_budget(facts)
         return parent.total_tokens + fixed < limit <= sent.total_tokens + fixed
 
-    def weighs(self, facts: Facts) -> bool:
-        """Whether the window is small enough (under ``scale_below``) that a landing is weighed first.
+    def small(self, facts: Facts) -> bool:
+        """Whether the window is small (its input budget under ``scale_below``).
 
-        >>> Batching(scale_below=16_000).weighs(Facts(context_window=16_000)), Batching().weighs(Facts(context_window=8_000))
+        >>> Batching(scale_below=16_000).small(Facts(context_window=16_000)), Batching().small(Facts(context_window=8_000))
         (True, False)
         """
         return window_scale(facts, self.scale_below) < 1
 
+    def weighs(self, facts: Facts) -> bool:
+        """Whether a turn-count or budget point is weighed before it lands (`worth_landing`).
+
+        >>> Batching(min_gain_of_rewrite=0.7).weighs(Facts()), Batching().weighs(Facts())
+        (True, False)
+        """
+        return self.small(facts) or self.min_gain_of_rewrite > 0
+
     def worth_landing(self, held: ContextCommit, landed: ContextCommit, facts: Facts) -> bool:
         """Whether landing the pending tightening (``held`` before, ``landed`` after) is worth a break.
 
-        Always at a window of ``scale_below`` and more; below it, when the landing frees at
-        least `MIN_GAIN_SHARE` of the input budget. A small window fills again within a few
-        turns of a landing that frees less, so such a landing waits for the compaction due
-        at the same threshold, which folds the history in the same single break.
+        Below ``scale_below``, when the landing frees at least `MIN_GAIN_SHARE` of the input
+        budget: a small window fills again within a few turns of a landing that frees less,
+        so such a landing waits for the compaction due at the same threshold, which folds the
+        history in the same single break. At a larger window, with ``min_gain_of_rewrite``,
+        when the tokens freed are at least that share of the tokens from the first changed
+        item to the end (`rewritten`): a cached token read costs a fraction of one written,
+        so a landing that frees little of what it rewrites costs more than it saves before
+        the next batch point, which lands it with more at the price of one break.
         """
-        if not self.weighs(facts):
-            return True
         freed = held.total_tokens - landed.total_tokens
-        return freed >= MIN_GAIN_SHARE * self.input_budget(facts)
+        if self.small(facts):
+            return freed >= MIN_GAIN_SHARE * self.input_budget(facts)
+        if self.min_gain_of_rewrite <= 0:
+            return True
+        return freed >= self.min_gain_of_rewrite * rewritten(held, landed)
 
     def with_cache_ttl(self, ttl_seconds: float) -> Batching:
         """This policy with the cold trigger at a provider's cache lifetime (kept if it is off or unknown).
@@ -145,6 +162,33 @@ class Batching:
         if self.cold_after_seconds <= 0 or ttl_seconds <= 0:
             return self
         return attrs.evolve(self, cold_after_seconds=ttl_seconds)
+
+
+def rewritten(held: ContextCommit, landed: ContextCommit) -> int:
+    """Tokens of ``landed`` from its first item that differs from ``held``'s to the end.
+
+    That is what the provider writes again when ``landed`` replaces ``held``; 0 when nothing
+    changed.
+
+    >>> from ctxrules.commit import ContextItem
+    >>> a, b, c = (ContextItem(n, "tool", tokens=9) for n in "abc")
+    >>> held = ContextCommit("s").append_items([a, b, c])
+    >>> rewritten(held, held.replace_items({1: attrs.evolve(b, tokens=3)}))
+    12
+    """
+    first = next(
+        (
+            at
+            for at, (old, new) in enumerate(zip(held.items, landed.items, strict=False))
+            if old is not new and old != new
+        ),
+        None,
+    )
+    if first is None:
+        if len(held.items) == len(landed.items):
+            return 0
+        first = min(len(held.items), len(landed.items))
+    return sum(item.tokens for item in landed.items[first:])
 
 
 def mark_batch(commit: ContextCommit, facts: Facts, why: BatchReason) -> ContextCommit:

@@ -108,6 +108,13 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                 "assistant turns a result that a later message cites stays whole (0: tail_turns)",
                 minimum=0,
             ),
+            Param(
+                "used_tail_turns",
+                "int",
+                0,
+                "a result whose names the assistant wrote in this many last turns stays whole (0: off)",
+                minimum=0,
+            ),
             _SCALE,
         ),
         age_tool_results,

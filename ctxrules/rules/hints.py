@@ -11,14 +11,22 @@ import re
 import threading
 from collections import Counter
 
+from ctxrules.commit import ContextCommit, State
+from ctxrules.dag import Role
+
 #: Characters of a text the hints are read from at most: a 50 MB output costs what this does.
 READ_CHARS = 200_000
 #: Candidates: paths, dotted names, identifiers, hex ids.
 _CANDIDATE = re.compile(r"[A-Za-z0-9_.~/-]*[A-Za-z0-9_]")
 _HEX = re.compile(r"[0-9a-f]{7,64}")
-#: A line that reports a failure: kept before any name, as the model acts on it.
+#: A line that reports a failure: kept before any name, as the model acts on it. A report
+#: says so (``ValueError: …``, ``error[E0425]: …``, ``FAILED …``, ``fatal: …``, ``… not
+#: found``); a line of code that merely names an error type (``func f() error {``,
+#: ``except ValueError``) is not one, and would take half the hints' room from names.
 _ERROR_LINE = re.compile(
-    r"^.*\b(?:error|exception|traceback|failed|failure|fatal|panic|denied|not found)\b.*$",
+    r"^(?:.*(?:error|exception)(?:\[\w+\])?:\s+\S"
+    r"|\s*(?:E\s+)?(?:failed|error|fail|fatal|panic|traceback)\b"
+    r"|.*\b(?:not found|permission denied|no such file)\b).*$",
     re.IGNORECASE | re.MULTILINE,
 )
 _ERROR_CHARS = 120
@@ -64,6 +72,23 @@ def names(text: str) -> list[str]:
         if first[word] >= 0:
             counts[word] += seen
     return sorted(counts, key=lambda w: (-counts[w], first[w]))
+
+
+def written_names(commit: ContextCommit, since_turn: int) -> frozenset[str]:
+    """The distinctive names the assistant wrote from turn ``since_turn`` on: its text and calls.
+
+    Read from the newest item back to the first of that turn, so its cost is the recent
+    turns', not the history's.
+    """
+    found: set[str] = set()
+    for item in reversed(commit.items):
+        if item.turn < since_turn:
+            break
+        if item.role is Role.ASSISTANT and item.state is not State.SUMMARY:
+            found.update(names(item.rendered))
+        elif item.is_tool and item.arguments:
+            found.update(names(item.arguments))
+    return frozenset(found)
 
 
 class _Memo:

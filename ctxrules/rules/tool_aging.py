@@ -7,7 +7,7 @@ from ctxrules.rules.arguments import cut_arguments
 from ctxrules.rules.cap import CAPPED, cap_marker, cap_tool_result
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.handles import handle_source, with_note
-from ctxrules.rules.hints import lookup_hints
+from ctxrules.rules.hints import lookup_hints, names, written_names
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
 from ctxrules.rules.protected import PROTECTED_TOOLS, is_protected, protected_keys
@@ -54,6 +54,17 @@ def tool_stub(
     )
 
 
+#: Distinct names of a result the assistant must have written lately for it to stay whole.
+USED_NAMES = 2
+
+
+def _in_use(item: ContextItem, used: frozenset[str]) -> bool:
+    """Whether the assistant lately wrote at least `USED_NAMES` of the result's names."""
+    if not used:
+        return False
+    return sum(1 for name in names(item.rendered) if name in used) >= USED_NAMES
+
+
 def aged_arguments(arguments: str, chars: int) -> str:
     """An aged call's arguments: its short fields whole when they are a JSON object, else the head."""
     cut = cut_arguments(arguments, chars)
@@ -70,6 +81,7 @@ def age_tool_results(
     handles: bool = True,
     stub_hint_chars: int = 0,
     cited_tail_turns: int = 0,
+    used_tail_turns: int = 0,
     scale_below: int = 0,
 ) -> Rule:
     """Tool results older than the last ``tail_turns`` assistant turns become one-line stubs.
@@ -77,7 +89,10 @@ def age_tool_results(
     The call keeps its name and its arguments cut to ``max_args_chars``; the stub names the
     result's recall handle unless ``handles`` is false, and up to ``stub_hint_chars`` of the
     result's most distinctive names (paths, compound identifiers, ids) beyond its head and
-    tail. Items are visited from the rule's mark up to the tail window only. With
+    tail. With ``used_tail_turns``, a result some of whose distinctive names the assistant
+    itself wrote (in its text or its calls' arguments) in the last that many assistant turns
+    stays whole: the model is still working with it. Items are visited from the rule's
+    mark up to the tail window only. With
     ``scale_below``, a window whose input budget is under that many tokens shrinks the tail
     window (to one turn at least) and every character size in proportion.
     """
@@ -92,6 +107,7 @@ def age_tool_results(
             "handles": handles,
             **({"stub_hint_chars": stub_hint_chars} if stub_hint_chars else {}),
             **({"cited_tail_turns": cited_tail_turns} if cited_tail_turns else {}),
+            **({"used_tail_turns": used_tail_turns} if used_tail_turns else {}),
             **({"scale_below": scale_below} if scale_below else {}),
         },
     )
@@ -104,12 +120,20 @@ def age_tool_results(
         hint_chars, args_chars = scaled(stub_hint_chars, scale), scaled(max_args_chars, scale)
         cutoff = facts.head_turn - tail
         cited_cutoff = facts.head_turn - max(scaled_turns(cited_tail_turns, scale), tail)
+        used_since = facts.head_turn - scaled_turns(used_tail_turns, scale)
+        used: frozenset[str] | None = None
         changes: dict[int, ContextItem] = {}
         stop = commit.marks.get(key, 0)
         held = False
         for index, item in scan(commit, stop, facts):
             if item.turn >= cutoff:
                 break
+            if used_tail_turns and item.is_tool and item.state is not State.CLEARED:
+                # Read once, and only when a result could age: what the assistant wrote lately.
+                used = written_names(commit, used_since) if used is None else used
+                if _in_use(item, used):
+                    held = True
+                    continue
             if item.turn >= cited_cutoff and item.source_node_id in facts.cited:
                 # A result a later message cites stays whole a while longer; the mark stops
                 # here so that the next batch point looks at it again.

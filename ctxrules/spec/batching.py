@@ -50,6 +50,14 @@ BATCHING_PARAMS = (
         " of the budget (0: always)",
         minimum=0,
     ),
+    Param(
+        "min_gain_of_rewrite",
+        "float",
+        _DEFAULTS.min_gain_of_rewrite,
+        "at a window of scale_below and more, a turn or budget point lands only if the tokens it"
+        " frees are at least this share of the tokens it rewrites (0: always)",
+        minimum=0,
+    ),
 )
 
 
@@ -86,6 +94,7 @@ def parse_batching(
         cold_after_seconds=float(values["cold_after_seconds"]),
         min_history_tokens=int(values["min_history_tokens"]),
         scale_below=int(values["scale_below"]),
+        min_gain_of_rewrite=float(values["min_gain_of_rewrite"]),
     )
     plain: dict[str, object] = {
         "every_turns": batching.every_turns,
@@ -96,6 +105,8 @@ def parse_batching(
     if batching.scale_below:
         # Only a spec that weighs its landings hashes it: every earlier spec keeps its version.
         plain["scale_below"] = batching.scale_below
+    if batching.min_gain_of_rewrite:
+        plain["min_gain_of_rewrite"] = batching.min_gain_of_rewrite
     return Success((batching, plain))
 
 

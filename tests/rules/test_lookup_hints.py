@@ -123,3 +123,19 @@ def test_the_hints_memo_forgets_its_oldest_within_its_bounds() -> None:
     memo.keep(("f" * 31, 10, ""), "y")
     assert ("f" * 31, 10, "") not in memo.found
     assert memo.held == 30
+
+
+def test_a_line_of_code_naming_an_error_type_is_not_a_failure_line() -> None:
+    """Code that names an error (Go's ``error``, ``except ValueError:``) leaves the room to names."""
+    code = "func Start(ctx context.Context) error {\n  return start_agent(ctx)\n}\nexcept ValueError:\n"
+    assert lookup_hints(code, 200) == "names: context.Context, start_agent, ValueError"
+    for report in (
+        "ValueError: bad start_agent",
+        "error[E0425]: cannot find value",
+        "Traceback (most recent call last):",
+        "E   AssertionError: assert 1 == 2",
+        "bash: start_agent: command not found",
+    ):
+        assert lookup_hints(f"ok\n{report}\nmore", 200).startswith(
+            f"names: {' '.join(report.split())}"
+        )

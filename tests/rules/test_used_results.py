@@ -1,0 +1,72 @@
+"""``used_tail_turns``: a result the assistant itself keeps using stays whole past the tail window."""
+
+from __future__ import annotations
+
+from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.rules import Facts, age_tool_results
+from ctxrules.rules.hints import written_names
+from ctxrules.tokens import HeuristicCounter
+
+RULER = HeuristicCounter()
+SOURCE = "def load_config(path):\n    return parse_settings(path, strict_mode=True)\n" * 20
+
+
+def _commit(reply: str, *, role: str = "assistant", reply_turn: int = 6) -> ContextCommit:
+    result = ContextItem(
+        "t0",
+        "tool",
+        rendered=SOURCE,
+        tool_name="cat",
+        tool_call_id="c0",
+        turn=0,
+        tokens=RULER.count(SOURCE),
+    )
+    other = ContextItem(
+        "t1",
+        "tool",
+        rendered="plain output\n" * 40,
+        tool_name="cat",
+        tool_call_id="c1",
+        turn=1,
+        tokens=200,
+    )
+    said = ContextItem(f"{role}1", role, rendered=reply, turn=reply_turn, tokens=RULER.count(reply))
+    return ContextCommit("s").with_items([result, other, said])
+
+
+def _aged(commit: ContextCommit, used: int, head_turn: int = 8) -> list[State]:
+    rule = age_tool_results(3, 200, 40, 0, (), used_tail_turns=used)
+    return [i.state for i in rule(commit, Facts(head_turn=head_turn, tokenizer=RULER)).items]
+
+
+def test_a_result_whose_names_the_assistant_wrote_lately_stays_whole() -> None:
+    """Two of its names in a reply four turns ago keep it; the unused result beside it ages."""
+    commit = _commit(
+        "I will call load_config and then parse_settings on the new file.", reply_turn=4
+    )
+    assert _aged(commit, used=4) == [State.FULL, State.AGED, State.FULL]
+    assert _aged(commit, used=0) == [State.AGED, State.AGED, State.FULL]
+
+
+def test_use_older_than_the_window_or_by_others_does_not_count() -> None:
+    """A reply before the last used_tail_turns turns, one name only, or a user's mention: the result ages."""
+    assert _aged(_commit("load_config and parse_settings", reply_turn=3), used=4)[0] is State.AGED
+    assert _aged(_commit("only load_config here"), used=4)[0] is State.AGED
+    assert _aged(_commit("load_config and parse_settings", role="user"), used=4)[0] is State.AGED
+
+
+def test_a_calls_arguments_are_the_assistants_writing_too() -> None:
+    """An edit whose arguments use the result's names keeps it whole."""
+    edit = ContextItem(
+        "t9",
+        "tool",
+        rendered="ok",
+        tool_name="edit",
+        tool_call_id="c9",
+        turn=6,
+        tokens=1,
+        arguments='{"new_string": "cfg = load_config(p); parse_settings(cfg)"}',
+    )
+    commit = _commit("Editing now.").append_items([edit])
+    assert written_names(commit, 5) >= {"load_config", "parse_settings"}
+    assert _aged(commit, used=4)[0] is State.FULL
