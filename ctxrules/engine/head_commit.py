@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import attrs
 from returns.result import Failure
@@ -33,21 +33,42 @@ def head_commit(
         (state.commits[c.id] for c in ancestors(session.graph, head) if c.id in state.commits),
         None,
     )
-    # The tracker reads what will be sent: each new item as the pipeline's cap leaves it.
-    references = observe_new_nodes(
-        state.references, session, parent, lambda item: pipeline.on_arrival(item, facts)
-    )
     # No per-turn copy of the session's commits: the few given sources go on top.
     known = state.by_id.update(sources) if sources else state.by_id
-    built = ensure_latest_commit(
-        state.commits,
-        session.graph,
-        head,
-        pipeline,
-        attrs.evolve(facts, cited=references.cited),
-        session_id=session.session_id,
-        sources=known,
-    )
+    if pipeline.pins:
+        # A pin may test ``cited`` as an item arrives: the tracker reads the new nodes first.
+        references = observe_new_nodes(
+            state.references, session, parent, lambda item: pipeline.on_arrival(item, facts)
+        )
+        built = ensure_latest_commit(
+            state.commits,
+            session.graph,
+            head,
+            pipeline,
+            attrs.evolve(facts, cited=references.cited),
+            session_id=session.session_id,
+            sources=known,
+        )
+    else:
+        # The tracker reads what will be sent, once: the new items as the generation
+        # appended them (capped and counted), before the rules that ask what is cited.
+        read = [state.references]
+
+        def cite(items: Sequence[ContextItem]) -> Collection[str]:
+            read[0] = state.references.observe(items)
+            return read[0].cited
+
+        built = ensure_latest_commit(
+            state.commits,
+            session.graph,
+            head,
+            pipeline,
+            attrs.evolve(facts, cited=state.references.cited),
+            session_id=session.session_id,
+            sources=known,
+            cite=cite,
+        )
+        references = read[0] if read[0] is not state.references else state.references.observe(())
     commit, commits = built.unwrap()  # the head is in the graph, so this cannot fail
     grown = attrs.evolve(
         state,

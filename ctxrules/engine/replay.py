@@ -303,7 +303,7 @@ def replay(
             history.add_summaries(prep.commit)
             # The text the previous request shares with this one is read again from it.
             sent = sent.grown(prep.messages, shared)
-            found = reply_references(recorded.graph, call)
+            found = reply_references(recorded.graph, call, history)
             measured = measure(history, found, prep.messages, search=search, text=sent)
         output = engine.tokenizer.count(node_text(call.output))
         priced, cache = last.cache.price(

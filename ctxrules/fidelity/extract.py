@@ -14,7 +14,9 @@ from __future__ import annotations
 import builtins
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+
+import attrs
 
 #: Shortest reference, in characters (hashes need more: `HEX_MIN`).
 MIN_CHARS = 4
@@ -198,19 +200,80 @@ def _shaped(token: str) -> bool:
     return _is_name(token) or _is_kebab(token)
 
 
-def _tokens(text: str, judged: dict[str, bool] | None = None) -> Iterator[str]:
-    """Every distinctive token of ``text``, URLs whole, in order of first appearance, once each.
+#: What one scan of a text finds: its URLs and its candidate words, raw, each once, in order.
+Scan = tuple[tuple[str, ...], tuple[str, ...]]
 
-    ``judged`` remembers `is_distinctive` by token across calls (an index passes its own).
-    """
-    for url in dict.fromkeys(_URL.findall(text)):
-        yield url.rstrip(".,;:")
+
+def _scan(text: str) -> Scan:
     # An escaped newline or tab in quoted code (``"\\nDone"``) ends the word before it.
     # Logs repeat their tokens: each distinct one is judged once.
-    for raw in dict.fromkeys(_TOKEN.findall(_ESCAPE.sub(" ", _URL.sub(" ", text)))):
-        token = _trim(raw)
-        if _judge(token, judged):
-            yield token
+    words = _TOKEN.findall(_ESCAPE.sub(" ", _URL.sub(" ", text)))
+    return tuple(dict.fromkeys(_URL.findall(text))), tuple(dict.fromkeys(words))
+
+
+@attrs.define
+class TokenMemo:
+    """What the extractor already read, for one reader (a replay's index) across many texts.
+
+    ``judged`` is `is_distinctive` by token; ``raw`` the token a raw word trims to (empty
+    when it is not distinctive), so a word met again costs one lookup; ``ahead`` holds the
+    scans of texts read before they enter the history (a reply is read for its references,
+    then indexed at the next request): each text is scanned once. ``scans`` counts the
+    texts scanned (work counted, for the tests that guard it).
+    """
+
+    judged: dict[str, bool] = attrs.field(factory=dict)
+    raw: dict[str, str] = attrs.field(factory=dict)
+    ahead: dict[str, Scan] = attrs.field(factory=dict)
+    scans: int = 0
+
+    def scan(self, text: str, *, keep: bool = False) -> Scan:
+        """`_scan` of ``text``, scanned once: kept for one later call when ``keep``."""
+        found = self.ahead.pop(text, None)
+        if found is None:
+            self.scans += 1
+            found = _scan(text)
+        if keep:
+            self.ahead[text] = found
+        return found
+
+    def tokens(self, texts: Iterable[str], *, keep: bool = False) -> Iterator[str]:
+        """`_tokens` of the texts joined by newlines (no token spans a newline), each scanned once."""
+        scans = [self.scan(text, keep=keep) for text in texts]
+        urls = dict.fromkeys(url for found in scans for url in found[0])
+        words = dict.fromkeys(word for found in scans for word in found[1])
+        return _distinctive((tuple(urls), tuple(words)), self.judged, self.raw)
+
+
+def _tokens(
+    text: str, judged: dict[str, bool] | None = None, raw: dict[str, str] | None = None
+) -> Iterator[str]:
+    """Every distinctive token of ``text``, URLs whole, in order of first appearance, once each.
+
+    ``judged`` remembers `is_distinctive` by token across calls (an index passes its own),
+    ``raw`` what each raw word trims to when distinctive (``""`` when not).
+    """
+    return _distinctive(_scan(text), judged, raw)
+
+
+def _distinctive(
+    found: Scan, judged: dict[str, bool] | None, raw: dict[str, str] | None
+) -> Iterator[str]:
+    urls, words = found
+    for url in urls:
+        yield url.rstrip(".,;:")
+    for word in words:
+        if raw is None:
+            token = _trim(word)
+            if _judge(token, judged):
+                yield token
+            continue
+        known = raw.get(word)
+        if known is None:
+            token = _trim(word)
+            known = raw[word] = token if _judge(token, judged) else ""
+        if known:
+            yield known
 
 
 def _judge(token: str, judged: dict[str, bool] | None) -> bool:
@@ -242,6 +305,11 @@ def references(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*_tokens(text), *_multiword(text)]))
 
 
+def references_read(text: str, memo: TokenMemo) -> tuple[str, ...]:
+    """`references` of ``text``, scanned through ``memo`` and the scan kept for its indexing."""
+    return tuple(dict.fromkeys([*memo.tokens((text,), keep=True), *_multiword(text)]))
+
+
 def key_tokens(text: str) -> tuple[str, ...]:
     """The distinctive tokens inside a multi-word reference: what it is looked up by."""
     return tuple(dict.fromkeys(_tokens(text)))
@@ -266,8 +334,13 @@ def atoms(text: str, judged: dict[str, bool] | None = None) -> set[str]:
     >>> sorted(atoms("cat /repo/src/app_main.py"))
     ['/repo/src/app_main.py', 'app_main', 'app_main.py', 'repo/src/app_main.py', 'src/app_main.py']
     """
+    return atoms_of(_tokens(text, judged), judged)
+
+
+def atoms_of(tokens: Iterable[str], judged: dict[str, bool] | None = None) -> set[str]:
+    """`atoms` of a text whose distinctive tokens (`_tokens`) are ``tokens``."""
     found: set[str] = set()
-    for token in _tokens(text, judged):
+    for token in tokens:
         if token in found:
             continue
         found.add(token)

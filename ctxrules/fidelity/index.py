@@ -16,7 +16,7 @@ import attrs
 
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Frozen, Graph, Role
-from ctxrules.fidelity.extract import atoms, is_distinctive, key_tokens
+from ctxrules.fidelity.extract import TokenMemo, atoms_of, is_distinctive, key_tokens
 from ctxrules.fidelity.trail import written_files
 from ctxrules.generation import node_text
 from ctxrules.recall.lookup import Fold, commit_entries
@@ -78,16 +78,19 @@ class HistoryIndex:
     summaries: set[str] = attrs.field(factory=set)
     trail: dict[str, None] = attrs.field(factory=dict)
     visited: int = 0
-    #: What the extractor said of each token met so far: the same names recur in every result.
-    judged: dict[str, bool] = attrs.field(factory=dict)
+    #: What the extractor read so far: the same names recur in every result, and a reply
+    #: read for its references (`ctxrules.fidelity.measure.reply_references`) is not read again.
+    memo: TokenMemo = attrs.field(factory=TokenMemo)
 
-    def _add(self, source_id: str, kind: str, text: str) -> None:
+    def _add(self, source_id: str, kind: str, text: str, parts: tuple[str, ...] = ()) -> None:
+        """Index ``text``; ``parts`` are the texts it joins with newlines, each read on its own."""
         if not text:
             return
         self.visited += 1
         position = len(self.sources)
         self.sources.append(Source(source_id, handle_for(source_id), kind, text))
-        for atom in atoms(text, self.judged):
+        judged = self.memo.judged
+        for atom in atoms_of(self.memo.tokens(parts or (text,)), judged):
             self.postings.setdefault(atom, []).append(position)
 
     def add_call(self, graph: Graph, call: Call) -> None:
@@ -98,7 +101,8 @@ class HistoryIndex:
         tools = [graph.nodes[c] for c in graph.callees_of(call.id)]
         tools = [tool for tool in tools if tool.role is Role.TOOL]
         for tool in tools:
-            self._add(tool.id, "said", "\n".join(payload_strings(tool.input)))
+            parts = tuple(payload_strings(tool.input))
+            self._add(tool.id, "said", "\n".join(parts), parts)
             self.trail.update(dict.fromkeys(written_files(tool)))
         for tool in tools:
             self._add(tool.id, "tool", node_text(tool.output))

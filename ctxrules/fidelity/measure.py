@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from ctxrules.dag import Call, Graph
-from ctxrules.fidelity.extract import references
+from ctxrules.fidelity.extract import references, references_read
 from ctxrules.fidelity.index import HistoryIndex, reply_texts
 from ctxrules.render import Message, ToolUseBlock
 from ctxrules.rules.handles import handles_in
@@ -95,41 +95,99 @@ def request_text(messages: Iterable[Message]) -> str:
     return "\n".join(message_text(message) for message in messages)
 
 
+@attrs.define(eq=False)
+class _Searches:
+    """Where each string searched for stood in a replay's requests so far (`SentText.contains`).
+
+    ``seen`` maps a string to the first message holding it (-1 for none), the messages
+    searched, and the generation (request) it was searched in; ``keeps[g]`` is how many
+    leading messages request ``g`` shares with request ``g - 1``. ``searched`` counts the
+    messages searched (work counted, for the test that guards it).
+    """
+
+    seen: dict[str, tuple[int, int, int]] = attrs.field(factory=dict)
+    keeps: list[int] = attrs.field(factory=lambda: [0])
+    searched: int = 0
+
+
 @attrs.frozen
 class SentText:
     """A request's text and the handles each of its messages names, message by message.
 
     The next request usually starts with the same messages (a pure extension): `grown`
-    keeps their text and handles and reads only the messages that are new.
+    keeps their text and handles and reads only the messages that are new, and `contains`
+    remembers where each string it was asked for stood, so a string is searched for in the
+    messages that changed since it was last asked for, not in the whole request again.
     """
 
-    text: str = ""
-    ends: tuple[int, ...] = ()
+    texts: tuple[str, ...] = ()
     handles: tuple[frozenset[str], ...] = ()
+    generation: int = attrs.field(default=0, eq=False)
+    searches: _Searches = attrs.field(factory=_Searches, eq=False, repr=False)
 
     def grown(self, messages: Sequence[Message], shared: int) -> SentText:
         """The text of ``messages``, whose first ``shared`` are this request's first ones."""
-        keep = min(shared, len(self.ends))
-        head = self.text[: self.ends[keep - 1]] if keep else ""
-        parts, ends, handles = [head], list(self.ends[:keep]), list(self.handles[:keep])
-        offset = len(head)
+        keep = min(shared, len(self.texts))
+        texts, handles = list(self.texts[:keep]), list(self.handles[:keep])
         for message in messages[keep:]:
-            text = message_text(message) + "\n"
-            offset += len(text)
-            parts.append(text)
-            ends.append(offset)
-            handles.append(frozenset(handles_in(text)))
-        return SentText("".join(parts), tuple(ends), tuple(handles))
+            text = message_text(message)
+            texts.append(text)
+            handles.append(frozenset(handles_in(text + "\n")))
+        searches = self.searches
+        if self.generation != len(searches.keeps) - 1:
+            # Grown from an older version: what was searched since does not describe it.
+            searches, keep = _Searches(), 0
+        searches.keeps.append(keep)
+        return SentText(tuple(texts), tuple(handles), len(searches.keeps) - 1, searches)
+
+    @property
+    def text(self) -> str:
+        """The whole request's text, a newline after each message (`message_text`)."""
+        return "".join(f"{text}\n" for text in self.texts)
 
     @property
     def named(self) -> frozenset[str]:
         """Every handle the request names."""
         return frozenset().union(*self.handles)
 
+    def contains(self, string: str) -> bool:
+        """Whether ``string`` is in the request's `text`, searching only what changed since asked."""
+        if not string or "\n" in string:
+            # Across messages, or empty: the whole text answers (no reference is either).
+            return string in self.text
+        searches = self.searches
+        start = 0
+        entry = searches.seen.get(string)
+        # An entry from a later request says nothing of this one's differing messages.
+        if entry is not None and entry[2] <= self.generation:
+            at, upto, then = entry
+            # The leading messages every request since then kept: the same texts as then.
+            same = min(searches.keeps[then + 1 : self.generation + 1], default=len(self.texts))
+            if 0 <= at < same:
+                searches.seen[string] = (at, at + 1, self.generation)
+                return True
+            start = min(at if at >= 0 else upto, same)
+        for position in range(start, len(self.texts)):
+            searches.searched += 1
+            if string in self.texts[position]:
+                searches.seen[string] = (position, position + 1, self.generation)
+                return True
+        searches.seen[string] = (-1, len(self.texts), self.generation)
+        return False
 
-def reply_references(graph: Graph, call: Call) -> tuple[str, ...]:
-    """The references of what an assistant call wrote: its text and its tool calls' arguments."""
-    return tuple(dict.fromkeys(r for text in reply_texts(graph, call) for r in references(text)))
+
+def reply_references(
+    graph: Graph, call: Call, index: HistoryIndex | None = None
+) -> tuple[str, ...]:
+    """The references of what an assistant call wrote: its text and its tool calls' arguments.
+
+    Given the replay's ``index``, each text is read through its memo and kept for the
+    index, which takes the call in at the next request: the reply is read once.
+    """
+    texts = reply_texts(graph, call)
+    if index is None:
+        return tuple(dict.fromkeys(r for text in texts for r in references(text)))
+    return tuple(dict.fromkeys(r for text in texts for r in references_read(text, index.memo)))
 
 
 @attrs.define
@@ -180,7 +238,6 @@ def measure(
     lost, only deeper). ``text`` is the messages' `SentText`, if already built.
     """
     sent_text = SentText().grown(messages, 0) if text is None else text
-    sent = sent_text.text
     reacher = _Reacher(sent_text.named, index.parents)
     counts = dict.fromkeys(Reach, 0)
     hidden: list[Hidden] = []
@@ -190,7 +247,7 @@ def measure(
     searches = 0
     kept = [(r, where) for r in found if index.first_kind(where := index.containing(r)) == "tool"]
     for reference, where in kept:
-        if reference in sent:
+        if sent_text.contains(reference):
             counts[Reach.VISIBLE] += 1
             continue
         best: tuple[int, int] = (_UNREACHABLE, -1)
@@ -215,7 +272,7 @@ def measure(
             reach = Reach.LOST
         counts[reach] += 1
         hidden.append(Hidden(reference, reach, index.sources[where[0]].source_id))
-    missing = tuple(path for path in index.trail if path not in sent)
+    missing = tuple(path for path in index.trail if not sent_text.contains(path))
     return Fidelity(
         references=len(kept),
         visible=counts[Reach.VISIBLE],

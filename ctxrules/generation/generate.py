@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, Self, TypeVar
 
 import attrs
@@ -68,6 +68,10 @@ def node_text(value: Frozen) -> str:
     if isinstance(value, str):
         return value
     return canonical_json(thaw(value))
+
+
+#: Reads a generation's new items (as the commit holds them) and gives the ids cited so far.
+Cite = Callable[[Sequence[ContextItem]], Collection[str]]
 
 
 def item_for(call: Call, turn: int) -> ContextItem:
@@ -184,19 +188,26 @@ def generate_commit(
     *,
     session_id: str = "",
     sources: Mapping[str, ContextCommit] | None = None,
+    cite: Cite | None = None,
 ) -> Result[ContextCommit, CommitError]:
     """Copy the parent's items, add the new branch nodes as full items, run the pipeline.
 
     Only the new items are counted; the total is kept as items change. Attach pointers
     expand the commits ``sources`` holds (by id). The result's ``parent_ids`` names the
-    parent, and after a merge instruction also the merged peers' commits.
+    parent, and after a merge instruction also the merged peers' commits. ``cite`` reads
+    the new items as the commit holds them (capped, counted) and gives the ids cited so
+    far, which the rules see as ``facts.cited``.
     """
     # ``replaced`` starts empty, so the engine reads this turn's changes without a scan.
     base = (parent or ContextCommit(session_id)).begin_generation()
 
     def build(calls: tuple[Call, ...]) -> ContextCommit:
         grown, peers = _grow(base, graph, calls, sources or {}, facts, pipeline)
-        ruled = pipeline.step(parent, grown, attrs.evolve(facts, head_turn=grown.next_turn()))
+        ruling = attrs.evolve(facts, head_turn=grown.next_turn())
+        if cite is not None:
+            new = [grown.items[at] for at in range(len(base.items), len(grown.items))]
+            ruling = attrs.evolve(ruling, cited=cite(new))
+        ruled = pipeline.step(parent, grown, ruling)
         return attrs.evolve(
             ruled,
             session_id=parent.session_id if parent else session_id,
@@ -218,11 +229,13 @@ def ensure_latest_commit(
     *,
     session_id: str = "",
     sources: Mapping[str, ContextCommit] | None = None,
+    cite: Cite | None = None,
 ) -> Result[tuple[ContextCommit, AnyCommitMap], CommitError]:
     """The commit for ``head``: reused if one exists, else generated from the nearest one.
 
     Walks back from the head only until it meets a node that has a commit, so a checkout
-    to an older node reuses its commit and a new turn costs what is new.
+    to an older node reuses its commit and a new turn costs what is new. ``cite`` is
+    `generate_commit`'s, called only when a commit is generated.
     """
     if head not in graph:
         return Failure(UnknownHead(head))
@@ -230,5 +243,5 @@ def ensure_latest_commit(
     if parent is not None and parent.head_node_id == head:
         return Success((parent, commits))
     return generate_commit(
-        parent, graph, head, pipeline, facts, session_id=session_id, sources=sources
+        parent, graph, head, pipeline, facts, session_id=session_id, sources=sources, cite=cite
     ).map(lambda commit: (commit, commits.set(head, commit)))

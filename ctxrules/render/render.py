@@ -83,8 +83,12 @@ def render_commit(commit: ContextCommit) -> RenderedMessages:
         else:
             part = tuple(items[visible.start : visible.stop])
             spans.append((part, 0, len(part)))
-    parts = (_span_messages(part, low, high) for part, low, high in spans)
-    return RenderedMessages(chain.from_iterable(parts), spans=tuple(spans))
+    # A list extended by whole tuples, then copied once: a chained generator costs a Python
+    # step per message, and a turn's request holds thousands of them.
+    messages: list[Message] = []
+    for part, low, high in spans:
+        messages.extend(_span_messages(part, low, high))
+    return RenderedMessages(messages, spans=tuple(spans))
 
 
 def _span_messages(part: tuple[ContextItem, ...], low: int, high: int) -> tuple[Message, ...]:

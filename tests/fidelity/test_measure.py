@@ -236,3 +236,28 @@ def test_the_sent_text_grows_from_the_messages_two_requests_share() -> None:
     # A broken prefix (a compaction rewrote the start) keeps nothing it should not.
     rewritten = (*_request("summary"), *second[1:])
     assert SentText().grown(second, 0).grown(rewritten, 0) == SentText().grown(rewritten, 0)
+
+
+def test_a_string_is_searched_for_in_the_messages_new_since_it_was_asked_for() -> None:
+    """Work counted: a request extending the last one searches its new messages only.
+
+    The trail's paths and the references are asked for at every request; what the shared
+    messages held is remembered, and a rewritten prefix is searched again from where it changed.
+    """
+    first = SentText().grown(_request("wrote src/a.py", "old tail"), 0)
+    assert first.contains("src/a.py")
+    assert not first.contains("src/b.py")
+    searches = first.searches
+    before = searches.searched
+    second = first.grown((*_request("wrote src/a.py", "old tail"), *_request("made src/b.py")), 2)
+    assert second.contains("src/a.py")
+    assert second.contains("src/b.py")
+    # src/a.py stands in a kept message; src/b.py was absent from both kept ones.
+    assert searches.searched - before == 1
+    rewritten = second.grown((*_request("summary"), *_request("made src/b.py")), 0)
+    assert not rewritten.contains("src/a.py")
+    assert rewritten.contains("src/b.py")
+    # The same answers as the whole text gives, whatever was remembered.
+    for sent in (first, second, rewritten):
+        for string in ("src/a.py", "src/b.py", "summary", "old tail\nmade", ""):
+            assert sent.contains(string) == (string in sent.text)

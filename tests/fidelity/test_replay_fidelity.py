@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from pathlib import Path
 
 import attrs
 import pytest
 
-import ctxrules.fidelity.index as index_module
+import ctxrules.fidelity.extract as extract_module
 from ctxrules.dag import Role, branch
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.replay import Request, replay
 from ctxrules.engine.turn import TurnPrep
 from ctxrules.fidelity import Fidelity, HistoryIndex, Reach, measure, reply_references
+from ctxrules.fidelity.index import payload_strings
+from ctxrules.generation import node_text
 from ctxrules.importers import import_session
 from ctxrules.spec import load_spec
 from ctxrules.tokens import load_encoding
@@ -62,25 +66,41 @@ def test_replay_measures_each_request_as_a_fresh_index_would() -> None:
     assert total[Reach.LOST] == 0
 
 
-def test_a_replay_indexes_each_text_of_the_history_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Work counted, not timed: the history is indexed once over the replay, not once a request."""
+class _CountingPattern:
+    """The extractor's URL pattern, counting the texts it scans whole (once per text read)."""
+
+    def __init__(self, real: re.Pattern[str], scanned: Counter[str]) -> None:
+        self.real, self.scanned = real, scanned
+
+    def findall(self, text: str) -> list[str]:
+        self.scanned[text] += 1
+        return self.real.findall(text)
+
+    def sub(self, replacement: str, text: str) -> str:
+        return self.real.sub(replacement, text)
+
+
+def test_a_replay_reads_each_text_of_the_history_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work counted, not timed: each node's text is read once over the replay, not once a request.
+
+    A reply is read for its references at its request and indexed at the next one: the
+    index takes the first read, so even the assistant's texts are read once.
+    """
     session = import_session(BUNDLED).unwrap().session
     engine = DefaultContextEngine(pipeline=SMALL, tokenizer=load_encoding().unwrap())
-    indexed: list[str] = []
-    real = index_module.atoms
-
-    def counting(text: str, judged: dict[str, bool] | None = None) -> set[str]:
-        indexed.append(text)
-        return real(text, judged)
-
-    monkeypatch.setattr(index_module, "atoms", counting)
+    scanned: Counter[str] = Counter()
+    monkeypatch.setattr(extract_module, "_URL", _CountingPattern(extract_module._URL, scanned))
     requests = replay(session, engine, window=4_000)
     graph = session.graph
-    # At most a text for each node's output and each tool call's arguments, and the summaries.
-    bound = sum(2 if c.role is Role.TOOL else 1 for c in graph.nodes.values())
-    summaries = sum(1 for r in requests if r.compaction == "finished")
+    texts: Counter[str] = Counter(node_text(c.output) for c in graph.nodes.values())
+    for call in graph.nodes.values():
+        if call.role is Role.TOOL:
+            texts.update(payload_strings(call.input))
+    del texts[""]
+    read = {text: count for text, count in scanned.items() if text in texts}
     assert len(requests) == 18
-    assert 0 < len(indexed) <= bound + summaries
+    assert sum(read.values()) > len(requests)
+    assert {text: count for text, count in read.items() if count > texts[text]} == {}
 
 
 def test_fidelity_can_be_left_out_and_changes_nothing_else() -> None:
