@@ -27,18 +27,6 @@ from ctxrules.tokens import HeuristicCounter
 CALLS = ("add", "record", "add_tool_result", "openai")
 
 
-def _filler(count: int) -> list[dict[str, object]]:
-    messages: list[dict[str, object]] = []
-    for turn in range(count // 3):
-        call = {"id": f"b{turn}", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
-        messages += [
-            {"role": "user", "content": f"task {turn}: " + "word " * 20},
-            {"role": "assistant", "content": f"ok {turn}", "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": f"b{turn}", "content": f"file_{turn}.py\n" * 30},
-        ]
-    return messages
-
-
 def _context(store: Store, size: int) -> Context:
     ctx = Context(
         model="gpt-4o",
@@ -48,7 +36,8 @@ def _context(store: Store, size: int) -> Context:
         tokenizer=HeuristicCounter(),
         clock=lambda: 5.0,
     )
-    ctx.add(*_filler(size))
+    # Earlier turns: what a turn writes does not depend on what they hold.
+    ctx.add(*({"role": "user", "content": f"task {n}: " + "word " * 20} for n in range(size)))
     ctx.openai()
     return ctx
 
