@@ -20,6 +20,8 @@ from ctxrules.store.rows import Params, Query
 #: Statements whose values hold more characters than this are sent alone, bound by the
 #: server: a huge tool output is not copied into one SQL text.
 INLINE_CHARS = 65_536
+#: Rows of an insert of many merged into one statement at the most.
+MERGED_ROWS = 500
 
 
 def pg_sql(sql: str) -> str:
@@ -134,13 +136,27 @@ class WriteRows(PgRows):
 
     def many(self, sql: str, rows: Iterable[Params]) -> None:
         """Run one statement for each row of parameters: an insert's rows in one statement."""
-        listed = list(rows)
-        merged = _many_values(sql, len(listed)) if len(listed) > 1 else None
-        if merged is None or any(_large(params) for params in listed):
-            for params in listed:
+        group: list[Params] = []
+        chars = 0
+        for params in rows:
+            size = sum(len(p) for p in params if isinstance(p, str | bytes))
+            # Rows merge while they stay small: a statement over the size sent alone
+            # would be bound by the server, which takes at most 65,535 values.
+            if group and (len(group) >= MERGED_ROWS or chars + size > INLINE_CHARS):
+                self._merged(sql, group)
+                group, chars = [], 0
+            group.append(params)
+            chars += size
+        if group:
+            self._merged(sql, group)
+
+    def _merged(self, sql: str, group: list[Params]) -> None:
+        merged = _many_values(sql, len(group)) if len(group) > 1 else None
+        if merged is None or _large([value for params in group for value in params]):
+            for params in group:
                 self.run(sql, params)
             return
-        self.run(merged, [value for params in listed for value in params])
+        self.run(merged, [value for params in group for value in params])
 
     def reads(self, queries: Sequence[Query]) -> list[list[tuple[Any, ...]]]:
         """Every row of each query, sent in one message after the statements waiting."""
