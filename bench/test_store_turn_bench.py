@@ -22,73 +22,15 @@ from typing import Any
 
 import pytest
 
-from ctxrules import Context
-from ctxrules.testing.responses import openai_response
-from ctxrules.tokens import TiktokenCounter, load_encoding
+from ctxrules.tokens import load_encoding
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "store"))
 
+from store_loop import Loop
+
 BACKENDS = ("none", "sqlite", "postgresql")
-WINDOW = 128_000
 ROUNDS = {1_000: 20, 10_000: 10, 100_000: 5}
-
-
-def _filler(count: int) -> list[dict[str, object]]:
-    """``count`` messages of earlier turns: a request, a tool call and its 0.5 kB result."""
-    messages: list[dict[str, object]] = []
-    turn = 0
-    while len(messages) < count:
-        call = {
-            "id": f"b{turn}",
-            "type": "function",
-            "function": {"name": "read_file", "arguments": "{}"},
-        }
-        messages += [
-            {"role": "user", "content": f"please do task {turn} " + "word " * 30},
-            {"role": "assistant", "content": f"ok {turn}", "tool_calls": [call]},
-            {
-                "role": "tool",
-                "tool_call_id": f"b{turn}",
-                "content": f"def f{turn}():\n    return {turn}\n" * 20,
-            },
-        ]
-        turn += 1
-    return messages[:count] if count % 3 == 0 else messages
-
-
-def _response(turn: int) -> dict[str, object]:
-    call = (f"c{turn}", "read_file", {"path": f"src/m{turn}.py"})
-    return openai_response(turn, f"step {turn}", [call], (5_000, 0))
-
-
-class Loop:
-    """One session filled to a size, and the turns an agent adds to it."""
-
-    def __init__(self, url: str | None, size: int, ruler: TiktokenCounter) -> None:
-        self.url, self.size, self.ruler, self.turn = url, size, ruler, 0
-        self.ctx = self.open()
-        self.ctx.add(*_filler(size))
-        self.ctx.openai()
-
-    def open(self) -> Context:
-        """A `Context` on the session (a resume, when the store holds it already)."""
-        return Context(
-            model="gpt-4o",
-            window=WINDOW,
-            store=self.url,
-            session="bench",
-            tokenizer=self.ruler,
-            clock=lambda: 1_000.0 + self.turn,
-        )
-
-    def one_turn(self) -> dict[str, object]:
-        """A user message, a response with a tool call, its result, the next request."""
-        self.turn += 1
-        ctx = self.ctx
-        ctx.add({"role": "user", "content": f"next step {self.turn}"})
-        reply = ctx.record(_response(self.turn))
-        ctx.add_tool_result(reply.tool_calls[0].id, f"contents of m{self.turn}.py\n" * 50)
-        return ctx.openai()
 
 
 @pytest.fixture(scope="session")

@@ -121,6 +121,9 @@ class ContextCommit:
     hidden: Spans | None = attrs.field(default=None, eq=False, repr=False)
     summary_at: int = attrs.field(default=_UNKNOWN, eq=False, repr=False)
     replaced: tuple[int, ...] | None = attrs.field(default=None, eq=False, repr=False)
+    # The id once computed: a store asks for it several times a turn, each a SHA-256 of the
+    # header with every rule's mark. A new commit (evolve too) starts without it.
+    _id: str | None = attrs.field(default=None, init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         fresh = self.digest < 0
@@ -134,6 +137,13 @@ class ContextCommit:
     @property
     def id(self) -> str:
         """Content address of the commit: ``c_`` plus 64 hex digits."""
+        found = self._id
+        if found is None:
+            found = self._content_id()
+            object.__setattr__(self, "_id", found)
+        return found
+
+    def _content_id(self) -> str:
         return "c_" + content_hash(
             {
                 "session_id": self.session_id,

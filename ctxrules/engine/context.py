@@ -239,6 +239,9 @@ class Context:
         self._check_room()
         self.session = Session(session)
         self._keeper: Keeper | None = None
+        #: The store, when it keeps offloaded originals (checked once: a check against
+        #: the protocol walks its members each time).
+        self._blobs: BlobStore | None = None
         self._prep: TurnPrep | None = None
         self._waiting_calls: dict[str, str] = {}
         self._owns_store = isinstance(store, str | os.PathLike)
@@ -250,6 +253,7 @@ class Context:
         self._keeper, self.session = _unwrap(
             open_session(store, session, self.engine, created_at=self.clock()), error
         )
+        self._blobs = store if isinstance(store, BlobStore) else None
         restored = self.engine.states.get(session)
         if restored is not None and restored.by_id:
             # The stored commit's originals were offloaded by the process that made it:
@@ -459,10 +463,8 @@ class Context:
 
     def _offload(self) -> None:
         # Large originals go whole into the store after each turn, when it keeps blobs.
-        store = self._keeper.store if self._keeper is not None else None
-        # None first: a check against the protocol walks its members on every call.
-        if store is not None and self._prep is not None and isinstance(store, BlobStore):
-            _unwrap(self.recall.offload(store, self.session, self._prep.commit), StoreFailed)
+        if self._blobs is not None and self._prep is not None:
+            _unwrap(self.recall.offload(self._blobs, self.session, self._prep.commit), StoreFailed)
 
     # -- async twins -------------------------------------------------------------------------
 

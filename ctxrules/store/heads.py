@@ -8,12 +8,15 @@ from ctxrules.dag import UnknownNode
 from ctxrules.store.errors import DagRefused, HeadMoved, InvalidArgument, StoreError
 from ctxrules.store.rows import Rows
 
+#: The node a named head points at.
+SELECT_HEAD = "SELECT node_id FROM heads WHERE session_id = ? AND name = ?"
+#: Whether a node is stored.
+SELECT_NODE = "SELECT 1 FROM nodes WHERE session_id = ? AND id = ?"
+
 
 def get_head(rows: Rows, session_id: str, name: str) -> str | None:
     """The node the head points at, or None if the session has no head of that name."""
-    row = rows.one(
-        "SELECT node_id FROM heads WHERE session_id = ? AND name = ?", (session_id, name)
-    )
+    row = rows.one(SELECT_HEAD, (session_id, name))
     return None if row is None else str(row[0])
 
 
@@ -32,6 +35,32 @@ def bad_name(name: str) -> StoreError | None:
     )
 
 
+def head_refused(
+    session_id: str,
+    name: str,
+    expected_old: str | None,
+    actual: str | None,
+    *,
+    new: str,
+    stored: bool,
+) -> StoreError | None:
+    """Why the head may not move from ``actual`` to ``new`` (``stored``: whether ``new`` is), or None."""
+    if actual != expected_old:
+        return HeadMoved(session_id, name, expected_old, actual)
+    if not stored:
+        return DagRefused(session_id, UnknownNode(new, "head"))
+    return None
+
+
+def set_head(rows: Rows, session_id: str, name: str, new: str) -> None:
+    """Point the head at ``new`` (the caller checked it may move)."""
+    rows.run(
+        "INSERT INTO heads (session_id, name, node_id) VALUES (?, ?, ?)"
+        " ON CONFLICT (session_id, name) DO UPDATE SET node_id = excluded.node_id",
+        (session_id, name, new),
+    )
+
+
 def move_head(
     rows: Rows, session_id: str, name: str, expected_old: str | None, new: str
 ) -> Result[None, StoreError]:
@@ -44,13 +73,11 @@ def move_head(
     if refused is not None:
         return Failure(refused)
     actual = get_head(rows, session_id, name)
-    if actual != expected_old:
-        return Failure(HeadMoved(session_id, name, expected_old, actual))
-    if rows.one("SELECT 1 FROM nodes WHERE session_id = ? AND id = ?", (session_id, new)) is None:
-        return Failure(DagRefused(session_id, UnknownNode(new, "head")))
-    rows.run(
-        "INSERT INTO heads (session_id, name, node_id) VALUES (?, ?, ?)"
-        " ON CONFLICT (session_id, name) DO UPDATE SET node_id = excluded.node_id",
-        (session_id, name, new),
+    stored = (
+        rows.one(SELECT_NODE, (session_id, new)) is not None if actual == expected_old else True
     )
+    refused = head_refused(session_id, name, expected_old, actual, new=new, stored=stored)
+    if refused is not None:
+        return Failure(refused)
+    set_head(rows, session_id, name, new)
     return Success(None)

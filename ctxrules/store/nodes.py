@@ -30,7 +30,7 @@ from ctxrules.dag import (
 )
 from ctxrules.dag.bulk import graph_from_records
 from ctxrules.store.errors import CorruptRecord, DagRefused, NodeConflict, StoreError
-from ctxrules.store.rows import Rows, in_batches, placeholders
+from ctxrules.store.rows import Query, Rows, in_batches, placeholders
 
 #: The fields a completion may change; every other field of a stored node is fixed.
 COMPLETED = ("output", "status", "seq")
@@ -100,6 +100,18 @@ class NodeTable(Protocol):
         """Insert ``call`` with the session's next seq (its edges checked); that seq."""
         ...
 
+    def add(self, session_id: str, call: Call, seq: int) -> None:
+        """Insert ``call`` with ``seq``, the next one (read under the caller's hold), its edges checked."""
+        ...
+
+    def stored_query(self, session_id: str, ids: Sequence[str]) -> Query:
+        """The query of the stored nodes among ``ids``, each row read by `stored_row`."""
+        ...
+
+    def stored_row(self, row: Sequence[object]) -> tuple[str, StoredNode]:
+        """A row of `stored_query`: the node's id and the node."""
+        ...
+
     def complete(self, session_id: str, node_id: str, done: StoredNode) -> None:
         """Rewrite a running node's row with its completed record."""
         ...
@@ -148,13 +160,21 @@ def edge_error(call: Call, missing: set[str]) -> DagError | None:
     return UnknownReads(call.id, unread) if unread else None
 
 
+#: The next seq of a session's nodes, read under the writer's hold.
+NEXT_SEQ = "SELECT coalesce(max(seq), -1) + 1 FROM nodes WHERE session_id = ?"
+
+
+def present_query(session_id: str, ids: Sequence[str]) -> Query:
+    """The query of which of ``ids`` (at most a batch of `in_batches`) the session stores."""
+    sql = f"SELECT id FROM nodes WHERE session_id = ? AND id IN ({placeholders(len(ids))})"  # noqa: S608 - only placeholders
+    return sql, (session_id, *ids)
+
+
 def missing_nodes(rows: Rows, session_id: str, ids: Sequence[str]) -> set[str]:
     """Which of ``ids`` the session does not store."""
     found: set[str] = set()
     for batch in in_batches(list(dict.fromkeys(ids))):
-        marks = placeholders(len(batch))
-        sql = f"SELECT id FROM nodes WHERE session_id = ? AND id IN ({marks})"  # noqa: S608 - only placeholders
-        found.update(str(row[0]) for row in rows.all(sql, (session_id, *batch)))
+        found.update(str(row[0]) for row in rows.all(*present_query(session_id, batch)))
     return set(ids) - found
 
 
@@ -180,11 +200,10 @@ def append_node(table: NodeTable, session_id: str, call: Call) -> Result[int, St
     return Failure(NodeConflict(session_id, call.id))
 
 
-def complete_node(
-    table: NodeTable, session_id: str, node_id: str, output: object, status: Status | str
-) -> Result[None, StoreError]:
-    """Fill a running node's output and final status, exactly once (as `Graph.complete`)."""
-    stored = table.stored(session_id, node_id)
+def completion(
+    stored: StoredNode | None, session_id: str, node_id: str, output: object, status: Status | str
+) -> Result[StoredNode, StoreError]:
+    """The stored node as its completion leaves it, or why it cannot be (as `Graph.complete`)."""
     if stored is None:
         return Failure(DagRefused(session_id, UnknownNode(node_id, "node_id")))
     if stored.record.get("status") != Status.RUNNING.value:
@@ -197,8 +216,16 @@ def complete_node(
     if isinstance(frozen, Failure):
         return Failure(DagRefused(session_id, frozen.failure()))
     done = {**stored.record, "output": thaw(frozen.unwrap()), "status": Status(status).value}
-    table.complete(session_id, node_id, StoredNode(done, stored.seq))
-    return Success(None)
+    return Success(StoredNode(done, stored.seq))
+
+
+def complete_node(
+    table: NodeTable, session_id: str, node_id: str, output: object, status: Status | str
+) -> Result[None, StoreError]:
+    """Fill a running node's output and final status, exactly once (as `Graph.complete`)."""
+    stored = table.stored(session_id, node_id)
+    done = completion(stored, session_id, node_id, output, status)
+    return done.map(lambda node: table.complete(session_id, node_id, node))
 
 
 def append_graph(table: NodeTable, session_id: str, graph: Graph) -> Result[int, StoreError]:

@@ -218,6 +218,10 @@ def put_objects(
     return root, Written(written, len(written), size)
 
 
+#: The next seq of a session's commits, read under the writer's hold.
+NEXT_COMMIT_SEQ = "SELECT coalesce(max(seq), -1) + 1 FROM commits WHERE session_id = ?"
+
+
 def put_commit(
     rows: Rows, commit: ContextCommit, known: set[str] | frozenset[str] = frozenset()
 ) -> Result[Written, StoreError]:
@@ -226,20 +230,23 @@ def put_commit(
     The caller checks the session, and adds `Written.digests` to ``known`` once the
     transaction has committed (see `put_objects`).
     """
-    commit_id = commit.id
-    if rows.one("SELECT 1 FROM commits WHERE id = ?", (commit_id,)) is not None:
+    if rows.one("SELECT 1 FROM commits WHERE id = ?", (commit.id,)) is not None:
         return Success(Written())
+    seq = rows.one(NEXT_COMMIT_SEQ, (commit.session_id,))
+    return Success(write_commit(rows, commit, int(seq[0]) if seq else 0, known))
+
+
+def write_commit(
+    rows: Rows, commit: ContextCommit, seq: int, known: set[str] | frozenset[str] = frozenset()
+) -> Written:
+    """Store ``commit``, not stored yet, as the session's ``seq``-th, with its objects not in ``known``."""
     root, objects = put_objects(rows, commit.items, known)
-    seq = rows.one(
-        "SELECT coalesce(max(seq), -1) + 1 FROM commits WHERE session_id = ?",
-        (commit.session_id,),
-    )
     data = header(commit, root)
     rows.run(
         "INSERT INTO commits (id, session_id, seq, head_node_id, data) VALUES (?, ?, ?, ?, ?)",
-        (commit_id, commit.session_id, int(seq[0]) if seq else 0, commit.head_node_id, data),
+        (commit.id, commit.session_id, seq, commit.head_node_id, data),
     )
-    return Success(attrs.evolve(objects, rows=objects.rows + 1, bytes=objects.bytes + len(data)))
+    return attrs.evolve(objects, rows=objects.rows + 1, bytes=objects.bytes + len(data))
 
 
 def rewrite_inline(rows: Rows) -> str | None:

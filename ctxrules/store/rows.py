@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 #: Values bound to one statement's placeholders.
 Params = Sequence[object]
+#: One statement and its values.
+Query = tuple[str, Params]
 
 
 class Rows(Protocol):
@@ -32,6 +34,10 @@ class Rows(Protocol):
 
     def many(self, sql: str, rows: Iterable[Params]) -> None:
         """Run one statement once for each row of parameters."""
+        ...
+
+    def reads(self, queries: Sequence[Query]) -> list[list[tuple[Any, ...]]]:
+        """Every row of each query, in order (in one round trip where the backend can)."""
         ...
 
 
@@ -59,6 +65,10 @@ class SqliteRows:
     def many(self, sql: str, rows: Iterable[Params]) -> None:
         """Run one statement once for each row of parameters."""
         self.conn.executemany(sql, rows)
+
+    def reads(self, queries: Sequence[Query]) -> list[list[tuple[Any, ...]]]:
+        """Every row of each query, in order."""
+        return [self.all(sql, params) for sql, params in queries]
 
 
 def in_batches(values: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import partial
 
 from returns.result import Failure, Result, Success
 
@@ -14,19 +13,9 @@ from ctxrules.store.commits import parents_first
 from ctxrules.store.errors import HeadMoved, StoreError
 from ctxrules.store.rows import Rows
 from ctxrules.store.sessions import require_session
-from ctxrules.store.turn import TurnSteps, TurnWrite, TurnWritten, apply_turn
+from ctxrules.store.turn import TurnWrite, TurnWritten, apply_turn
 from ctxrules.store.tx import Tx
 from ctxrules.tokens.usage import UsageState
-
-
-def _steps(tx: Tx) -> TurnSteps:
-    return TurnSteps(
-        tx.rows,
-        partial(nodes.append_node, tx.nodes),
-        partial(nodes.complete_node, tx.nodes),
-        partial(heads.move_head, tx.rows),
-        partial(sessions.put_usage, tx.rows),
-    )
 
 
 def _put_commits(
@@ -86,10 +75,7 @@ def write_turn(
     tx: Tx, turn: TurnWrite, known: set[str], fresh: list[str]
 ) -> Result[TurnWritten, StoreError]:
     """Store a turn's nodes, completions, head, commits and usage, all or nothing."""
-    refused = tx.hold(turn.session_id)
-    if refused is not None:
-        return Failure(refused)
-    return apply_turn(_steps(tx), turn, known, fresh)
+    return apply_turn(tx, turn, known, fresh)
 
 
 def append_at_head(tx: Tx, session_id: str, call: Call, head_name: str) -> Result[int, StoreError]:

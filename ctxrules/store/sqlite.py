@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from functools import partial
 
 from returns.result import Failure, Result
 
@@ -20,15 +19,13 @@ from ctxrules.store.errors import InvalidArgument, StoreError
 from ctxrules.store.rows import Rows, SqliteRows
 from ctxrules.store.schema import CHUNKED_VERSION
 from ctxrules.store.search import SearchHit
-from ctxrules.store.sessions import require_session
 from ctxrules.store.sqlite_nodes import SqliteNodes
-from ctxrules.store.tx import T, Tx, Work
+from ctxrules.store.tx import HOLD_SQLITE, T, Tx, Work
 
 
 def _tx(conn: sqlite3.Connection, *, chunked: bool) -> Tx:
     rows = SqliteRows(conn)
-    # The write transaction already holds the whole file: a writer only checks the session.
-    return Tx(rows, SqliteNodes(rows, chunked=chunked), partial(require_session, rows))
+    return Tx(rows, SqliteNodes(rows, chunked=chunked), HOLD_SQLITE)
 
 
 def _chunked(conn: sqlite3.Connection) -> bool:

@@ -7,15 +7,15 @@ its text computed here from the record (`ctxrules.store.index_text`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ctxrules.canonical import canonical_json
 from ctxrules.dag import Call, call_to_json
 from ctxrules.store.chunks import is_huge, joined_output, output_pieces
 from ctxrules.store.errors import DamagedRow, row_json
 from ctxrules.store.index_text import index_text
-from ctxrules.store.nodes import GraphQueries, StoredNode
-from ctxrules.store.rows import Rows
+from ctxrules.store.nodes import NEXT_SEQ, GraphQueries, StoredNode
+from ctxrules.store.rows import Query, Rows, placeholders
 from ctxrules.store.schema import (
     COMPLETED,
     NODE_FIELDS,
@@ -58,22 +58,33 @@ class SqliteNodes(GraphQueries):
 
     def stored(self, session_id: str, node_id: str) -> StoredNode | None:
         """The stored node with this id, or None."""
-        row = self.rows.one(
-            f"SELECT seq, data, {self.chunks} FROM nodes WHERE session_id = ? AND id = ?",  # noqa: S608 - a column name
-            (session_id, node_id),
+        row = self.rows.one(*self.stored_query(session_id, [node_id]))
+        return None if row is None else self.stored_row(row)[1]
+
+    def stored_query(self, session_id: str, ids: Sequence[str]) -> Query:
+        """The query of the stored nodes among ``ids``, each row read by `stored_row`."""
+        sql = (
+            f"SELECT id, seq, data, {self.chunks}, session_id FROM nodes"  # noqa: S608 - a column name and placeholders
+            f" WHERE session_id = ? AND id IN ({placeholders(len(ids))})"
         )
-        if row is None:
-            return None
-        record = read_record(self.rows, session_id, node_id, row[1], int(row[2]))
+        return sql, (session_id, *ids)
+
+    def stored_row(self, row: Sequence[object]) -> tuple[str, StoredNode]:
+        """A row of `stored_query`: the node's id and the node."""
+        node_id, seq, data, chunks, session_id = (str(row[0]), row[1], row[2], row[3], row[4])
+        record = read_record(self.rows, str(session_id), node_id, data, int(str(chunks)))
         fields = record if isinstance(record, dict) else {}
-        return StoredNode({k: v for k, v in fields.items() if k != "seq"}, int(row[0]))
+        return node_id, StoredNode({k: v for k, v in fields.items() if k != "seq"}, int(str(seq)))
 
     def insert(self, session_id: str, call: Call) -> int:
         """Insert ``call`` with the session's next seq, read under the write lock; that seq."""
-        row = self.rows.one(
-            "SELECT coalesce(max(seq), -1) + 1 FROM nodes WHERE session_id = ?", (session_id,)
-        )
+        row = self.rows.one(NEXT_SEQ, (session_id,))
         seq = int(row[0]) if row is not None else 0
+        self.add(session_id, call, seq)
+        return seq
+
+    def add(self, session_id: str, call: Call, seq: int) -> None:
+        """Insert ``call`` with ``seq``, the session's next (read under the write lock)."""
         record = {**call_to_json(call), "seq": seq}
         data, chunks = self._row(session_id, call.id, record)
         self.rows.run(
@@ -82,7 +93,6 @@ class SqliteNodes(GraphQueries):
         )
         kind = STORED_RUNNING if record.get("status") == "running" else STORED
         self._index(session_id, call.id, kind, index_text(record, NODE_FIELDS))
-        return seq
 
     def complete(self, session_id: str, node_id: str, done: StoredNode) -> None:
         """Rewrite a running node's record with its output and final status."""

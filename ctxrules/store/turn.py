@@ -10,7 +10,7 @@ node stored with the head not moved.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -19,9 +19,23 @@ from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Status
 from ctxrules.store import objects
 from ctxrules.store.commits import parents_first
-from ctxrules.store.errors import StoreError
+from ctxrules.store.errors import DagRefused, NodeConflict, StoreError, UnknownSession
+from ctxrules.store.heads import SELECT_HEAD, bad_name, head_refused, move_head, set_head
+from ctxrules.store.nodes import (
+    NEXT_SEQ,
+    StoredNode,
+    append_node,
+    complete_node,
+    completion,
+    edge_error,
+    edge_targets,
+    present_query,
+    same_node,
+)
 from ctxrules.store.references import ReferencesWrite, put_references
-from ctxrules.store.rows import Rows
+from ctxrules.store.rows import Query, in_batches, placeholders
+from ctxrules.store.sessions import put_usage
+from ctxrules.store.tx import Tx
 from ctxrules.tokens.usage import UsageState
 
 
@@ -69,60 +83,225 @@ class TurnWritten:
     object_bytes: int = 0
 
 
+#: Nodes planned from one batch of reads: a bigger turn (a bulk load) goes in parts.
+PART = 100
+
+
+def apply_turn(
+    tx: Tx, turn: TurnWrite, known: set[str], fresh: list[str]
+) -> Result[TurnWritten, StoreError]:
+    """Store a turn's nodes, completions, head, commits and usage, in the caller's transaction.
+
+    Everything the writes are based on is read in one batch, the session held first
+    (`Rows.reads`: one round trip on PostgreSQL); then the checks `append_node`,
+    `complete_node`, `move_head` and `put_commit` make are made on what was read, and the
+    writes follow. A turn of more than `PART` nodes is planned in parts, each part's reads
+    made after the writes before it. The digests of the commit objects written go to
+    ``fresh``, for the store's hint of what is stored once the transaction has committed.
+    """
+    seqs: list[int] = []
+    rows = size = 0
+    for part in _parts(turn):
+        plan = _Reads.of(part)
+        if plan is None:
+            done = _one_by_one(tx, part, known, fresh)
+        else:
+            read = plan.read(tx)
+            if isinstance(read, Failure):
+                return Failure(read.failure())
+            done = _write(tx, part, plan, read.unwrap(), known=known, fresh=fresh)
+        if isinstance(done, Failure):
+            return done
+        written = done.unwrap()
+        seqs += written.seqs
+        rows, size = rows + written.object_rows, size + written.object_bytes
+    return Success(TurnWritten(tuple(seqs), rows, size))
+
+
+def _parts(turn: TurnWrite) -> list[TurnWrite]:
+    """``turn`` as parts planned one after the other: nodes by `PART`, the rest with the last.
+
+    A completion of a node the turn adds is planned after every node is written.
+    """
+    new = {c.id for c in turn.nodes}
+    apart = any(d.node_id in new for d in turn.completions)
+    if len(turn.nodes) <= PART and not apart:
+        return [turn]
+    groups = [turn.nodes[n : n + PART] for n in range(0, len(turn.nodes), PART)]
+    if apart or not groups:
+        groups.append(())
+    sid = turn.session_id
+    parts = [TurnWrite(sid, nodes=group) for group in groups[:-1]]
+    return [*parts, attrs.evolve(turn, nodes=groups[-1])]
+
+
+def _write(
+    tx: Tx, turn: TurnWrite, plan: _Reads, found: _Found, *, known: set[str], fresh: list[str]
+) -> Result[TurnWritten, StoreError]:
+    """The part's writes, checked against what was read for it."""
+    stored = _write_nodes(tx, turn, found)
+    if isinstance(stored, Failure):
+        return Failure(stored.failure())
+    rows = size = 0
+    seq = found.commit_seq
+    for commit in plan.commits:
+        if commit.id in found.commits:
+            continue
+        written = objects.write_commit(tx.rows, commit, seq, known)
+        seq += 1
+        fresh.extend(written.digests)
+        rows, size = rows + written.rows, size + written.bytes
+    _write_state(tx, turn)
+    return Success(TurnWritten(stored.unwrap(), rows, size))
+
+
 @attrs.frozen
-class TurnSteps:
-    """A backend's writes, inside one of its transactions, that a turn is made of."""
+class _Found:
+    """What a turn's writes are based on, read under the session's hold."""
 
-    rows: Rows
-    append_node: Callable[[str, Call], Result[int, StoreError]]
-    complete_node: Callable[[str, str, object, Status], Result[None, StoreError]]
-    move_head: Callable[[str, str, str | None, str], Result[None, StoreError]]
-    put_usage: Callable[[str, UsageState], Result[None, StoreError]]
+    stored: dict[str, StoredNode]
+    present: set[str]
+    seq: int
+    head: str | None
+    commits: set[str]
+    commit_seq: int
 
 
-def _nodes(steps: TurnSteps, turn: TurnWrite) -> Result[tuple[int, ...], StoreError]:
+@attrs.frozen
+class _Reads:
+    """The one batch of reads a turn (or a part of one) is planned from."""
+
+    session_id: str
+    ids: tuple[str, ...]
+    targets: tuple[str, ...]
+    commits: tuple[ContextCommit, ...]
+    head_name: str
+
+    @classmethod
+    def of(cls, turn: TurnWrite) -> _Reads | None:
+        """The reads of ``turn``, or None when it names a node twice (stored one by one)."""
+        new = [c.id for c in turn.nodes]
+        done = [d.node_id for d in turn.completions]
+        ids = (*new, *done)
+        if len(set(ids)) != len(ids):
+            return None  # each write must see the one before it
+        targets = {t for c in turn.nodes for t in edge_targets(c)}
+        if turn.head is not None:
+            targets.add(turn.head[1])
+        targets -= set(new)
+        commits = tuple(parents_first(turn.commits))
+        return cls(turn.session_id, ids, tuple(sorted(targets)), commits, turn.head_name)
+
+    def read(self, tx: Tx) -> Result[_Found, StoreError]:
+        """Hold the session and read, in one batch, what the turn's writes are based on."""
+        sid = self.session_id
+        commit_ids = [c.id for c in self.commits]
+        stored = [tx.nodes.stored_query(sid, b) for b in in_batches(self.ids)]
+        present = [present_query(sid, b) for b in in_batches(self.targets)]
+        commits = [_commits_query(b) for b in in_batches(commit_ids)]
+        wanted: list[list[Query]] = [
+            [(tx.held, (sid,))],
+            stored,
+            present,
+            [(NEXT_SEQ, (sid,))] if self.ids else [],
+            [(SELECT_HEAD, (sid, self.head_name))],
+            commits,
+            [(objects.NEXT_COMMIT_SEQ, (sid,))] if commit_ids else [],
+        ]
+        answers = iter(tx.rows.reads([q for group in wanted for q in group]))
+        held, stored_rows, present_rows, seq, head, commit_rows, commit_seq = (
+            [row for _ in group for row in next(answers)] for group in wanted
+        )
+        if not held:
+            return Failure(UnknownSession(sid))
+        found = dict(tx.nodes.stored_row(row) for row in stored_rows)
+        return Success(
+            _Found(
+                found,
+                {str(row[0]) for row in present_rows} | set(found),
+                int(seq[0][0]) if seq else 0,
+                str(head[0][0]) if head else None,
+                {str(row[0]) for row in commit_rows},
+                int(commit_seq[0][0]) if commit_seq else 0,
+            )
+        )
+
+
+def _commits_query(ids: Sequence[str]) -> Query:
+    return f"SELECT id FROM commits WHERE id IN ({placeholders(len(ids))})", tuple(ids)  # noqa: S608 - only placeholders
+
+
+def _write_nodes(tx: Tx, turn: TurnWrite, found: _Found) -> Result[tuple[int, ...], StoreError]:
+    """The checks of `append_node`, `complete_node` and `move_head` on what was read; the writes."""
+    sid, seq, seqs = turn.session_id, found.seq, []
+    present = set(found.present)
+    for call in turn.nodes:
+        stored = found.stored.get(call.id)
+        if stored is not None:
+            if not same_node(stored, call):
+                return Failure(NodeConflict(sid, call.id))
+            seqs.append(stored.seq)
+            continue
+        error = edge_error(call, set(edge_targets(call)) - present)
+        if error is not None:
+            return Failure(DagRefused(sid, error))
+        tx.nodes.add(sid, call, seq)
+        present.add(call.id)
+        seqs.append(seq)
+        seq += 1
+    for done in turn.completions:
+        stored = found.stored.get(done.node_id)
+        completed = completion(stored, sid, done.node_id, done.output, done.status)
+        if isinstance(completed, Failure):
+            return Failure(completed.failure())
+        tx.nodes.complete(sid, done.node_id, completed.unwrap())
+    if turn.head is not None:
+        expected, new = turn.head
+        refused = bad_name(turn.head_name) or head_refused(
+            sid, turn.head_name, expected, found.head, new=new, stored=new in present
+        )
+        if refused is not None:
+            return Failure(refused)
+        set_head(tx.rows, sid, turn.head_name, new)
+    return Success(tuple(seqs))
+
+
+def _write_state(tx: Tx, turn: TurnWrite) -> None:
+    """The usage and the reference tracker's change: state replaced, nothing to check."""
+    if turn.usage is not None:
+        put_usage(tx.rows, turn.session_id, turn.usage)
+    if turn.references is not None:
+        put_references(tx.rows, turn.session_id, turn.references)
+
+
+def _one_by_one(
+    tx: Tx, turn: TurnWrite, known: set[str], fresh: list[str]
+) -> Result[TurnWritten, StoreError]:
+    """A turn stored a node at a time through `append_node` and its siblings (a bulk load)."""
+    refused = tx.hold(turn.session_id)
+    if refused is not None:
+        return Failure(refused)
     sid, seqs = turn.session_id, []
     for call in turn.nodes:
-        appended = steps.append_node(sid, call)
+        appended = append_node(tx.nodes, sid, call)
         if isinstance(appended, Failure):
             return Failure(appended.failure())
         seqs.append(appended.unwrap())
     for done in turn.completions:
-        completed = steps.complete_node(sid, done.node_id, done.output, done.status)
+        completed = complete_node(tx.nodes, sid, done.node_id, done.output, done.status)
         if isinstance(completed, Failure):
             return Failure(completed.failure())
     if turn.head is not None:
-        moved = steps.move_head(sid, turn.head_name, *turn.head)
+        moved = move_head(tx.rows, sid, turn.head_name, *turn.head)
         if isinstance(moved, Failure):
             return Failure(moved.failure())
-    return Success(tuple(seqs))
-
-
-def apply_turn(
-    steps: TurnSteps, turn: TurnWrite, known: set[str], fresh: list[str]
-) -> Result[TurnWritten, StoreError]:
-    """Store a turn's nodes, completions, head, commits and usage, in the caller's transaction.
-
-    The digests of the commit objects written go to ``fresh``, for the store's hint of
-    what is stored once the transaction has committed.
-    """
-    stored = _nodes(steps, turn)
-    if isinstance(stored, Failure):
-        return Failure(stored.failure())
     rows = size = 0
     for commit in parents_first(turn.commits):
-        put = objects.put_commit(steps.rows, commit, known)
+        put = objects.put_commit(tx.rows, commit, known)
         if isinstance(put, Failure):
             return Failure(put.failure())
         written = put.unwrap()
         fresh.extend(written.digests)
         rows, size = rows + written.rows, size + written.bytes
-    if turn.usage is not None:
-        used = steps.put_usage(turn.session_id, turn.usage)
-        if isinstance(used, Failure):
-            return Failure(used.failure())
-    if turn.references is not None:
-        kept = put_references(steps.rows, turn.session_id, turn.references)
-        if isinstance(kept, Failure):
-            return Failure(kept.failure())
-    return Success(TurnWritten(stored.unwrap(), rows, size))
+    _write_state(tx, turn)
+    return Success(TurnWritten(tuple(seqs), rows, size))

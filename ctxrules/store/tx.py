@@ -8,7 +8,7 @@ from typing import TypeVar
 import attrs
 from returns.result import Failure, Result
 
-from ctxrules.store.errors import StoreError
+from ctxrules.store.errors import StoreError, UnknownSession
 from ctxrules.store.nodes import NodeTable
 from ctxrules.store.rows import Rows
 from ctxrules.store.sessions import require_session
@@ -16,17 +16,29 @@ from ctxrules.store.sessions import require_session
 T = TypeVar("T")
 
 
+#: The session row a writer reads to hold it: SQLite's write lock already holds the file.
+HOLD_SQLITE = "SELECT 1 FROM sessions WHERE id = ?"
+#: PostgreSQL locks the row: writers of one session queue, others run in parallel.
+HOLD_POSTGRES = "SELECT 1 FROM sessions WHERE id = ? FOR NO KEY UPDATE"
+
+
 @attrs.frozen
 class Tx:
     """One open transaction of a backend, as the shared operations use it.
 
-    ``hold`` readies a session for a write, or says why not: SQLite checks that it is
-    stored (its write lock already holds the whole file), PostgreSQL locks its row.
+    ``held`` is the query that readies a session for a write and finds its row (SQLite
+    checks that it is stored, its write lock already holding the whole file; PostgreSQL
+    locks the row); `hold` runs it.
     """
 
     rows: Rows
     nodes: NodeTable
-    hold: Callable[[str], StoreError | None]
+    held: str
+
+    def hold(self, session_id: str) -> StoreError | None:
+        """Hold the session for this write, or say why not (`UnknownSession`)."""
+        found = self.rows.one(self.held, (session_id,))
+        return None if found is not None else UnknownSession(session_id)
 
 
 #: Work inside one transaction; a `Failure` rolls it back.

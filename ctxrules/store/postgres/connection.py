@@ -13,6 +13,7 @@ from typing import TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg.pq import TransactionStatus
 from returns.result import Failure, Result, Success
 
 from ctxrules.store.errors import (
@@ -22,10 +23,10 @@ from ctxrules.store.errors import (
     PostgresFailed,
     StoreClosed,
     StoreError,
-    UnknownSession,
     unencodable,
 )
 from ctxrules.store.postgres.link import Conn, Link, PoolSettings
+from ctxrules.store.postgres.rows import WriteRows
 from ctxrules.store.postgres.schema import migrate
 
 T = TypeVar("T")
@@ -58,14 +59,6 @@ def failed(operation: str, err: psycopg.Error) -> PostgresFailed:
     return PostgresFailed(operation, _reason(err), isinstance(err, _RETRYABLE))
 
 
-def lock_session(conn: Conn, session_id: str) -> StoreError | None:
-    """Lock the session's row for this transaction (writers of it queue); unknown: an error."""
-    row = conn.execute(
-        "SELECT 1 FROM sessions WHERE id = %s FOR NO KEY UPDATE", (session_id,)
-    ).fetchone()
-    return None if row is not None else UnknownSession(session_id)
-
-
 def run(link: Link | None, operation: str, work: Work[T]) -> Result[T, StoreError]:
     """Run ``work`` in one transaction: commit on `Success`, roll back on `Failure` or error."""
     if link is None:
@@ -76,18 +69,58 @@ def run(link: Link | None, operation: str, work: Work[T]) -> Result[T, StoreErro
             result = work(conn)
             if not isinstance(result, Success):
                 raise psycopg.Rollback
-    except psycopg.Error as err:
-        return Failure(failed(operation, err))
-    except DamagedRow as err:
-        return Failure(CorruptRecord(err.table, err.key, err.reason))
-    except UnicodeEncodeError as err:
-        # An argument (a session id, a handle) no UTF-8 database can keep: the caller's.
-        return Failure(unencodable(operation, err))
-    except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as err:
-        # A row the store wrote decodes by construction: one that fails was changed outside
-        # it (the transaction is rolled back already), and is reported, not raised.
-        return Failure(CorruptRecord("row", operation, f"{type(err).__name__}: {err}"))
+    except _MAPPED as err:
+        return Failure(_refused(operation, err))
     return result
+
+
+def run_write(
+    link: Link | None, operation: str, work: Callable[[WriteRows], Result[T, StoreError]]
+) -> Result[T, StoreError]:
+    """`run` for a write, its statements sent in as few round trips as its reads allow (`WriteRows`)."""
+    if link is None:
+        return Failure(StoreClosed(operation))
+    try:
+        with link.connection() as conn:
+            rows = WriteRows(conn)
+            try:
+                result = work(rows)
+                if isinstance(result, Success):
+                    rows.commit()
+            finally:
+                # A Failure, or an error under way: what the server holds is rolled back.
+                if conn.info.transaction_status != TransactionStatus.IDLE and not conn.broken:
+                    conn.execute("ROLLBACK")
+    except _MAPPED as err:
+        return Failure(_refused(operation, err))
+    return result
+
+
+#: What a transaction may raise that is returned as a value (`_refused`).
+_MAPPED = (
+    psycopg.Error,
+    DamagedRow,
+    UnicodeEncodeError,
+    ValueError,
+    TypeError,
+    AttributeError,
+    KeyError,
+    RecursionError,
+)
+
+
+def _refused(operation: str, err: Exception) -> StoreError:
+    """The error value of what a transaction raised (one of `_MAPPED`)."""
+    if isinstance(err, psycopg.Error):
+        return failed(operation, err)
+    if isinstance(err, DamagedRow):
+        return CorruptRecord(err.table, err.key, err.reason)
+    if isinstance(err, UnicodeEncodeError):
+        # An argument (a session id, a handle) no UTF-8 database can keep: the caller's.
+        return unencodable(operation, err)
+    # A row the store wrote decodes by construction: one that fails was changed outside
+    # it (the transaction is rolled back already), and is reported, not raised.
+    return CorruptRecord("row", operation, f"{type(err).__name__}: {err}")
 
 
 def open_link(dsn: str, settings: PoolSettings) -> Result[Link, StoreError]:

@@ -98,7 +98,9 @@ class Link:
         # One attempt, bounded by connect_timeout: raises while the server is still away.
         if self._closed:
             raise PoolClosed("the store is closed")
-        conn: Conn = psycopg.connect(self.dsn, connect_timeout=self.settings.connect_seconds)
+        conn: Conn = psycopg.connect(
+            self.dsn, connect_timeout=self.settings.connect_seconds, autocommit=True
+        )
         with self._lock:
             if self._pool is None and not self._closed:
                 self._pool = self._new_pool()
@@ -111,7 +113,9 @@ class Link:
             min_size=s.min_size,
             max_size=s.max_size,
             timeout=s.timeout,
-            kwargs={"connect_timeout": self.settings.connect_seconds},
+            # Autocommit: every transaction says its own BEGIN, so a write can send it with
+            # its first statements (`rows.WriteRows`).
+            kwargs={"connect_timeout": self.settings.connect_seconds, "autocommit": True},
             # No background retries: a connection the pool cannot make drops the pool, and
             # the next call tries for itself (see the module docstring).
             reconnect_timeout=0,

@@ -15,7 +15,7 @@ from ctxrules.store.errors import DamagedRow, row_json
 from ctxrules.store.index_text import INDEXED_CHARS
 from ctxrules.store.nodes import GraphQueries, StoredNode, fixed_text
 from ctxrules.store.postgres.words import body_text, words
-from ctxrules.store.rows import Rows
+from ctxrules.store.rows import Query, Rows, placeholders
 
 #: A stored node's row, as `decode` reads it.
 SELECT_STORED = "SELECT fixed, output, status, seq FROM nodes WHERE session_id = ? AND id = ?"
@@ -25,6 +25,13 @@ _INSERT = (
     "INSERT INTO nodes (session_id, id, seq, role, status, fixed, output, words)"
     " SELECT ?, ?, coalesce(max(seq), -1) + 1, ?, ?, ?, ?, ?"
     " FROM nodes WHERE session_id = ? RETURNING seq"
+)
+
+
+# The same row with its seq given: a write that waits for nothing (`rows.WriteRows`).
+_INSERT_AT = (
+    "INSERT INTO nodes (session_id, id, role, status, fixed, output, words, seq)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -71,6 +78,23 @@ class PgNodes(GraphQueries):
         """The stored node with this id, or None."""
         row = self.rows.one(SELECT_STORED, (session_id, node_id))
         return None if row is None else decode(node_id, row)
+
+    def stored_query(self, session_id: str, ids: Sequence[str]) -> Query:
+        """The query of the stored nodes among ``ids``, each row read by `stored_row`."""
+        sql = (
+            "SELECT fixed, output, status, seq, id FROM nodes"  # noqa: S608 - only placeholders
+            f" WHERE session_id = ? AND id IN ({placeholders(len(ids))})"
+        )
+        return sql, (session_id, *ids)
+
+    def stored_row(self, row: Sequence[object]) -> tuple[str, StoredNode]:
+        """A row of `stored_query`: the node's id and the node."""
+        return str(row[4]), decode(str(row[4]), row)
+
+    def add(self, session_id: str, call: Call, seq: int) -> None:
+        """Insert ``call`` with ``seq``, the session's next (read under the session's lock)."""
+        _, params = insert_statement(session_id, call)
+        self.rows.run(_INSERT_AT, (*params[:-1], seq))
 
     def insert(self, session_id: str, call: Call) -> int:
         """Insert ``call`` with the session's next seq; that seq."""

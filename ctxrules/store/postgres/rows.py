@@ -1,13 +1,27 @@
-"""`Rows` over a psycopg connection: the shared layers' ``?`` placeholders become ``%s``."""
+"""`Rows` over a psycopg connection: the shared layers' ``?`` placeholders become ``%s``.
+
+A write transaction (`WriteRows`) sends its statements in as few round trips as its reads
+allow: ``BEGIN`` and every statement that returns nothing wait, bound on the client, and go
+to the server in one message with the next read, or with the ``COMMIT``. psycopg spends
+about 0.1 ms of the caller's CPU on each statement it sends alone, and a turn's writes were
+forty of them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import psycopg
 
-from ctxrules.store.rows import Params
+from ctxrules.store.rows import Params, Query
+
+#: Statements whose values hold more characters than this are sent alone, bound by the
+#: server: a huge tool output is not copied into one SQL text.
+INLINE_CHARS = 65_536
+#: Rows of an insert of many merged into one statement at the most.
+MERGED_ROWS = 500
 
 
 def pg_sql(sql: str) -> str:
@@ -41,3 +55,143 @@ class PgRows:
         """Run one statement once for each row of parameters."""
         with self.conn.cursor() as cursor:
             cursor.executemany(pg_sql(sql), list(rows))
+
+    def reads(self, queries: Sequence[Query]) -> list[list[tuple[Any, ...]]]:
+        """Every row of each query, in order."""
+        return [self.all(sql, params) for sql, params in queries]
+
+
+def _large(params: Params) -> bool:
+    return sum(len(p) for p in params if isinstance(p, str | bytes)) > INLINE_CHARS
+
+
+def _literal(value: object) -> str | None:
+    """``value`` as an SQL literal under ``standard_conforming_strings``, or None to let psycopg bind it."""
+    literal: str | None = None
+    if value is None:
+        literal = "NULL"
+    elif isinstance(value, str):
+        # A NUL would end the statement's text early: psycopg refuses it instead.
+        literal = None if "\0" in value else "'" + value.replace("'", "''") + "'"
+    elif isinstance(value, bool):
+        literal = "true" if value else "false"
+    elif isinstance(value, int):
+        literal = str(value)
+    elif isinstance(value, float) and math.isfinite(value):
+        # repr is the shortest text that reads back as the same double.
+        literal = repr(value) + "::float8"
+    elif isinstance(value, bytes):
+        literal = f"'\\x{value.hex()}'::bytea"
+    return literal
+
+
+def _many_values(sql: str, count: int) -> str | None:
+    """``INSERT … VALUES (?, …) …`` with ``count`` rows of values, when one statement can hold them."""
+    head, found, tail = sql.partition(" VALUES (")
+    if not found or not head.startswith("INSERT ") or "DO UPDATE" in tail:
+        # An upsert may not touch one row twice in a statement: those go one by one.
+        return None
+    row, _, rest = tail.partition(")")
+    if "(" in row:
+        return None
+    return f"{head} VALUES " + ", ".join([f"({row})"] * count) + rest
+
+
+class WriteRows(PgRows):
+    """`Rows` of one write transaction on an autocommit connection: ``BEGIN`` to ``COMMIT``.
+
+    Statements that return nothing are bound here and wait; a read sends them with itself
+    in one message (the server runs them in order, so the read sees them), and `commit`
+    sends the rest with the ``COMMIT``. Nothing waits longer than the transaction.
+    """
+
+    __slots__ = ("_binder", "_conforming", "_pending", "begun")
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        super().__init__(conn)
+        self._binder = psycopg.ClientCursor(conn)
+        # Backslashes are plain characters in a quoted literal only when this is on (the
+        # default since PostgreSQL 9.1); else every value is bound by psycopg.
+        self._conforming = conn.info.parameter_status("standard_conforming_strings") == "on"
+        self._pending: list[str] = ["BEGIN"]
+        #: Whether ``BEGIN`` reached the server (so a failure must roll back).
+        self.begun = False
+
+    def one(self, sql: str, params: Params = ()) -> tuple[Any, ...] | None:
+        """The first row the statement returns, or None."""
+        found = self.reads([(sql, params)])[0]
+        return found[0] if found else None
+
+    def all(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        """Every row the statement returns."""
+        return self.reads([(sql, params)])[0]
+
+    def run(self, sql: str, params: Params = ()) -> None:
+        """Run a statement that returns no rows (with the next read, or the commit)."""
+        if _large(params):
+            self._send([])
+            self.conn.execute(pg_sql(sql), params)
+            return
+        self._pending.append(self._bind(sql, params))
+
+    def many(self, sql: str, rows: Iterable[Params]) -> None:
+        """Run one statement for each row of parameters: an insert's rows in one statement."""
+        group: list[Params] = []
+        chars = 0
+        for params in rows:
+            size = sum(len(p) for p in params if isinstance(p, str | bytes))
+            # Rows merge while they stay small: a statement over the size sent alone
+            # would be bound by the server, which takes at most 65,535 values.
+            if group and (len(group) >= MERGED_ROWS or chars + size > INLINE_CHARS):
+                self._merged(sql, group)
+                group, chars = [], 0
+            group.append(params)
+            chars += size
+        if group:
+            self._merged(sql, group)
+
+    def _merged(self, sql: str, group: list[Params]) -> None:
+        merged = _many_values(sql, len(group)) if len(group) > 1 else None
+        if merged is None or _large([value for params in group for value in params]):
+            for params in group:
+                self.run(sql, params)
+            return
+        self.run(merged, [value for params in group for value in params])
+
+    def reads(self, queries: Sequence[Query]) -> list[list[tuple[Any, ...]]]:
+        """Every row of each query, sent in one message after the statements waiting."""
+        return self._send([self._bind(sql, params) for sql, params in queries])
+
+    def commit(self) -> None:
+        """Send what waits with the ``COMMIT`` (nothing, if nothing was written or read)."""
+        if self.begun or len(self._pending) > 1:
+            self._pending.append("COMMIT")
+            self._send([])
+
+    def _bind(self, sql: str, params: Params) -> str:
+        # The shared SQL's '?' are its only placeholders (see `pg_sql`).
+        parts = sql.split("?")
+        literals = [_literal(value) for value in params]
+        if len(parts) != len(params) + 1 or None in literals or not self._conforming:
+            return self._binder.mogrify(pg_sql(sql), params)
+        bound = [parts[0]]
+        for literal, part in zip(literals, parts[1:], strict=True):
+            bound += [str(literal), part]
+        return "".join(bound)
+
+    def _send(self, reads: list[str]) -> list[list[tuple[Any, ...]]]:
+        skipped = len(self._pending)
+        statements = [*self._pending, *reads]
+        self._pending = []
+        if not statements:
+            return []
+        self.begun = True
+        cursor = self.conn.execute(";\n".join(statements))
+        for _ in range(skipped):
+            cursor.nextset()
+        found: list[list[tuple[Any, ...]]] = []
+        for n in range(len(reads)):
+            if n:
+                cursor.nextset()
+            found.append([tuple(row) for row in cursor.fetchall()])
+        return found

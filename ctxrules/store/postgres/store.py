@@ -6,7 +6,6 @@ psycopg errors become `PostgresFailed` at this boundary and never escape.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TypeGuard
 
 from psycopg.conninfo import conninfo_to_dict
@@ -18,20 +17,19 @@ from ctxrules.store.blobs import BlobColumn
 from ctxrules.store.errors import InvalidArgument, StoreError
 from ctxrules.store.postgres import advance
 from ctxrules.store.postgres import search as tsearch
-from ctxrules.store.postgres.connection import lock_session, open_link, run
-from ctxrules.store.postgres.link import Conn, Link, PoolSettings
+from ctxrules.store.postgres.connection import open_link, run, run_write
+from ctxrules.store.postgres.link import Link, PoolSettings
 from ctxrules.store.postgres.nodes import PgNodes
 from ctxrules.store.postgres.rows import PgRows
 from ctxrules.store.rows import Rows
 from ctxrules.store.search import SearchHit
-from ctxrules.store.tx import T, Tx, Work
+from ctxrules.store.tx import HOLD_POSTGRES, T, Tx, Work
 
 
-def _tx(conn: Conn) -> Tx:
-    rows = PgRows(conn)
+def _tx(rows: PgRows) -> Tx:
     # Writers of one session queue on its row lock, so the next seq and the head a write
     # bases itself on cannot be stale; writers of other sessions run in parallel.
-    return Tx(rows, PgNodes(rows), partial(lock_session, conn))
+    return Tx(rows, PgNodes(rows), HOLD_POSTGRES)
 
 
 class PostgresStore(StoreBase):
@@ -51,15 +49,11 @@ class PostgresStore(StoreBase):
         self._link: Link | None = link
         self.dsn = dsn
 
-    def _transaction(
-        self,
-        operation: str,
-        work: Work[T],
-        *,
-        write: bool,  # noqa: ARG002 - a write holds its session through `Tx.hold` instead
-    ) -> Result[T, StoreError]:
-        """Run ``work`` in one transaction on a pooled connection."""
-        return run(self._link, operation, lambda conn: work(_tx(conn)))
+    def _transaction(self, operation: str, work: Work[T], *, write: bool) -> Result[T, StoreError]:
+        """Run ``work`` in one transaction on a pooled connection (a write's in few round trips)."""
+        if write:
+            return run_write(self._link, operation, lambda rows: work(_tx(rows)))
+        return run(self._link, operation, lambda conn: work(_tx(PgRows(conn))))
 
     def _search(
         self, rows: Rows, query: str, session_id: str | None, limit: int
