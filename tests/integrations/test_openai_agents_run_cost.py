@@ -131,4 +131,10 @@ def test_the_filter_still_starts_over_for_an_input_that_is_not_a_run_of_the_sess
     run_filter = session.input_filter()
     other = [{"role": "user", "content": "something else entirely"}]
     assert run_filter._continued(other) is None
-    assert run_filter._sync(items_module.entries_of(other)) is not None
+    entries = items_module.entries_of(other)
+    live = run_filter._sync(entries)
+    assert live is not None
+    assert live.keys == [entry.key for entry in entries], (
+        "the filter's session holds this input only"
+    )
+    assert [call.output for call in live.session.branch()] == ["something else entirely"]
