@@ -15,9 +15,11 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.dag import DagError, Role, Session, Status
+from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.persist import Keeper, open_session
 from ctxrules.importers.messages import Message
-from ctxrules.store import SqliteStore, StoreError, UnknownSession
-from ctxrules.store.turn import Completion, TurnWrite
+from ctxrules.store import StoreError
+from ctxrules.store.protocol import Store
 
 #: Node metadata key: the framework's key of the message a node holds.
 KEY = "source_key"
@@ -47,35 +49,49 @@ class Entry:
 
 @attrs.define
 class LiveSession:
-    """The session, the keys synced so far, the head after each, and the calls awaiting results."""
+    """The session, the keys synced so far, the head after each, and the calls awaiting results.
+
+    ``keeper`` writes it to the store (None: kept in memory only).
+    """
 
     session: Session
-    store: SqliteStore | None = None
+    keeper: Keeper | None = None
     keys: list[str] = attrs.Factory(list)
     heads: list[str | None] = attrs.Factory(list)
     calls: dict[str, str] = attrs.Factory(dict)
     joinable: bool = False
-    saved_head: str | None = None
-    stored: bool = False
-    unsaved: list[str] = attrs.Factory(list)
-    completed: list[str] = attrs.Factory(list)
 
     @classmethod
-    def open(cls, session_id: str, store: SqliteStore | None) -> Result[LiveSession, StoreError]:
-        """The live session for ``session_id``: its stored nodes, or a new empty session."""
+    def open(
+        cls,
+        session_id: str,
+        store: Store | None,
+        engine: DefaultContextEngine | None = None,
+        *,
+        created_at: float = 0.0,
+    ) -> Result[LiveSession, StoreError]:
+        """The live session for ``session_id``: its stored nodes, or a new empty session.
+
+        With a store, ``engine`` gets the session's stored state back (its last commit,
+        usage and references), so the next request is the one the last process would have
+        built; nodes are read when first touched, as `Context` resumes.
+        """
         if store is None:
             return Success(cls(Session(session_id)))
-        head = store.get_head(session_id)
-        if isinstance(head, Failure) and not isinstance(head.failure(), UnknownSession):
-            return Failure(head.failure())
-        if head.value_or(None) is None:
-            return Success(cls(Session(session_id), store))
-        loaded = store.load_session(session_id)
-        if isinstance(loaded, Failure):
-            return Failure(loaded.failure())
-        live = cls(loaded.unwrap(), store, saved_head=loaded.unwrap().head, stored=True)
+        opened = open_session(
+            store, session_id, engine or DefaultContextEngine(), created_at=created_at
+        )
+        if isinstance(opened, Failure):
+            return Failure(opened.failure())
+        keeper, session = opened.unwrap()
+        live = cls(session, keeper)
         live.replay_keys()
         return Success(live)
+
+    @property
+    def store(self) -> Store | None:
+        """The store the session is kept in, or None."""
+        return self.keeper.store if self.keeper is not None else None
 
     def replay_keys(self) -> None:
         """Rebuild the synced keys from the nodes' metadata (after loading from the store)."""
@@ -142,8 +158,12 @@ class LiveSession:
         if isinstance(empty, Failure):
             return Failure(empty.failure())
         self.session = empty.unwrap()
-        self.unsaved.append(str(self.session.head))
+        self._appended(str(self.session.head))
         return Success(None)
+
+    def _appended(self, node_id: str) -> None:
+        if self.keeper is not None:
+            self.keeper.append(node_id)
 
     def _add(self, entry: Entry, now: float) -> Result[None, DagError]:
         message = entry.message
@@ -160,7 +180,7 @@ class LiveSession:
             if isinstance(sent, Failure):
                 return Failure(sent.failure())
             session = sent.unwrap()
-            self.unsaved.append(str(session.head))
+            self._appended(str(session.head))
         caller = session.head
         for index, call in enumerate(message.tool_calls):
             call_id = call.call_id or f"{caller}.{index}"
@@ -179,7 +199,7 @@ class LiveSession:
                 return Failure(recorded.failure())
             session = recorded.unwrap()
             self.calls[call_id] = session.graph.order[-1]
-            self.unsaved.append(self.calls[call_id])
+            self._appended(self.calls[call_id])
         self.session = session
         self.joinable = message.role is Role.ASSISTANT
         self.keys.append(entry.key)
@@ -198,7 +218,8 @@ class LiveSession:
         if isinstance(completed, Failure):
             return Failure(completed.failure())
         self.session = completed.unwrap()
-        self.completed.append(node)
+        if self.keeper is not None:
+            self.keeper.complete(node)
         self.joinable = False
         self.keys.append(result_key(message.result_for or ""))
         self.heads.append(self.session.head)
@@ -210,32 +231,6 @@ class LiveSession:
         Only what is new is written, in one transaction: a save costs the turn, not the
         history, and one that failed stored nothing and is simply retried.
         """
-        store, session_id = self.store, self.session.session_id
-        if store is None or self.session.head is None:
+        if self.keeper is None or self.session.head is None:
             return Success(None)
-        if not self.stored:
-            created = store.create_session(session_id)
-            if isinstance(created, Failure):
-                return Failure(created.failure())
-            self.stored = True
-        graph = self.session.graph
-        # A node stored after its completion is stored complete.
-        waiting = set(self.unsaved)
-        head = self.session.head
-        turn = TurnWrite(
-            session_id,
-            nodes=tuple(graph.nodes[node] for node in self.unsaved),
-            completions=tuple(
-                Completion(node, graph.nodes[node].output_value(), graph.nodes[node].status)
-                for node in self.completed
-                if node not in waiting
-            ),
-            head=(self.saved_head, head) if head != self.saved_head else None,
-        )
-        if not turn.empty:
-            written = store.write_turn(turn)
-            if isinstance(written, Failure):
-                return Failure(written.failure())
-        self.unsaved, self.completed = [], []
-        self.saved_head = head
-        return Success(None)
+        return self.keeper.flush(self.session)

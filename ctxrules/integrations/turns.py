@@ -11,6 +11,7 @@ from ctxrules.integrations.live import LiveSession
 from ctxrules.render import Message, TextBlock, count_messages
 from ctxrules.rules import Pipeline
 from ctxrules.spec import load_spec
+from ctxrules.store import StoreError
 from ctxrules.tokens import Tokenizer
 
 #: The rules an integration runs unless given a pipeline: cap huge tool results and age
@@ -61,16 +62,19 @@ def prepare_turn(
     now: float,
     system: str = "",
     tools: Sequence[Mapping[str, object]] = (),
-) -> Result[TurnPrep, EngineError]:
+) -> Result[TurnPrep, EngineError | StoreError]:
     """The engine's turn for the live session; the framework's system prompt is taken off the window.
 
-    The commit of the turn is stored with the session, so the store shows what was sent.
+    The turn's commits, usage and references are stored with the session (one
+    transaction), so the store shows what was sent and a new process goes on from it.
     """
     reserved = system_tokens(system, engine.tokenizer)
     if window - reserved < 1:
         reason = f"window={window} leaves no room after a system prompt of {reserved} tokens"
         return Failure(EngineError(live.session.session_id, reason))
     prep = engine.prepare(live.session, window=window - reserved, now=now, tools=tools)
-    if live.store is not None and not isinstance(prep, Failure):
-        live.store.put_commit(prep.unwrap().commit)
-    return prep
+    if live.keeper is None or isinstance(prep, Failure):
+        return prep
+    session = live.session
+    stored = live.keeper.flush(session, engine.states[session.session_id], prep.unwrap().head)
+    return stored.map(lambda _: prep.unwrap())

@@ -42,14 +42,24 @@ class StoredGraph:
     them all in one pass. A read that fails raises `LazyReadFailed`.
     """
 
-    __slots__ = ("_edges", "_found", "_ids", "_nodes", "_read", "_whole", "session_id", "size")
+    __slots__ = (
+        "_all_edges",
+        "_edges",
+        "_found",
+        "_ids",
+        "_nodes",
+        "_read",
+        "_whole",
+        "session_id",
+        "size",
+    )
 
     def __init__(self, read: NodeRead, session_id: str, size: int) -> None:
         self._read, self.session_id, self.size = read, session_id, size
         self._nodes: dict[str, Call | None] = {}
         self._edges: dict[tuple[Edge, str], PVector[str] | None] = {}
         self._ids: list[str] | None = None
-        self._found, self._whole = 0, False
+        self._found, self._whole, self._all_edges = 0, False, False
 
     def node(self, node_id: str) -> Call | None:
         """The stored node with this id (None if the session held none when opened)."""
@@ -80,6 +90,12 @@ class StoredGraph:
         key = (edge, node_id)
         if key in self._edges:
             return self._edges[key]
+        if self._whole:
+            # Every node is in memory after a walk: the rest of the edges come from their
+            # fields in one pass, not a read per node (a walk asks for every node's).
+            if not self._all_edges:
+                self._edges_from_nodes()
+            return self._edges.setdefault(key, None)
         if self.node(node_id) is None:
             # A node appended since the session was opened: its edges are the graph's own.
             self._edges[key] = None
@@ -90,6 +106,19 @@ class StoredGraph:
         ids = pvector(found) if found else None
         self._edges[key] = ids
         return ids
+
+    def _edges_from_nodes(self) -> None:
+        found: dict[tuple[Edge, str], list[str]] = {}
+        for node_id in self.every_node():
+            call = self._nodes[node_id]
+            assert call is not None  # noqa: S101 - every id of a whole read is a stored node
+            if call.predecessor is not None:
+                found.setdefault(("children", call.predecessor), []).append(node_id)
+            if call.caller is not None:
+                found.setdefault(("callees", call.caller), []).append(node_id)
+        for key, ids in found.items():
+            self._edges.setdefault(key, pvector(ids))
+        self._all_edges = True
 
     def ids(self) -> list[str]:
         """Every stored node's id in seq order (read once)."""

@@ -217,3 +217,44 @@ def test_the_async_agent_is_served_the_same_way(tmp_path) -> None:
         from_langchain(state["messages"]).unwrap()
     )
     store.close()
+
+
+def test_a_new_middleware_on_the_store_goes_on_as_the_old_one_would(tmp_path) -> None:
+    """A restart after compaction: the next request equals the uninterrupted process's.
+
+    Before, the middleware stored nodes but not the engine's commits and usage, so a new
+    process folded the history again and sent a different request (a broken cache).
+    """
+    runs = []
+    for name in "ab":
+        store = SqliteStore.open(str(tmp_path / f"{name}.sqlite"), synchronous="NORMAL").unwrap()
+        clock = iter(float(t) for t in range(0, 10**6, 7))
+        model = ToolCallingFake(calls=40)
+        runs.append((store, clock, model, _middleware_agent(store, clock, model)))
+    first = HumanMessage("Read forty parts.")
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 1_000}
+    states = [agent.invoke({"messages": [first]}, config) for *_, agent in runs]
+    (_, _, going, _), (store, clock, stopped, _) = runs
+    assert going.log == stopped.log
+    assert any("Summary" in m.text for m in going.log[-1][0]), "compacted before the restart"
+    restarted = _middleware_agent(store, clock, stopped)
+    more = HumanMessage("And now?")
+    runs[0][3].invoke({"messages": [*states[0]["messages"], more]}, config)
+    restarted.invoke({"messages": [*states[1]["messages"], more]}, config)
+    assert going.log[-1] == stopped.log[-1]
+    for store, *_ in runs:
+        store.close()
+
+
+def _middleware_agent(store: SqliteStore, clock: Any, model: ToolCallingFake) -> Any:
+    """An agent whose middleware keeps the session in ``store`` (a structural summarizer)."""
+    middleware = CtxrulesMiddleware(
+        window=WINDOW,
+        store=store,
+        tokenizer=HeuristicCounter(),
+        clock=lambda: next(clock),
+        summarizer=lambda prompt: f"## Goal\nread the files ({len(prompt)} messages)",
+    )
+    return create_agent(
+        model, tools=[read_file], system_prompt="You read files.", middleware=[middleware]
+    )

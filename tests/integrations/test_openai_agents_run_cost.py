@@ -69,13 +69,18 @@ class Counted(SqliteStore):
 
 
 class Saves(CtxSession):
-    """A CtxSession counting the SDK's add_items calls."""
+    """A CtxSession counting the SDK's add_items calls and the contexts it builds."""
 
     saves: int = 0
+    requests: int = 0
 
     async def add_items(self, items: list[Any]) -> None:
         self.saves += 1
         await super().add_items(items)
+
+    def context(self) -> list[dict[str, object]]:
+        self.requests += 1
+        return super().context()
 
 
 def test_a_runs_model_calls_read_only_the_runs_new_items(tmp_path, monkeypatch) -> None:
@@ -103,9 +108,11 @@ def test_a_runs_model_calls_read_only_the_runs_new_items(tmp_path, monkeypatch) 
         for run in range(RUNS):
             read.clear()
             writes, saves, before = store.writes, session.saves, len(session.items())
+            requests = session.requests
             await Runner.run(agent, f"Read part {run}.", session=session, run_config=config)
             added = len(session.items()) - before
-            per_run.append((len(read), store.writes - writes, session.saves - saves, added))
+            saved = session.saves - saves + session.requests - requests
+            per_run.append((len(read), store.writes - writes, saved, added))
         return per_run
 
     monkeypatch.setattr(items_module, "entry_of", counting)
@@ -115,6 +122,7 @@ def test_a_runs_model_calls_read_only_the_runs_new_items(tmp_path, monkeypatch) 
         # Each filter call reads what is new since the last, and the run's end adds the
         # run's items to the session once more: each item read at most twice.
         assert converted <= 2 * added, (converted, added)
+        # One transaction per save of items, and one per context built (its commits).
         assert writes == saves < added, "each save is one transaction"
     counter = HeuristicCounter()
     for items in model.inputs:

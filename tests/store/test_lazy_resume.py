@@ -112,6 +112,32 @@ def test_a_resumed_graph_reads_only_the_nodes_it_is_asked_for(store_url: str) ->
         store.close()
 
 
+def test_after_a_whole_read_every_edge_comes_from_memory(store_url: str) -> None:
+    """Once a walk read every node, each node's callees and children cost no read.
+
+    Before, each edge list was a read of its own: opening a 100k-message session in a
+    framework adapter (which walks the branch and each call's callees) made 67k reads.
+    """
+    agent = _agent()
+    _run(agent, store_url, [0.0], range(12))
+    store = open_store(store_url).unwrap()
+    try:
+        lazy = store.resume_session(SESSION).unwrap()
+        whole = store.load_session(SESSION).unwrap()
+        source = lazy.graph.nodes._read.__self__  # type: ignore[attr-defined]
+        reads: list[str] = []
+        real = source._read
+        source._read = lambda operation, work: (reads.append(operation), real(operation, work))[1]
+        ids = list(lazy.graph.nodes)
+        assert reads == ["read_graph", "read_ids"]
+        for node_id in ids:
+            assert lazy.graph.callees_of(node_id) == whole.graph.callees_of(node_id)
+            assert lazy.graph.children_of(node_id) == whole.graph.children_of(node_id)
+        assert reads == ["read_graph", "read_ids"]
+    finally:
+        store.close()
+
+
 def test_the_kept_reference_tracker_is_the_writers(store_url: str) -> None:
     """The tracker written turn by turn, what it changed each time, equals the writer's own."""
     agent, clock = _agent(), [0.0]

@@ -117,7 +117,7 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         session_id = str(thread) if thread is not None else self.session_id
         live = self.sessions.get(session_id)
         if live is None:
-            opened = LiveSession.open(session_id, self.store)
+            opened = LiveSession.open(session_id, self.store, self.engine, created_at=self.clock())
             if isinstance(opened, Failure):
                 warnings.warn(f"ctxrules: {opened.failure()}", stacklevel=3)
                 return None

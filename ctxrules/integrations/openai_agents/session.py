@@ -89,7 +89,7 @@ class CtxSession:
             store=store,
             **kwargs,
         )
-        opened = LiveSession.open(session_id, store)
+        opened = LiveSession.open(session_id, store, self.engine, created_at=clock())
         _check(opened)
         self.live = opened.unwrap()
         self.last_prep: TurnPrep | None = None
