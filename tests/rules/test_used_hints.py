@@ -91,12 +91,13 @@ def _stub(items: list[ContextItem], *, unseen: bool) -> str:
 
 def test_a_stubs_names_skip_those_the_request_already_shows() -> None:
     """Names the assistant's messages or the call's arguments show give their room to others."""
-    result = attrs.evolve(_result("t0", 0), arguments='{"path": "src/handler_00.py"}')
+    result = attrs.evolve(_result("t0", 0), arguments='{"path": "a.py", "focus": "helper_02"}')
     items = [result, _said("a1", "handler_01 and helper_01 look fine", 1), _said("a9", "ok", 9)]
     plain, unseen = _stub(items, unseen=False), _stub(items, unseen=True)
-    assert "handler_01" in plain
-    assert "helper_00" in plain
-    assert "handler_01" not in unseen
-    assert "handler_00" not in unseen.split("names:")[1]
-    assert "handler_03" in unseen
-    assert "handler_03" not in plain
+    names_plain, names_unseen = plain.split("names:")[1], unseen.split("names:")[1]
+    assert "handler_01" in names_plain
+    assert "helper_02" in names_plain
+    assert "handler_01" not in names_unseen
+    assert "helper_02" not in names_unseen
+    assert "handler_03" in names_unseen
+    assert "handler_03" not in names_plain
