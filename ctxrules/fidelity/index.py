@@ -39,16 +39,19 @@ class Source:
 
 
 def payload_strings(value: Frozen) -> Iterator[str]:
-    """Every string inside a payload (a tool call's arguments), keys left out, in order.
+    """Every string inside a payload (a tool call's arguments), keys left out, in key order.
+
+    A frozen payload's mapping iterates in its keys' hash order, which the hash seed
+    changes: key order makes a reply's references come in the same order in every process.
 
     >>> list(payload_strings({"path": "a.py", "edits": [{"old": "x", "n": 2}]}))
-    ['a.py', 'x']
+    ['x', 'a.py']
     """
     if isinstance(value, str):
         yield value
     elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from payload_strings(item)
+        for key in sorted(value, key=str):
+            yield from payload_strings(value[key])
     elif isinstance(value, Sequence):
         for item in value:
             yield from payload_strings(item)

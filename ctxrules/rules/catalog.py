@@ -115,6 +115,19 @@ BUILTIN_RULES: tuple[BuiltinRule, ...] = (
                 "a result whose names the assistant wrote in this many last turns stays whole (0: off)",
                 minimum=0,
             ),
+            Param(
+                "stub_hints_unseen",
+                "bool",
+                False,  # noqa: FBT003 - a Param default, not a flag argument
+                "a stub's names leave out those its call and the user's and assistant's messages show",
+            ),
+            Param(
+                "used_hint_chars",
+                "int",
+                0,
+                "characters of names in the stub of a result the assistant used after it arrived",
+                minimum=0,
+            ),
             _SCALE,
         ),
         age_tool_results,

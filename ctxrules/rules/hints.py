@@ -13,6 +13,8 @@ from collections import Counter
 
 from ctxrules.commit import ContextCommit, State
 from ctxrules.dag import Role
+from ctxrules.rules.facts import Facts
+from ctxrules.rules.scan import scan
 
 #: Characters of a text the hints are read from at most: a 50 MB output costs what this does.
 READ_CHARS = 200_000
@@ -31,6 +33,8 @@ _ERROR_LINE = re.compile(
 )
 _ERROR_CHARS = 120
 _MIN_CHARS = 4
+#: The roles whose messages the rules never shorten.
+_SAID = frozenset({Role.USER, Role.ASSISTANT})
 _MAX_CHARS = 120
 #: What starts a hints list in a stub or a cut marker.
 HINTS_PREFIX = "names: "
@@ -91,6 +95,43 @@ def written_names(commit: ContextCommit, since_turn: int) -> frozenset[str]:
     return frozenset(found)
 
 
+def shown_names(commit: ContextCommit, start: int, facts: Facts) -> frozenset[str]:
+    """The distinctive names the user's and assistant's messages from ``start`` on show.
+
+    No rule shortens those messages (only a compaction folds them, with the stubs), so a
+    name they hold stays in view as long as a stub would: a stub's hints need not repeat it.
+    """
+    found: set[str] = set()
+    for _, item in scan(commit, start, facts):
+        if item.role in _SAID and item.state is State.FULL:
+            found.update(names(item.rendered))
+    return frozenset(found)
+
+
+def last_written(commit: ContextCommit, start: int, facts: Facts) -> dict[str, int]:
+    """Each distinctive name the assistant wrote from ``start`` on: the last position it did.
+
+    Its text and its calls' arguments count, as in `written_names`. A result at position
+    ``p`` was used after it arrived when some of its names map to a position after ``p``.
+    """
+    last: dict[str, int] = {}
+    for index, item in scan(commit, start, facts):
+        if item.role is Role.ASSISTANT and item.state is not State.SUMMARY:
+            last.update(dict.fromkeys(names(item.rendered), index))
+        elif item.is_tool and item.arguments:
+            last.update(dict.fromkeys(names(item.arguments), index))
+    return last
+
+
+#: What an answer is remembered by: `lookup_hints`' arguments.
+_Key = tuple[str, int, str, frozenset[str]]
+
+
+def _size(key: _Key) -> int:
+    """The characters a remembered key stands for: its texts, and a name's worth per seen name."""
+    return len(key[0]) + len(key[2]) + _MIN_CHARS * len(key[3])
+
+
 class _Memo:
     """Hints lately worked out, by their arguments; bounded by entries and characters, oldest out.
 
@@ -101,12 +142,12 @@ class _Memo:
     def __init__(self, entries: int, characters: int) -> None:
         self.entries, self.characters = entries, characters
         self.held = 0
-        self.found: dict[tuple[str, int, str], str] = {}
+        self.found: dict[_Key, str] = {}
         # Rules may run on several threads (an engine's background work): one writer at a time.
         self.lock = threading.Lock()
 
-    def keep(self, key: tuple[str, int, str], value: str) -> None:
-        size = len(key[0]) + len(key[2])
+    def keep(self, key: _Key, value: str) -> None:
+        size = _size(key)
         if size > self.characters:
             return
         with self.lock:
@@ -117,15 +158,18 @@ class _Memo:
             while len(self.found) > self.entries or self.held > self.characters:
                 oldest = next(iter(self.found))
                 del self.found[oldest]
-                self.held -= len(oldest[0]) + len(oldest[2])
+                self.held -= _size(oldest)
 
 
 #: A check meets about 700 distinct texts of 4-20k characters per spec, each many times.
 _MEMO = _Memo(entries=4_096, characters=2_000_000)
 
 
-def lookup_hints(text: str, chars: int, shown: str = "") -> str:
-    """``names: a, b, …`` of ``text``'s distinctive names not already in ``shown``, within ``chars``.
+def lookup_hints(text: str, chars: int, shown: str = "", seen: frozenset[str] = frozenset()) -> str:
+    """``names: a, b, …`` of ``text``'s distinctive names not in ``shown`` nor ``seen``, within ``chars``.
+
+    ``seen`` holds names the request shows elsewhere (`shown_names`): the bounded room goes
+    to names the model cannot see.
 
     The first line reporting a failure (an error, a traceback, "not found"), cut to 120
     characters, comes first when it takes at most half the room.
@@ -135,15 +179,15 @@ def lookup_hints(text: str, chars: int, shown: str = "") -> str:
     >>> lookup_hints("use parse_args and load_config; parse_args twice", 40, shown="load_config")
     'names: parse_args'
     """
-    key = (text, chars, shown)
+    key = (text, chars, shown, seen)
     found = _MEMO.found.get(key)
     if found is None:
-        found = _lookup_hints(text, chars, shown)
+        found = _lookup_hints(text, chars, shown, seen)
         _MEMO.keep(key, found)
     return found
 
 
-def _lookup_hints(text: str, chars: int, shown: str) -> str:
+def _lookup_hints(text: str, chars: int, shown: str, seen: frozenset[str]) -> str:
     room = chars - len(HINTS_PREFIX)
     kept: list[str] = []
     error = _ERROR_LINE.search(text[:READ_CHARS])
@@ -152,7 +196,7 @@ def _lookup_hints(text: str, chars: int, shown: str) -> str:
         kept.append(line)
         room -= len(line)
     for name in names(text):
-        if name in shown:
+        if name in shown or name in seen:
             continue
         cost = len(name) + (2 if kept else 0)
         if cost > room:

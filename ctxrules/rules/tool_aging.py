@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import attrs
+
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules.arguments import cut_arguments
 from ctxrules.rules.cap import CAPPED, cap_marker, cap_tool_result
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.handles import handle_source, with_note
-from ctxrules.rules.hints import lookup_hints, names, written_names
+from ctxrules.rules.hints import (
+    last_written,
+    lookup_hints,
+    names,
+    shown_names,
+    written_names,
+)
 from ctxrules.rules.marks import mark_key
 from ctxrules.rules.pipeline import Rule
 from ctxrules.rules.protected import PROTECTED_TOOLS, is_protected, protected_keys
@@ -33,11 +41,15 @@ def tool_stub(
     *,
     handles: bool = True,
     hint_chars: int = 0,
+    shown: str = "",
+    seen: frozenset[str] = frozenset(),
 ) -> str:
     r"""The one-line stub of an aged result: ``[tool <name>] output: <head>… <tail> [recall <handle>]``.
 
     With ``hint_chars``, the result's most distinctive names that head and tail leave out
-    follow them (``| names: …``), so the model still sees what it may need to recall.
+    follow them (``| names: …``), so the model still sees what it may need to recall;
+    names in ``shown`` (what the request shows beside the stub, such as its call's
+    arguments) or in ``seen`` are left out, so the room goes to names not in view.
 
     >>> tool_stub(ContextItem("n", "tool", rendered="line one\nline two\nend", tool_name="cat"), 8, 3)
     '[tool cat] output: line one… end [recall h:dmlldx2t]'
@@ -47,7 +59,11 @@ def tool_stub(
     text = one_line(item.rendered)
     short = len(text) <= head_chars + tail_chars
     body = text if short else f"{text[:head_chars]}… {text[len(text) - tail_chars :]}"
-    hints = "" if short or not hint_chars else lookup_hints(item.rendered, hint_chars, body)
+    hints = (
+        ""
+        if short or not hint_chars
+        else lookup_hints(item.rendered, hint_chars, f"{body}\n{shown}" if shown else body, seen)
+    )
     body = f"{body} | {hints}" if hints else body
     return with_note(
         f"[tool {item.tool_name or 'unknown'}] output: {body}", handle_source(item), on=handles
@@ -63,6 +79,49 @@ def _in_use(item: ContextItem, used: frozenset[str]) -> bool:
     if not used:
         return False
     return sum(1 for name in names(item.rendered) if name in used) >= USED_NAMES
+
+
+def _used_after(item: ContextItem, index: int, last: dict[str, int]) -> bool:
+    """Whether the assistant wrote `USED_NAMES` of the result's names after it (`last_written`)."""
+    return sum(1 for name in names(item.rendered) if last.get(name, -1) > index) >= USED_NAMES
+
+
+@attrs.define
+class _Stubs:
+    """The stubs of one run of the rule: sizes, and what is read once per run (from ``start``).
+
+    ``sizes`` are the stub's head and tail, ``hints`` the names' room of a stub and of a
+    used result's stub. The names in view (``unseen``) and the assistant's last use of each
+    name are read once, on the first stub that needs them.
+    """
+
+    commit: ContextCommit
+    facts: Facts
+    start: int
+    sizes: tuple[int, int]
+    hints: tuple[int, int]
+    unseen: bool
+    handles: bool
+    seen: frozenset[str] | None = None
+    last: dict[str, int] | None = None
+
+    def stub(self, item: ContextItem, index: int, arguments: str) -> str:
+        """The stub of the result at ``index``, whose call keeps ``arguments``."""
+        room, used_room = self.hints
+        if used_room > room:
+            if self.last is None:
+                self.last = last_written(self.commit, self.start, self.facts)
+            room = used_room if _used_after(item, index, self.last) else room
+        if self.unseen and self.seen is None:
+            self.seen = shown_names(self.commit, self.start, self.facts)
+        return tool_stub(
+            item,
+            *self.sizes,
+            handles=self.handles,
+            hint_chars=room,
+            shown=arguments if self.unseen else "",
+            seen=self.seen or frozenset(),
+        )
 
 
 def aged_arguments(arguments: str, chars: int) -> str:
@@ -82,6 +141,8 @@ def age_tool_results(
     stub_hint_chars: int = 0,
     cited_tail_turns: int = 0,
     used_tail_turns: int = 0,
+    stub_hints_unseen: bool = False,
+    used_hint_chars: int = 0,
     scale_below: int = 0,
 ) -> Rule:
     """Tool results older than the last ``tail_turns`` assistant turns become one-line stubs.
@@ -91,11 +152,21 @@ def age_tool_results(
     result's most distinctive names (paths, compound identifiers, ids) beyond its head and
     tail. With ``used_tail_turns``, a result some of whose distinctive names the assistant
     itself wrote (in its text or its calls' arguments) in the last that many assistant turns
-    stays whole: the model is still working with it. Items are visited from the rule's
-    mark up to the tail window only. With
+    stays whole: the model is still working with it. With ``stub_hints_unseen``, a stub's
+    names leave out those its call's kept arguments and the user's and assistant's messages
+    from the rule's mark on already show. Items are visited from the rule's mark up to the
+    tail window only (and to the end for ``stub_hints_unseen``). With
     ``scale_below``, a window whose input budget is under that many tokens shrinks the tail
     window (to one turn at least) and every character size in proportion.
     """
+    optional = {
+        "stub_hint_chars": stub_hint_chars,
+        "cited_tail_turns": cited_tail_turns,
+        "used_tail_turns": used_tail_turns,
+        "stub_hints_unseen": stub_hints_unseen,
+        "used_hint_chars": used_hint_chars,
+        "scale_below": scale_below,
+    }
     key = mark_key(
         "age_tool_results",
         {
@@ -105,10 +176,8 @@ def age_tool_results(
             "stub_tail_chars": stub_tail_chars,
             "protected_tools": protected_tools,
             "handles": handles,
-            **({"stub_hint_chars": stub_hint_chars} if stub_hint_chars else {}),
-            **({"cited_tail_turns": cited_tail_turns} if cited_tail_turns else {}),
-            **({"used_tail_turns": used_tail_turns} if used_tail_turns else {}),
-            **({"scale_below": scale_below} if scale_below else {}),
+            # Only the options set: a spec without them keeps the key (and mark) it had.
+            **{name: value for name, value in optional.items() if value},
         },
     )
     protected = protected_keys(protected_tools)
@@ -116,14 +185,22 @@ def age_tool_results(
     def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:
         scale = window_scale(facts, scale_below)
         tail = scaled_turns(tail_turns, scale)
-        head_chars, tail_chars = scaled(stub_head_chars, scale), scaled(stub_tail_chars, scale)
-        hint_chars, args_chars = scaled(stub_hint_chars, scale), scaled(max_args_chars, scale)
+        args_chars = scaled(max_args_chars, scale)
         cutoff = facts.head_turn - tail
         cited_cutoff = facts.head_turn - max(scaled_turns(cited_tail_turns, scale), tail)
         used_since = facts.head_turn - scaled_turns(used_tail_turns, scale)
         used: frozenset[str] | None = None
         changes: dict[int, ContextItem] = {}
         stop = commit.marks.get(key, 0)
+        stubs = _Stubs(
+            commit,
+            facts,
+            stop,
+            (scaled(stub_head_chars, scale), scaled(stub_tail_chars, scale)),
+            (scaled(stub_hint_chars, scale), scaled(used_hint_chars, scale)),
+            unseen=stub_hints_unseen,
+            handles=handles,
+        )
         held = False
         for index, item in scan(commit, stop, facts):
             if item.turn >= cutoff:
@@ -145,14 +222,13 @@ def age_tool_results(
                 item.state is State.AGED and item.reason == CAPPED
             )
             if item.is_tool and agable and not is_protected(item.tool_name, protected):
+                arguments = aged_arguments(item.arguments, args_chars)
                 aged = tighten(
                     item,
                     State.AGED,
                     facts,
-                    rendered=tool_stub(
-                        item, head_chars, tail_chars, handles=handles, hint_chars=hint_chars
-                    ),
-                    arguments=aged_arguments(item.arguments, args_chars),
+                    rendered=stubs.stub(item, index, arguments),
+                    arguments=arguments,
                     reason="tail_window",
                 )
                 if aged is not None and aged != item:

@@ -112,17 +112,25 @@ def test_hints_of_a_text_seen_lately_are_not_worked_out_again(
 
 
 def test_the_hints_memo_forgets_its_oldest_within_its_bounds() -> None:
-    """At most ``entries`` answers and ``characters`` of keys are kept; a key over the bound never."""
+    """At most ``entries`` answers and ``characters`` of keys are kept; a key over the bound never.
+
+    A seen name counts four characters: a run's set of names is in every key of that run.
+    """
     memo = hints_module._Memo(entries=2, characters=30)
+    none: frozenset[str] = frozenset()
     for text in ("aaaa", "bbbb", "cccc"):
-        memo.keep((text, 10, ""), text.upper())
-    assert list(memo.found) == [("bbbb", 10, ""), ("cccc", 10, "")]
-    memo.keep(("d" * 20, 10, "e" * 6), "x")
-    assert list(memo.found) == [("cccc", 10, ""), ("d" * 20, 10, "e" * 6)]
+        memo.keep((text, 10, "", none), text.upper())
+    assert list(memo.found) == [("bbbb", 10, "", none), ("cccc", 10, "", none)]
+    memo.keep(("d" * 20, 10, "e" * 6, none), "x")
+    assert list(memo.found) == [("cccc", 10, "", none), ("d" * 20, 10, "e" * 6, none)]
     assert memo.held == 30
-    memo.keep(("f" * 31, 10, ""), "y")
-    assert ("f" * 31, 10, "") not in memo.found
+    memo.keep(("f" * 31, 10, "", none), "y")
+    assert ("f" * 31, 10, "", none) not in memo.found
     assert memo.held == 30
+    seen = frozenset({"load_config", "parse_args"})
+    memo.keep(("g" * 20, 10, "", seen), "z")
+    assert list(memo.found) == [("g" * 20, 10, "", seen)]
+    assert memo.held == 28
 
 
 def test_a_line_of_code_naming_an_error_type_is_not_a_failure_line() -> None:

@@ -112,7 +112,7 @@ INVALID: list[tuple[str, str, bool, str]] = [
         "unknown-param",
         RULE + 'use = "age_tool_results"\n[rules.params]\ntail_turn = 2\n',
         False,
-        "<string>: rules[0].params.tail_turn: expected a parameter of 'age_tool_results' (one of 'tail_turns', 'max_args_chars', 'stub_head_chars', 'stub_tail_chars', 'protected_tools', 'handles', 'stub_hint_chars', 'cited_tail_turns', 'used_tail_turns', 'scale_below'), found 'tail_turn' (did you mean 'tail_turns'?)",
+        "<string>: rules[0].params.tail_turn: expected a parameter of 'age_tool_results' (one of 'tail_turns', 'max_args_chars', 'stub_head_chars', 'stub_tail_chars', 'protected_tools', 'handles', 'stub_hint_chars', 'cited_tail_turns', 'used_tail_turns', 'stub_hints_unseen', 'used_hint_chars', 'scale_below'), found 'tail_turn' (did you mean 'tail_turns'?)",
     ),
     (
         "wrong-param-type",
