@@ -51,6 +51,8 @@ def to_anthropic(
     ``cache_newest`` also marks the last block, so the next request (which only grows at
     its end until the next batch point) reads the whole of this one from the cache; pass
     the stable part (`ctxrules.cache.stable_prefix_end`) as ``cache_prefix_end``.
+    From a rendered commit the blocks are the ones its chunks keep, read-only and shared
+    with later requests; a marked block is a new one.
 
     >>> from ctxrules.render.messages import ToolResultBlock
     >>> request = to_anthropic([
