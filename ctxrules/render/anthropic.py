@@ -7,9 +7,12 @@ import re
 from collections.abc import Sequence
 
 import attrs
+from immutables import Map
 
 from ctxrules.commit.item import ContextItem
+from ctxrules.commit.vector import Chunk
 from ctxrules.render.messages import Block, Message, TextBlock, ToolUseBlock
+from ctxrules.render.openai import KeptMessage
 from ctxrules.render.pairing import degrade_orphans
 from ctxrules.render.render import RenderedMessages, item_messages
 
@@ -48,6 +51,8 @@ def to_anthropic(
     ``cache_newest`` also marks the last block, so the next request (which only grows at
     its end until the next batch point) reads the whole of this one from the cache; pass
     the stable part (`ctxrules.cache.stable_prefix_end`) as ``cache_prefix_end``.
+    From a rendered commit the blocks are the ones its chunks keep, read-only and shared
+    with later requests; a marked block is a new one.
 
     >>> from ctxrules.render.messages import ToolResultBlock
     >>> request = to_anthropic([
@@ -72,6 +77,15 @@ def to_anthropic(
             f" of messages, 0 <= cache_prefix_end < {len(messages)}"
         )
         raise ValueError(msg)
+    # Marks on the last blocks only (a prefix ending with the last message marks the last
+    # block): then each chunk's join is kept, and only the last turn is built anew.
+    if isinstance(messages, RenderedMessages) and cache_prefix_end in {None, len(messages) - 1}:
+        spans = messages.spans
+        if all(isinstance(part, Chunk) for part, _, _ in spans):
+            joined = _from_spans(spans)  # type: ignore[arg-type]
+            if joined is not None:
+                newest = cache_newest or cache_prefix_end is not None
+                return _request(*joined, cache_system=cache_system, cache_newest=newest)
     gathered = _from_items(messages.items) if isinstance(messages, RenderedMessages) else None
     system, turns = gathered or _gather(degrade_orphans(messages, valid_id=_valid_id))
     order = system + [sourced for _, blocks in turns for sourced in blocks]
@@ -137,11 +151,7 @@ def _from_items(items: Sequence[ContextItem]) -> tuple[list[_Sourced], list[_Tur
     seen: set[str] = set()
     index = 0
     for item in items:
-        memo = item.memo
-        parts: _Parts | None = memo.get(ANTHROPIC_KEY) if memo is not None else None  # type: ignore[assignment]
-        if parts is None:
-            parts = _parts(item)
-        messages, call_ids = parts
+        messages, call_ids = _kept_parts(item)
         for call_id in call_ids:
             if call_id in seen:
                 return None
@@ -152,10 +162,18 @@ def _from_items(items: Sequence[ContextItem]) -> tuple[list[_Sourced], list[_Tur
     return _finish(system, turns)
 
 
+def _kept_parts(item: ContextItem) -> _Parts:
+    """The item's converted messages: kept with it, or converted now (`_parts`)."""
+    memo = item.memo
+    parts: _Parts | None = memo.get(ANTHROPIC_KEY) if memo is not None else None  # type: ignore[assignment]
+    return parts if parts is not None else _parts(item)
+
+
 def _parts(item: ContextItem) -> _Parts:
     """The item's messages repaired alone and their blocks converted, once per item."""
     repaired = degrade_orphans(item_messages(item), valid_id=_valid_id)
-    messages = tuple((m.role, tuple(map(_content, m.blocks))) for m in repaired)
+    # Read-only: the chunk join (`_from_spans`) sends these very blocks in every request.
+    messages = tuple((m.role, tuple(map(_kept_block, m.blocks))) for m in repaired)
     call_ids = tuple(b.id for m in repaired for b in m.blocks if isinstance(b, ToolUseBlock))
     parts: _Parts = (messages, call_ids)
     item.remember(ANTHROPIC_KEY, parts)
@@ -191,6 +209,168 @@ def _finish(system: list[_Sourced], turns: list[_Turn]) -> tuple[list[_Sourced],
         turns.insert(0, ("user", [(first, {"type": "text", "text": CONTINUED})]))
     # The API wants a user turn's tool results before its text; sorting is stable.
     return system, [(role, sorted(blocks, key=_text_last)) for role, blocks in turns]
+
+
+#: The key under which a chunk keeps its visible part gathered (`_Piece`).
+PIECE_KEY = "anthropic_piece"
+#: The key under which a chunk keeps its call-id check (`_checked`).
+CHECKED_KEY = "anthropic_checked"
+#: A content block as sent.
+_Block = dict[str, object]
+#: A turn that may still merge with a neighbour: its side, tool results, other blocks.
+_Open = tuple[str, tuple[_Block, ...], tuple[_Block, ...]]
+_NO_IDS: Map[str, None] = Map()
+
+
+@attrs.frozen
+class _Piece:
+    """A chunk's visible part gathered once: what `_gather` makes of it, ready to join.
+
+    Only the first and last turns can merge with a neighbouring chunk's, so they stay
+    open (results and other blocks apart, as `_finish` sorts them); the turns between are
+    kept as sent.
+    """
+
+    system: tuple[_Block, ...]
+    first: _Open | None
+    middle: tuple[_Block, ...]
+    last: _Open | None
+    call_ids: frozenset[str]
+
+
+def _from_spans(
+    spans: Sequence[tuple[Chunk, int, int]],
+) -> tuple[list[_Block], list[_Block], _Open | None] | None:
+    """`_from_items` over a commit's chunks, each chunk's part gathered once and kept with it.
+
+    The system blocks, the finished turns but the last, and the last turn still open; None
+    when a call id is used twice. A turn joins the kept pieces (chunks never change) and
+    gathers only the chunks its new or changed items are in.
+    """
+    system: list[_Block] = []
+    out: list[_Block] = []
+    pending: _Open | None = None
+    seen = _NO_IDS
+    for chunk, low, high in spans:
+        memo = chunk.memo
+        key = PIECE_KEY if low == 0 and high == len(chunk) else f"{PIECE_KEY}@{low}:{high}"
+        piece: _Piece | None = memo.get(key)  # type: ignore[assignment]
+        if piece is None:
+            piece = _piece(chunk[low:high])
+            if piece is None:
+                return None
+            memo[key] = piece
+        checked = _checked(memo, f"{CHECKED_KEY}@{low}:{high}", seen, piece)
+        if checked is None:
+            return None
+        seen = checked
+        system.extend(piece.system)
+        first = piece.first
+        if first is None:
+            continue
+        if pending is not None and pending[0] == first[0]:
+            # Same side: one turn across the chunk boundary, re-sorted as one.
+            pending = (first[0], pending[1] + first[1], pending[2] + first[2])
+        else:
+            if pending is not None:
+                out.append(_sent(pending))
+            pending = first
+        if piece.last is not None:
+            out.append(_sent(pending))
+            out.extend(piece.middle)
+            pending = piece.last
+    return system, out, pending
+
+
+def _piece(items: Sequence[ContextItem]) -> _Piece | None:
+    """The items gathered as `_add` and `_finish` do; None when a call id is used twice."""
+    system: list[_Block] = []
+    turns: list[tuple[str, list[_Block], list[_Block]]] = []
+    seen: set[str] = set()
+    for item in items:
+        messages, call_ids = _kept_parts(item)
+        for call_id in call_ids:
+            if call_id in seen:
+                return None
+            seen.add(call_id)
+        for role, contents in messages:
+            blocks = [content for content in contents if content is not None]
+            if role == "system":
+                system.extend(blocks)
+                continue
+            side = "assistant" if role == "assistant" else "user"
+            if not turns or turns[-1][0] != side:
+                if not blocks:
+                    continue
+                turns.append((side, [], []))
+            _, results, others = turns[-1]
+            for block in blocks:
+                (results if block["type"] == "tool_result" else others).append(block)
+    opened = [(side, tuple(results), tuple(others)) for side, results, others in turns]
+    return _Piece(
+        system=tuple(system),
+        first=opened[0] if opened else None,
+        middle=tuple(KeptMessage(_sent(turn)) for turn in opened[1:-1]),
+        last=opened[-1] if len(opened) > 1 else None,
+        call_ids=frozenset(seen),
+    )
+
+
+def _checked(
+    memo: dict[str, object], key: str, before: Map[str, None], piece: _Piece
+) -> Map[str, None] | None:
+    """The call ids through ``piece``, or None when one was used before it.
+
+    Kept in ``memo`` beside the ids it started from: a turn that sends the same pieces in
+    the same order finds it, and checks only the chunks that changed.
+    """
+    known: tuple[Map[str, None], _Piece, Map[str, None]] | None = memo.get(key)  # type: ignore[assignment]
+    if known is not None and known[0] is before and known[1] is piece:
+        return known[2]
+    if any(call_id in before for call_id in piece.call_ids):
+        return None
+    after = before.update(dict.fromkeys(piece.call_ids)) if piece.call_ids else before
+    memo[key] = (before, piece, after)
+    return after
+
+
+def _sent(turn: _Open) -> _Block:
+    """The message of a gathered turn, its tool results first."""
+    return {"role": turn[0], "content": [*turn[1], *turn[2]]}
+
+
+def _request(
+    system: list[_Block],
+    messages: list[_Block],
+    last: _Open | None,
+    *,
+    cache_system: bool,
+    cache_newest: bool,
+) -> AnthropicRequest:
+    """The request of `_from_spans`'s join, the marks set on this request's own last blocks."""
+    if last is not None:
+        if (messages[0]["role"] if messages else last[0]) == "assistant":
+            messages.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUED}]})
+        content = [*last[1], *last[2]]
+        if cache_newest:
+            content[-1] = _marked(content[-1])
+        messages.append({"role": last[0], "content": content})
+    elif cache_newest and system:
+        system[-1] = _marked(system[-1])
+    if cache_system and system:
+        system[-1] = _marked(system[-1])
+    return AnthropicRequest(system=system, messages=messages)
+
+
+def _marked(block: _Block) -> _Block:
+    """A copy of ``block`` with an ephemeral cache breakpoint."""
+    return {**block, "cache_control": {"type": "ephemeral"}}
+
+
+def _kept_block(block: Block) -> KeptMessage | None:
+    """`_content` of the block, read-only: it is shared by every request it is in."""
+    content = _content(block)
+    return None if content is None else KeptMessage(content)
 
 
 def _content(block: Block) -> dict[str, object] | None:

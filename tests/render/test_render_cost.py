@@ -21,9 +21,11 @@ import ctxrules.render.anthropic as anthropic_module
 import ctxrules.render.openai as openai_module
 import ctxrules.render.render as render_module
 from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.commit.vector import CHUNK
 from ctxrules.engine.turn import changed_since
 from ctxrules.render import counted, render_commit, to_anthropic, to_openai
 from ctxrules.render.item import render_item
+from ctxrules.render.render import RenderedMessages, item_messages
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.spec import load_spec
 from ctxrules.testing.commits import commits
@@ -277,3 +279,44 @@ def test_invariant_8_whole_chunks_render_as_their_items(
     edits = {p: attrs.evolve(items[p], rendered=f"edited {p}") for p in changed if p < size}
     edited = commit.replace_items(edits) if edits else commit
     assert list(render_commit(edited)) == by_item(edited)
+
+
+def test_anthropic_turn_gathers_only_the_chunks_that_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A turn's `to_anthropic` visits the 64-item chunks its new and changed items are in.
+
+    The same few chunks at 1k and at 4k items; the other chunks' turns are kept with them.
+    """
+    pipeline = default_pipeline()
+    for size in (SMALL, LARGE):
+        parent, turn, now = grow(pipeline, size)
+        to_anthropic(render_commit(parent), cache_system=True, cache_newest=True)
+        child = _next_turn(parent, pipeline, turn, now)
+        visited = _counting(monkeypatch, anthropic_module, "_kept_parts")
+        gathered = _counting(monkeypatch, anthropic_module, "_piece")
+        built = _counting(monkeypatch, anthropic_module, "_kept_block")
+        rendered = render_commit(child)
+        sent = to_anthropic(rendered, cache_prefix_end=len(rendered) - 1)
+        monkeypatch.undo()
+        assert child.replaced is not None
+        new = range(len(parent.items), len(child.items))
+        touched = {position // CHUNK for position in (*child.replaced, *new)}
+        assert 1 <= gathered[0] <= len(touched)
+        assert len(new) <= visited[0] <= CHUNK * len(touched) < size // 4
+        changed = [child.items[position] for position in {*child.replaced, *new}]
+        # Blocks are converted for the new and changed items only, each once.
+        assert 0 < built[0] <= sum(len(m.blocks) for i in changed for m in item_messages(i))
+        whole = RenderedMessages(rendered, items=rendered.items)  # item by item, as before
+        assert sent == to_anthropic(whole, cache_prefix_end=len(rendered) - 1)
+
+
+def test_the_chunk_count_would_see_a_whole_rebuild(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The counter is able to fail: items not kept in chunks are visited, every one."""
+    pipeline = default_pipeline()
+    commit, _, _ = grow(pipeline, SMALL)
+    rendered = render_commit(commit)
+    to_anthropic(rendered)
+    visited = _counting(monkeypatch, anthropic_module, "_kept_parts")
+    to_anthropic(RenderedMessages(rendered, items=rendered.items))
+    assert visited[0] == len(rendered.items)
