@@ -66,7 +66,7 @@ use = "cap_tool_result"
 params = { max_args_chars = 4000, hint_chars = 1600, scale_below = 16000 }
 [[rules]]
 use = "age_tool_results"
-params = { stub_head_chars = 40, stub_tail_chars = 0, stub_hint_chars = 120, used_tail_turns = 4, stub_hints_unseen = true, used_hint_chars = 400, scale_below = 16000 }
+params = { stub_head_chars = 40, stub_tail_chars = 0, stub_hint_chars = 120, used_tail_turns = 4, stub_hints_unseen = true, used_hint_chars = 240, scale_below = 16000 }
 [[rules]]
 use = "gate_tool_results"
 [[rules]]
