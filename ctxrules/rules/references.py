@@ -40,6 +40,9 @@ STOP_WORDS = frozenset(
 # (``\b[A-Za-z0-9]...`` tries them all: three times slower).
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9](?<!\w[A-Za-z0-9])[A-Za-z0-9]*+(?!\w)")
 _BACKTICK_SPAN = re.compile(r"`([^`\n]{3,40})`")
+# A quoted name is printable: a span holding control characters (binary output read as
+# text) is no reference, and a NUL could not even be kept in a PostgreSQL text column.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _ID_DIGITS = "0123456789abcdef"
 
 
@@ -119,7 +122,8 @@ def _ordered_values(text: str, words: tuple[str, ...]) -> Iterator[str]:
     runs = dict.fromkeys(_word_runs(text))
     yield from (run for run in runs if len(run) >= 6 and not run.strip(_ID_DIGITS))
     if "`" in text:
-        yield from (match.group(1) for match in _BACKTICK_SPAN.finditer(text))
+        spans = (match.group(1) for match in _BACKTICK_SPAN.finditer(text))
+        yield from (span for span in spans if not _CONTROL.search(span))
     yield from (run for run in runs if len(run) >= 4 and "A" <= run[0] <= "Z")
 
 

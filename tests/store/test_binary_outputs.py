@@ -1,0 +1,53 @@
+"""Tool outputs that are binary read as text (NUL and control bytes) are stored and read back.
+
+The soak's PostgreSQL run failed at call 107 and on every call after it: a backtick span
+of a binary output, NUL included, became a word of the reference tracker, and PostgreSQL
+refuses a NUL in a text column. A quoted name is printable now.
+"""
+
+from __future__ import annotations
+
+from ctxrules.engine.context import Context
+from ctxrules.rules.references import distinctive_substrings
+from ctxrules.testing.responses import openai_response
+from ctxrules.tokens import HeuristicCounter
+
+BINARY = "ELF\x02\x01\x00 `X=\x18\x9e8Un\x00\x19wW` and `run_all()` " + "\x00\x7f\x1b" * 300
+
+
+def test_a_backtick_span_of_control_bytes_is_no_reference() -> None:
+    """Printable spans are kept, spans holding control bytes are not."""
+    found = distinctive_substrings("see `a\x00bcd` and `run_all()` and `x\x1b[0m`")
+    assert "run_all()" in found
+    assert not [value for value in found if not value.isprintable()]
+
+
+def test_binary_tool_outputs_are_stored_and_read_back(store_url: str) -> None:
+    """Three turns of binary outputs: no store failure, and the outputs come back byte for byte."""
+
+    def context() -> Context:
+        return Context(
+            model="gpt-4o",
+            store=store_url,
+            session="bin",
+            clock=lambda: 0.0,
+            tokenizer=HeuristicCounter(),
+        )
+
+    ctx = context()
+    ctx.add({"role": "user", "content": "read the binaries"})
+    for turn in range(3):
+        ctx.openai()
+        ctx.record(openai_response(turn, "reading", [(f"c{turn}", "read_file", {"path": "a.bin"})]))
+        ctx.add_tool_result(f"c{turn}", f"{turn}{BINARY}")
+    request = ctx.openai()
+    ctx.close()
+    again = context()
+    outputs = [
+        again.session.graph.nodes[node].output
+        for node in again.session.graph.order
+        if again.session.graph.nodes[node].name == "read_file"
+    ]
+    assert outputs == [f"{turn}{BINARY}" for turn in range(3)]
+    assert again.openai() == request
+    again.close()
