@@ -48,13 +48,23 @@ class Loop:
     """One session filled to a size, and the turns an agent adds to it."""
 
     def __init__(
-        self, store: str | Store | None, size: int, ruler: TiktokenCounter, session: str = "bench"
+        self,
+        store: str | Store | None,
+        size: int,
+        ruler: TiktokenCounter,
+        session: str = "bench",
+        *,
+        fill: bool = True,
     ) -> None:
         self.url, self.size, self.ruler, self.turn = store, size, ruler, 0
         self.session = session
+        if not fill:
+            # A stored session resumed: later turns than any it holds (their call ids).
+            self.turn = 1_000_000
         self.ctx = self.open()
-        self.ctx.add(*filler(size))
-        self.ctx.openai()
+        if fill:
+            self.ctx.add(*filler(size))
+            self.ctx.openai()
 
     def open(self) -> Context:
         """A `Context` on the session (a resume, when the store holds it already)."""

@@ -3,6 +3,12 @@
     python bench/store_turns.py                       # 1k, 10k and 100k messages
     python bench/store_turns.py --sizes 1000 10000    # chosen sizes
     python bench/store_turns.py --backends none sqlite
+    python bench/store_turns.py --sizes 100000 --seed big.sqlite   # sessions copied, not filled
+
+``--seed`` starts the stores' sessions of the largest size from a SQLite store whose session ``bench`` holds
+the history (made by this loop): SQLite's from a copy of the file, PostgreSQL's by
+`copy_sessions` (what ``ctxrules migrate`` runs; its time is printed); the no-store session
+is filled in memory.
 
 A turn is `store_loop.Loop.one_turn`: add a user message, record a response with a tool
 call, add its result, build ``openai()``. Each backend's session is filled to the size
@@ -22,6 +28,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -39,6 +46,7 @@ sys.path.insert(0, str(HERE.parent / "tests" / "store"))
 
 from store_loop import Loop  # noqa: E402 - beside this script
 
+from ctxrules.store.copy import copy_sessions  # noqa: E402
 from ctxrules.store.protocol import Store  # noqa: E402
 from ctxrules.store.url import open_store  # noqa: E402
 from ctxrules.tokens import load_encoding  # noqa: E402
@@ -176,6 +184,7 @@ class Side:
             "round_trips": med(c.round_trips for c in self.counts),
             "transactions": med(c.transactions for c in self.counts),
             "bytes": med(self.written),
+            "load": round(os.getloadavg()[0], 1),
         }
 
 
@@ -193,17 +202,34 @@ def pg_server() -> tuple[Callable[[], str] | None, Callable[[], None]]:
     return (lambda: server_module.fresh_schema_url(server)), server.stop
 
 
-def _store(backend: str, path: Path, make_pg: Callable[[], str] | None) -> Store | None:
-    """A new store of ``backend`` (None for no store)."""
+def _store(
+    backend: str, path: Path, make_pg: Callable[[], str] | None, seed: Path | None
+) -> Store | None:
+    """A new store of ``backend`` (None for no store), holding ``seed``'s sessions if given."""
     if backend == "sqlite":
+        if seed is not None:
+            shutil.copyfile(seed, path)
         return open_store(str(path)).unwrap()
     if backend == "postgresql" and make_pg is not None:
-        return open_store(make_pg()).unwrap()
+        store = open_store(make_pg()).unwrap()
+        if seed is not None:
+            wall, cpu = time.perf_counter(), time.process_time()
+            with open_store(str(seed)).unwrap() as source:
+                copy_sessions(source, store).unwrap()
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+            load = os.getloadavg()[0]
+            sys.stderr.write(f"postgresql: seeded by copy_sessions in {wall:.0f} s wall, ")
+            sys.stderr.write(f"{cpu:.0f} s CPU of this process, load {load:.1f}\n")
+        return store
     return None
 
 
 def measure(
-    sizes: Sequence[int], backends: Sequence[str], rounds: int | None, folder: Path
+    sizes: Sequence[int],
+    backends: Sequence[str],
+    rounds: int | None,
+    folder: Path,
+    seed: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Every backend's turn at every size, rounds interleaved between the backends."""
     ruler = load_encoding("cl100k_base").unwrap()
@@ -216,8 +242,9 @@ def measure(
                 if backend == "postgresql" and make_pg is None:
                     sys.stderr.write("postgresql: no server (binaries or psycopg missing)\n")
                     continue
-                store = _store(backend, folder / f"{size}.sqlite", make_pg)
-                loop = Loop(store, size, ruler)
+                seeded = seed if backend != "none" and size == max(sizes) else None
+                store = _store(backend, folder / f"{size}.sqlite", make_pg, seeded)
+                loop = Loop(store, size, ruler, fill=seeded is None)
                 sides.append(Side(backend, loop, Meter(backend, store, folder)))
             for side in sides:
                 side.loop.one_turn()  # a warm-up turn each
@@ -240,8 +267,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     base = {r["size"]: r["cpu_ms"] for r in rows if r["backend"] == "none"}
     first = {r["backend"]: r["cpu_ms"] for r in rows if r["size"] == min(base or [0])}
     out = [
-        "| messages | store | CPU ms | ÷ no store | ÷ smallest | wall ms | statements | round trips | transactions | bytes written |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| messages | store | CPU ms | ÷ no store | ÷ smallest | wall ms | statements | round trips | transactions | bytes written | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         vs_none = r["cpu_ms"] / base[r["size"]] if r["size"] in base else float("nan")
@@ -249,7 +276,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         out.append(
             f"| {r['size']:,} | {r['backend']} | {r['cpu_ms']:.2f} | {vs_none:.2f}x "
             f"| {vs_first:.2f}x | {r['wall_ms']:.2f} | {r['statements']:g} "
-            f"| {r['round_trips']:g} | {r['transactions']:g} | {r['bytes']:,.0f} |"
+            f"| {r['round_trips']:g} | {r['transactions']:g} | {r['bytes']:,.0f} | {r['load']} |"
         )
     return "\n".join(out)
 
@@ -265,9 +292,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=["none", "sqlite", "postgresql"],
     )
     parser.add_argument("--rounds", type=int, help="timed turns per backend and size")
+    parser.add_argument(
+        "--seed", type=Path, help="a SQLite store holding the session to start from"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
-        rows = measure(args.sizes, args.backends, args.rounds, Path(folder))
+        rows = measure(args.sizes, args.backends, args.rounds, Path(folder), args.seed)
     sys.stdout.write(f"load average: {os.getloadavg()[0]:.1f}\n{table(rows)}\n")
     return 0
 
