@@ -44,7 +44,7 @@ class StoreBase(abc.ABC):
     def __init__(self) -> None:
         # Digests of commit objects known stored (written or read here): a hint that
         # spares a turn re-sending them; objects are never deleted, so it never goes stale.
-        self._known: set[str] = set()
+        self._known = objects.KnownObjects()
 
     @abc.abstractmethod
     def _transaction(

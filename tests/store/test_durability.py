@@ -149,10 +149,10 @@ class Recording:
         self.store = SqliteStore.open(":memory:").unwrap()
         self.turns: list[TurnWrite] = []
 
-    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - a stand-in for any Store method
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.store, name)
 
-    def write_turn(self, turn: TurnWrite) -> Any:  # noqa: ANN401 - the store's own result
+    def write_turn(self, turn: TurnWrite) -> Any:
         self.turns.append(turn)
         return self.store.write_turn(turn)
 
@@ -174,7 +174,7 @@ def test_a_request_with_nothing_new_still_syncs_what_came_before() -> None:
     [barrier] = recording.turns
     assert barrier.durable
     assert barrier.usage is not None
-    assert not (barrier.nodes or barrier.commits or barrier.completions)
+    assert barrier.nodes == barrier.commits == barrier.completions == ()
     assert not keeper.unsynced
     ctx.close()
 
@@ -210,3 +210,28 @@ def test_keeper_flags_follow_the_last_flush() -> None:
     ctx.openai()
     assert not keeper.unsynced
     ctx.close()
+
+
+def test_a_write_is_never_offered_to_the_prepared_statement_cache(
+    postgres_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each text a write sends holds its values, so none is prepared (psycopg would count each)."""
+    import psycopg  # noqa: PLC0415 - PostgreSQL only
+
+    store = open_store(pg_server.fresh_schema_url(postgres_server)).unwrap()
+    ctx = _context(store, "request")
+    sent: list[object] = []
+    real = psycopg.Connection.execute
+
+    def execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(query, str) and query.startswith("BEGIN"):
+            sent.append(kwargs.get("prepare"))
+        return real(self, query, *args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(psycopg.Connection, "execute", execute)
+        _turn(ctx, 0, lambda _call: None)
+    assert len(sent) == len(CALLS)  # one opening message a call
+    assert set(sent) == {False}
+    ctx.close()
+    store.close()

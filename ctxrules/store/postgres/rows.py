@@ -191,7 +191,9 @@ class WriteRows(PgRows):
         if not statements:
             return []
         self.begun = True
-        cursor = self.conn.execute(";\n".join(statements))
+        # Never prepared (the values are in the text, so no two are alike): psycopg would
+        # otherwise count each text in its cache of statements to prepare.
+        cursor = self.conn.execute(";\n".join(statements), prepare=False)
         for _ in range(skipped):
             cursor.nextset()
         found: list[list[tuple[Any, ...]]] = []
