@@ -8,6 +8,7 @@ next ``openai()`` request.
 from __future__ import annotations
 
 from ctxrules import Context
+from ctxrules.engine.context import Durability
 from ctxrules.store.protocol import Store
 from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import TiktokenCounter
@@ -55,9 +56,10 @@ class Loop:
         session: str = "bench",
         *,
         fill: bool = True,
+        durability: Durability = "request",
     ) -> None:
         self.url, self.size, self.ruler, self.turn = store, size, ruler, 0
-        self.session = session
+        self.session, self.durability = session, durability
         if not fill:
             # A stored session resumed: later turns than any it holds (their call ids).
             self.turn = 1_000_000
@@ -75,6 +77,7 @@ class Loop:
             session=self.session,
             tokenizer=self.ruler,
             clock=lambda: 1_000.0 + self.turn,
+            durability=self.durability,
         )
 
     def one_turn(self) -> dict[str, object]:

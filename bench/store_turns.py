@@ -3,8 +3,11 @@
     python bench/store_turns.py                       # 1k, 10k and 100k messages
     python bench/store_turns.py --sizes 1000 10000    # chosen sizes
     python bench/store_turns.py --backends none sqlite
+    python bench/store_turns.py --sizes 1000 --backends none sqlite sqlite:every_call
     python bench/store_turns.py --sizes 100000 --seed big.sqlite   # sessions copied, not filled
 
+A backend named ``KIND:every_call`` is that store with ``Context(durability="every_call")``
+(a sync at every call); else the default, a sync at each request.
 ``--seed`` starts the stores' sessions of the largest size from a SQLite store whose session ``bench`` holds
 the history (made by this loop): SQLite's from a copy of the file, PostgreSQL's by
 `copy_sessions` (what ``ctxrules migrate`` runs; its time is printed); the no-store session
@@ -46,6 +49,7 @@ sys.path.insert(0, str(HERE.parent / "tests" / "store"))
 
 from store_loop import Loop  # noqa: E402 - beside this script
 
+from ctxrules.engine.context import Durability  # noqa: E402
 from ctxrules.store.copy import copy_sessions  # noqa: E402
 from ctxrules.store.protocol import Store  # noqa: E402
 from ctxrules.store.url import open_store  # noqa: E402
@@ -66,10 +70,10 @@ class Counts:
 class Meter:
     """Counts a store's statements (and PostgreSQL's round trips) and the bytes it wrote."""
 
-    def __init__(self, backend: str, store: Store | None, folder: Path) -> None:
+    def __init__(self, backend: str, store: Store | None, folder: Path, name: str = "") -> None:
         self.backend, self.store, self.folder = backend, store, folder
         self.counts = Counts()
-        self._trace = folder / f"{backend}.trace"
+        self._trace = folder / f"{name or backend}.trace".replace(":", "-")
         if backend == "sqlite":
             store._conn.set_trace_callback(self._sqlite_statement)  # type: ignore[union-attr]  # noqa: SLF001
         if backend == "postgresql":
@@ -160,13 +164,14 @@ class Side:
         """One timed turn, with its counts."""
         before = self.meter.bytes_now()
         self.meter.counts = Counts()
-        if self.backend == "postgresql":
+        if self.meter.backend == "postgresql":
             self.meter.read_pg()
         gc.collect()
         wall, cpu = time.perf_counter(), time.process_time()
         self.loop.one_turn()
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        counts = self.meter.read_pg() if self.backend == "postgresql" else self.meter.counts
+        pg = self.meter.backend == "postgresql"
+        counts = self.meter.read_pg() if pg else self.meter.counts
         self.cpu.append(cpu * 1000)
         self.wall.append(wall * 1000)
         self.counts.append(counts)
@@ -233,19 +238,23 @@ def measure(
 ) -> list[dict[str, Any]]:
     """Every backend's turn at every size, rounds interleaved between the backends."""
     ruler = load_encoding("cl100k_base").unwrap()
-    make_pg, stop_pg = pg_server() if "postgresql" in backends else (None, lambda: None)
+    wants_pg = any(b.startswith("postgresql") for b in backends)
+    make_pg, stop_pg = pg_server() if wants_pg else (None, lambda: None)
     rows: list[dict[str, Any]] = []
     try:
         for size in sizes:
             sides: list[Side] = []
             for backend in backends:
-                if backend == "postgresql" and make_pg is None:
+                kind, _, sync = backend.partition(":")
+                if kind == "postgresql" and make_pg is None:
                     sys.stderr.write("postgresql: no server (binaries or psycopg missing)\n")
                     continue
-                seeded = seed if backend != "none" and size == max(sizes) else None
-                store = _store(backend, folder / f"{size}.sqlite", make_pg, seeded)
-                loop = Loop(store, size, ruler, fill=seeded is None)
-                sides.append(Side(backend, loop, Meter(backend, store, folder)))
+                seeded = seed if kind != "none" and size == max(sizes) else None
+                path = folder / f"{size}-{sync or 'request'}.sqlite"
+                store = _store(kind, path, make_pg, seeded)
+                durability: Durability = "every_call" if sync == "every_call" else "request"
+                loop = Loop(store, size, ruler, fill=seeded is None, durability=durability)
+                sides.append(Side(backend, loop, Meter(kind, store, folder, backend)))
             for side in sides:
                 side.loop.one_turn()  # a warm-up turn each
             for _ in range(rounds or ROUNDS.get(size, 10)):
@@ -289,7 +298,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--backends",
         nargs="+",
         default=["none", "sqlite", "postgresql"],
-        choices=["none", "sqlite", "postgresql"],
+        choices=[
+            "none",
+            "sqlite",
+            "postgresql",
+            "sqlite:every_call",
+            "postgresql:every_call",
+        ],
     )
     parser.add_argument("--rounds", type=int, help="timed turns per backend and size")
     parser.add_argument(
