@@ -8,6 +8,7 @@ next ``openai()`` request.
 from __future__ import annotations
 
 from ctxrules import Context
+from ctxrules.engine.context import Durability
 from ctxrules.store.protocol import Store
 from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import TiktokenCounter
@@ -48,13 +49,24 @@ class Loop:
     """One session filled to a size, and the turns an agent adds to it."""
 
     def __init__(
-        self, store: str | Store | None, size: int, ruler: TiktokenCounter, session: str = "bench"
+        self,
+        store: str | Store | None,
+        size: int,
+        ruler: TiktokenCounter,
+        session: str = "bench",
+        *,
+        fill: bool = True,
+        durability: Durability = "request",
     ) -> None:
         self.url, self.size, self.ruler, self.turn = store, size, ruler, 0
-        self.session = session
+        self.session, self.durability = session, durability
+        if not fill:
+            # A stored session resumed: later turns than any it holds (their call ids).
+            self.turn = 1_000_000
         self.ctx = self.open()
-        self.ctx.add(*filler(size))
-        self.ctx.openai()
+        if fill:
+            self.ctx.add(*filler(size))
+            self.ctx.openai()
 
     def open(self) -> Context:
         """A `Context` on the session (a resume, when the store holds it already)."""
@@ -65,6 +77,7 @@ class Loop:
             session=self.session,
             tokenizer=self.ruler,
             clock=lambda: 1_000.0 + self.turn,
+            durability=self.durability,
         )
 
     def one_turn(self) -> dict[str, object]:

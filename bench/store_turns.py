@@ -3,6 +3,15 @@
     python bench/store_turns.py                       # 1k, 10k and 100k messages
     python bench/store_turns.py --sizes 1000 10000    # chosen sizes
     python bench/store_turns.py --backends none sqlite
+    python bench/store_turns.py --sizes 1000 --backends none sqlite sqlite:every_call
+    python bench/store_turns.py --sizes 100000 --seed big.sqlite   # sessions copied, not filled
+
+A backend named ``KIND:every_call`` is that store with ``Context(durability="every_call")``
+(a sync at every call); else the default, a sync at each request.
+``--seed`` starts the stores' sessions of the largest size from a SQLite store whose session ``bench`` holds
+the history (made by this loop): SQLite's from a copy of the file, PostgreSQL's by
+`copy_sessions` (what ``ctxrules migrate`` runs; its time is printed); the no-store session
+is filled in memory.
 
 A turn is `store_loop.Loop.one_turn`: add a user message, record a response with a tool
 call, add its result, build ``openai()``. Each backend's session is filled to the size
@@ -22,6 +31,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -39,6 +49,8 @@ sys.path.insert(0, str(HERE.parent / "tests" / "store"))
 
 from store_loop import Loop  # noqa: E402 - beside this script
 
+from ctxrules.engine.context import Durability  # noqa: E402
+from ctxrules.store.copy import copy_sessions  # noqa: E402
 from ctxrules.store.protocol import Store  # noqa: E402
 from ctxrules.store.url import open_store  # noqa: E402
 from ctxrules.tokens import load_encoding  # noqa: E402
@@ -58,10 +70,10 @@ class Counts:
 class Meter:
     """Counts a store's statements (and PostgreSQL's round trips) and the bytes it wrote."""
 
-    def __init__(self, backend: str, store: Store | None, folder: Path) -> None:
+    def __init__(self, backend: str, store: Store | None, folder: Path, name: str = "") -> None:
         self.backend, self.store, self.folder = backend, store, folder
         self.counts = Counts()
-        self._trace = folder / f"{backend}.trace"
+        self._trace = folder / f"{name or backend}.trace".replace(":", "-")
         if backend == "sqlite":
             store._conn.set_trace_callback(self._sqlite_statement)  # type: ignore[union-attr]  # noqa: SLF001
         if backend == "postgresql":
@@ -152,13 +164,14 @@ class Side:
         """One timed turn, with its counts."""
         before = self.meter.bytes_now()
         self.meter.counts = Counts()
-        if self.backend == "postgresql":
+        if self.meter.backend == "postgresql":
             self.meter.read_pg()
         gc.collect()
         wall, cpu = time.perf_counter(), time.process_time()
         self.loop.one_turn()
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        counts = self.meter.read_pg() if self.backend == "postgresql" else self.meter.counts
+        pg = self.meter.backend == "postgresql"
+        counts = self.meter.read_pg() if pg else self.meter.counts
         self.cpu.append(cpu * 1000)
         self.wall.append(wall * 1000)
         self.counts.append(counts)
@@ -176,6 +189,7 @@ class Side:
             "round_trips": med(c.round_trips for c in self.counts),
             "transactions": med(c.transactions for c in self.counts),
             "bytes": med(self.written),
+            "load": round(os.getloadavg()[0], 1),
         }
 
 
@@ -193,32 +207,54 @@ def pg_server() -> tuple[Callable[[], str] | None, Callable[[], None]]:
     return (lambda: server_module.fresh_schema_url(server)), server.stop
 
 
-def _store(backend: str, path: Path, make_pg: Callable[[], str] | None) -> Store | None:
-    """A new store of ``backend`` (None for no store)."""
+def _store(
+    backend: str, path: Path, make_pg: Callable[[], str] | None, seed: Path | None
+) -> Store | None:
+    """A new store of ``backend`` (None for no store), holding ``seed``'s sessions if given."""
     if backend == "sqlite":
+        if seed is not None:
+            shutil.copyfile(seed, path)
         return open_store(str(path)).unwrap()
     if backend == "postgresql" and make_pg is not None:
-        return open_store(make_pg()).unwrap()
+        store = open_store(make_pg()).unwrap()
+        if seed is not None:
+            wall, cpu = time.perf_counter(), time.process_time()
+            with open_store(str(seed)).unwrap() as source:
+                copy_sessions(source, store).unwrap()
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+            load = os.getloadavg()[0]
+            sys.stderr.write(f"postgresql: seeded by copy_sessions in {wall:.0f} s wall, ")
+            sys.stderr.write(f"{cpu:.0f} s CPU of this process, load {load:.1f}\n")
+        return store
     return None
 
 
 def measure(
-    sizes: Sequence[int], backends: Sequence[str], rounds: int | None, folder: Path
+    sizes: Sequence[int],
+    backends: Sequence[str],
+    rounds: int | None,
+    folder: Path,
+    seed: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Every backend's turn at every size, rounds interleaved between the backends."""
     ruler = load_encoding("cl100k_base").unwrap()
-    make_pg, stop_pg = pg_server() if "postgresql" in backends else (None, lambda: None)
+    wants_pg = any(b.startswith("postgresql") for b in backends)
+    make_pg, stop_pg = pg_server() if wants_pg else (None, lambda: None)
     rows: list[dict[str, Any]] = []
     try:
         for size in sizes:
             sides: list[Side] = []
             for backend in backends:
-                if backend == "postgresql" and make_pg is None:
+                kind, _, sync = backend.partition(":")
+                if kind == "postgresql" and make_pg is None:
                     sys.stderr.write("postgresql: no server (binaries or psycopg missing)\n")
                     continue
-                store = _store(backend, folder / f"{size}.sqlite", make_pg)
-                loop = Loop(store, size, ruler)
-                sides.append(Side(backend, loop, Meter(backend, store, folder)))
+                seeded = seed if kind != "none" and size == max(sizes) else None
+                path = folder / f"{size}-{sync or 'request'}.sqlite"
+                store = _store(kind, path, make_pg, seeded)
+                durability: Durability = "every_call" if sync == "every_call" else "request"
+                loop = Loop(store, size, ruler, fill=seeded is None, durability=durability)
+                sides.append(Side(backend, loop, Meter(kind, store, folder, backend)))
             for side in sides:
                 side.loop.one_turn()  # a warm-up turn each
             for _ in range(rounds or ROUNDS.get(size, 10)):
@@ -240,8 +276,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     base = {r["size"]: r["cpu_ms"] for r in rows if r["backend"] == "none"}
     first = {r["backend"]: r["cpu_ms"] for r in rows if r["size"] == min(base or [0])}
     out = [
-        "| messages | store | CPU ms | ÷ no store | ÷ smallest | wall ms | statements | round trips | transactions | bytes written |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| messages | store | CPU ms | ÷ no store | ÷ smallest | wall ms | statements | round trips | transactions | bytes written | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         vs_none = r["cpu_ms"] / base[r["size"]] if r["size"] in base else float("nan")
@@ -249,7 +285,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         out.append(
             f"| {r['size']:,} | {r['backend']} | {r['cpu_ms']:.2f} | {vs_none:.2f}x "
             f"| {vs_first:.2f}x | {r['wall_ms']:.2f} | {r['statements']:g} "
-            f"| {r['round_trips']:g} | {r['transactions']:g} | {r['bytes']:,.0f} |"
+            f"| {r['round_trips']:g} | {r['transactions']:g} | {r['bytes']:,.0f} | {r['load']} |"
         )
     return "\n".join(out)
 
@@ -262,12 +298,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--backends",
         nargs="+",
         default=["none", "sqlite", "postgresql"],
-        choices=["none", "sqlite", "postgresql"],
+        choices=[
+            "none",
+            "sqlite",
+            "postgresql",
+            "sqlite:every_call",
+            "postgresql:every_call",
+        ],
     )
     parser.add_argument("--rounds", type=int, help="timed turns per backend and size")
+    parser.add_argument(
+        "--seed", type=Path, help="a SQLite store holding the session to start from"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
-        rows = measure(args.sizes, args.backends, args.rounds, Path(folder))
+        rows = measure(args.sizes, args.backends, args.rounds, Path(folder), args.seed)
     sys.stdout.write(f"load average: {os.getloadavg()[0]:.1f}\n{table(rows)}\n")
     return 0
 

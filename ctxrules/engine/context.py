@@ -15,7 +15,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import ParamSpec, Self, TypeVar
+from typing import Literal, ParamSpec, Self, TypeVar
 
 import attrs
 from returns.result import Failure, Result
@@ -47,6 +47,9 @@ from ctxrules.tokens import Tokenizer, default_tokenizer, real_context_window, t
 from ctxrules.tokens.usage import ProviderUsage
 
 T = TypeVar("T")
+
+#: When a store write waits for the disk: at each request built, or at every call.
+Durability = Literal["request", "every_call"]
 
 
 class ContextError(Exception):
@@ -178,6 +181,15 @@ class Context:
     for every request. With a ``summarizer``, ``background`` (the default) writes summaries
     off the hot path: a thread, or a task on your loop for an ``async`` one, started at the
     recommend threshold; a request waits for one only at the emergency threshold.
+
+    With a store, ``durability="request"`` (the default) commits the calls that only add
+    to the history (``add``, ``record``, ``add_tool_result``) without waiting for the
+    disk, and each request built (``openai()``, ``anthropic()``, ``prepare()``, their async
+    forms) with a full sync, which makes every earlier write durable too: every
+    acknowledged write survives the process being killed (kill -9) at any point; against
+    power loss or an OS crash, everything up to the last request built.
+    ``durability="every_call"`` syncs every call, so every acknowledged write survives
+    power loss too.
     """
 
     def __init__(
@@ -198,9 +210,15 @@ class Context:
         allow_imports: bool = False,
         recall: RecallOptions | None = None,
         background: bool = True,
+        durability: Durability = "request",
     ) -> None:
         if not isinstance(background, bool):
             raise ConfigError(background, f"background={background!r}: expected True or False")
+        if durability not in ("request", "every_call"):
+            expected = "expected 'request' or 'every_call'"
+            raise ConfigError(durability, f"durability={durability!r}: {expected}")
+        #: Whether a call that only adds to the history waits for the disk.
+        self._sync_each_call = durability == "every_call"
         problem = argument_problem(
             spec=spec,
             model=model,
@@ -536,7 +554,8 @@ class Context:
         if self._keeper is not None:
             state = self.engine.states.get(self.session.session_id)
             head = self._prep.head if self._prep is not None else None
-            _stored(self._keeper.flush(self.session, state, head))
+            durable = self._sync_each_call
+            _stored(self._keeper.flush(self.session, state, head, durable=durable))
 
     def reload(self) -> None:
         """Read the session again from the store, after `SessionMoved`.

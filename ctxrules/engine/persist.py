@@ -49,6 +49,8 @@ class Keeper:
     saved_usage: UsageState | None = None
     #: The reference tracker last kept, so a turn writes only what its observation changed.
     saved_references: ReferenceTracker | None = None
+    #: Whether a flush since the last durable one committed without waiting for the disk.
+    unsynced: bool = False
 
     def append(self, node_id: str) -> None:
         """Note a node just appended to the session; stored at the next flush."""
@@ -60,20 +62,29 @@ class Keeper:
             self.completed.append(node_id)
 
     def flush(
-        self, session: Session, state: SessionState | None = None, head: str | None = None
+        self,
+        session: Session,
+        state: SessionState | None = None,
+        head: str | None = None,
+        *,
+        durable: bool = True,
     ) -> Result[None, StoreError]:
-        """Store what happened since the last flush, with the commits made for ``head``."""
+        """Store what happened since the last flush, with the commits made for ``head``.
+
+        ``durable=False`` commits without waiting for the disk; a durable flush makes every
+        flush before it durable too (it writes the usage again if it has nothing else).
+        """
         graph = session.graph
         completions = tuple(
             Completion(i, graph.nodes[i].output, graph.nodes[i].status) for i in self.completed
         )
         moved = (self.head, session.head) if session.head not in (None, self.head) else None
         fresh = self._fresh(state, head) if state is not None and head is not None else []
-        usage = references = None
+        usage = current = references = None
         if state is not None:
             hold = state.hold.until if state.hold is not None else None
-            usage = attrs.evolve(state.usage, hold_until=hold)
-            usage = None if usage == self.saved_usage else usage
+            current = attrs.evolve(state.usage, hold_until=hold)
+            usage = None if current == self.saved_usage else current
             if state.observed_head is not None:
                 references = ReferencesWrite.of(
                     state.references, state.observed_head, self.saved_references
@@ -86,7 +97,11 @@ class Keeper:
             commits=tuple(fresh),
             usage=usage,
             references=references,
+            durable=durable,
         )
+        if turn.empty and durable and self.unsynced and current is not None:
+            # Nothing new, but writes that did not wait: a commit that waits syncs them.
+            turn = attrs.evolve(turn, usage=current)
         if turn.empty:
             return Success(None)
         written = self.store.write_turn(turn)
@@ -97,6 +112,7 @@ class Keeper:
         self.head = session.head
         self.saved_commits.update(c.id for c in fresh)
         self.saved_usage = usage or self.saved_usage
+        self.unsynced = not durable
         if state is not None and references is not None:
             self.saved_references = state.references
         return Success(None)

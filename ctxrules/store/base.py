@@ -44,11 +44,17 @@ class StoreBase(abc.ABC):
     def __init__(self) -> None:
         # Digests of commit objects known stored (written or read here): a hint that
         # spares a turn re-sending them; objects are never deleted, so it never goes stale.
-        self._known: set[str] = set()
+        self._known = objects.KnownObjects()
 
     @abc.abstractmethod
-    def _transaction(self, operation: str, work: Work[T], *, write: bool) -> Result[T, StoreError]:
-        """Run ``work`` in one transaction: committed on `Success`, else rolled back."""
+    def _transaction(
+        self, operation: str, work: Work[T], *, write: bool, durable: bool = True
+    ) -> Result[T, StoreError]:
+        """Run ``work`` in one transaction: committed on `Success`, else rolled back.
+
+        A write with ``durable=False`` commits without waiting for the disk: it survives the
+        process being killed, and the next durable commit makes it survive power loss too.
+        """
 
     @abc.abstractmethod
     def _search(
@@ -71,10 +77,14 @@ class StoreBase(abc.ABC):
     ) -> None:
         self.close()
 
-    def _fresh(self, operation: str, work: FreshWork[T]) -> Result[T, StoreError]:
+    def _fresh(
+        self, operation: str, work: FreshWork[T], *, durable: bool = True
+    ) -> Result[T, StoreError]:
         """Run a write, and learn the object digests it wrote once its transaction commits."""
         fresh: list[str] = []
-        result = self._transaction(operation, lambda tx: work(tx, fresh), write=True)
+        result = self._transaction(
+            operation, lambda tx: work(tx, fresh), write=True, durable=durable
+        )
         if isinstance(result, Success):
             self._known.update(fresh)
         return result
@@ -218,9 +228,12 @@ class StoreBase(abc.ABC):
         )
 
     def write_turn(self, turn: TurnWrite) -> Result[TurnWritten, StoreError]:
-        """Store one turn (nodes, completions, head, commits, usage), all or nothing."""
+        """Store one turn (nodes, completions, head, commits, usage), all or nothing.
+
+        A turn with ``durable=False`` commits without waiting for the disk (`_transaction`).
+        """
         work = lambda tx, fresh: snapshot.write_turn(tx, turn, self._known, fresh)  # noqa: E731
-        return self._fresh("write_turn", work)
+        return self._fresh("write_turn", work, durable=turn.durable)
 
     def export_jsonl(self, session_id: str) -> Result[str, StoreError]:
         """The session's graph in the JSON Lines interchange (one node a line)."""

@@ -49,13 +49,21 @@ def _rollback(conn: sqlite3.Connection) -> None:
 
 
 def run(
-    conn: sqlite3.Connection | None, operation: str, work: Work[T], *, write: bool
+    conn: sqlite3.Connection | None,
+    operation: str,
+    work: Work[T],
+    *,
+    write: bool,
+    durable: bool = True,
 ) -> Result[T, StoreError]:
-    """Run ``work`` in one transaction: commit on `Success`, roll back on `Failure` or error."""
+    """Run ``work`` in one transaction: commit on `Success`, roll back on `Failure` or error.
+
+    A write with ``durable=False`` on a connection opened ``FULL`` commits at ``NORMAL``.
+    """
     if conn is None:
         return Failure(StoreClosed(operation))
     with _lock_of(conn):
-        return _run(conn, operation, work, write=write)
+        return _run(conn, operation, work, write=write, durable=durable)
 
 
 class LockedConnection(sqlite3.Connection):
@@ -68,6 +76,23 @@ class LockedConnection(sqlite3.Connection):
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: ANN401 - sqlite3.connect passes its own
         super().__init__(*args, **kwargs)
         self.lock = threading.RLock()
+        #: Whether the store was opened ``FULL``, and the ``synchronous`` now set.
+        self.full = False
+        self.syncing: Synchronous = "FULL"
+
+
+def _sync_for(conn: sqlite3.Connection, *, durable: bool) -> None:
+    """Set ``synchronous`` for the next write: ``NORMAL`` for one not durable, on a ``FULL`` store.
+
+    In WAL mode the log is one file written in order: the next ``FULL`` commit syncs it
+    whole, so the ``NORMAL`` commits before it become durable with it.
+    """
+    if not isinstance(conn, LockedConnection) or not conn.full:
+        return
+    wanted: Synchronous = "FULL" if durable else "NORMAL"
+    if conn.syncing != wanted:
+        conn.execute(f"PRAGMA synchronous = {wanted}")
+        conn.syncing = wanted
 
 
 def _lock_of(conn: sqlite3.Connection) -> contextlib.AbstractContextManager[object]:
@@ -77,9 +102,11 @@ def _lock_of(conn: sqlite3.Connection) -> contextlib.AbstractContextManager[obje
 
 
 def _run(
-    conn: sqlite3.Connection, operation: str, work: Work[T], *, write: bool
+    conn: sqlite3.Connection, operation: str, work: Work[T], *, write: bool, durable: bool
 ) -> Result[T, StoreError]:
     try:
+        if write:
+            _sync_for(conn, durable=durable)
         conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         result = work(conn)
         conn.execute("COMMIT" if isinstance(result, Success) else "ROLLBACK")
@@ -128,6 +155,8 @@ def _configure(conn: sqlite3.Connection, path: str, busy_ms: int, sync: Synchron
     if mode != "wal" and path != ":memory:":
         return f"the file cannot use write-ahead logging (journal_mode is {mode!r})"
     conn.execute(f"PRAGMA synchronous = {sync}")
+    if isinstance(conn, LockedConnection):
+        conn.full, conn.syncing = sync == "FULL", sync
     conn.execute("PRAGMA foreign_keys = ON")
     if not conn.execute("SELECT sqlite_compileoption_used('ENABLE_FTS5')").fetchone()[0]:
         return f"this Python's SQLite {sqlite3.sqlite_version} is built without FTS5"

@@ -57,10 +57,20 @@ class SqliteStore(StoreBase):
         self.path = path
         self._chunked = _chunked(conn)
 
-    def _transaction(self, operation: str, work: Work[T], *, write: bool) -> Result[T, StoreError]:
-        """Run ``work`` in one transaction (``BEGIN IMMEDIATE`` for a write)."""
+    def _transaction(
+        self, operation: str, work: Work[T], *, write: bool, durable: bool = True
+    ) -> Result[T, StoreError]:
+        """Run ``work`` in one transaction (``BEGIN IMMEDIATE`` for a write).
+
+        A store opened ``synchronous="FULL"`` commits a write with ``durable=False`` at
+        ``NORMAL``: the log is written, not synced; the next ``FULL`` commit syncs it whole.
+        """
         return run(
-            self._conn, operation, lambda conn: work(_tx(conn, chunked=self._chunked)), write=write
+            self._conn,
+            operation,
+            lambda conn: work(_tx(conn, chunked=self._chunked)),
+            write=write,
+            durable=durable,
         )
 
     def _search(

@@ -50,7 +50,11 @@ class Completion:
 
 @attrs.frozen
 class TurnWrite:
-    """One turn's writes to one session; ``head`` is ``(expected, new)`` or None."""
+    """One turn's writes to one session; ``head`` is ``(expected, new)`` or None.
+
+    ``durable=False`` lets the store commit it without waiting for the disk: it survives
+    the process being killed, and power loss once a later durable write has committed.
+    """
 
     session_id: str
     nodes: tuple[Call, ...] = ()
@@ -60,6 +64,7 @@ class TurnWrite:
     usage: UsageState | None = None
     head_name: str = "main"
     references: ReferencesWrite | None = None
+    durable: bool = True
 
     @property
     def empty(self) -> bool:

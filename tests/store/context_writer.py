@@ -1,6 +1,6 @@
 """An agent loop on a store, killed by test_context_crash.py at a random moment.
 
-``context_writer.py STORE``: turns of request, reply with a tool call and the tool's
+``context_writer.py STORE [DURABILITY]``: turns of request, reply with a tool call and the tool's
 result, forever. After each `Context` call returns it prints ``ack KIND NODES HEAD``
 (the call, how many nodes the session holds, its head): every printed line is a write the
 store acknowledged. Tool outputs come in every size, up to 60,000 characters.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 
-from ctxrules.engine.context import Context
+from ctxrules.engine.context import Context, Durability
 from ctxrules.store import Store
 from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import HeuristicCounter
@@ -46,7 +46,9 @@ def steps(ctx: Context, clock: list[float]) -> Iterator[str]:
         yield "result"
 
 
-def loop_context(store: str | Store | None, clock: list[float]) -> Context:
+def loop_context(
+    store: str | Store | None, clock: list[float], durability: Durability = "request"
+) -> Context:
     """The loop's `Context` (on ``store``, or in memory for a replica of it)."""
     return Context(
         model="gpt-4o",
@@ -55,13 +57,15 @@ def loop_context(store: str | Store | None, clock: list[float]) -> Context:
         session="crash",
         tokenizer=HeuristicCounter(),
         clock=lambda: clock[0],
+        durability=durability,
     )
 
 
 def main() -> None:
     """Run turns until killed."""
     clock = [1_000.0]
-    ctx = loop_context(sys.argv[1], clock)
+    durability: Durability = "every_call" if sys.argv[2:] == ["every_call"] else "request"
+    ctx = loop_context(sys.argv[1], clock, durability)
     for kind in steps(ctx, clock):
         _ack(ctx, kind)
 

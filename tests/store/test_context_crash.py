@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from ctxrules.dag import Graph, Role, Status, ancestors
-from ctxrules.engine.context import Context
+from ctxrules.engine.context import Context, Durability
 from ctxrules.store import open_store
 
 WRITER = Path(__file__).with_name("context_writer.py")
@@ -40,11 +40,11 @@ def _acks(out: str) -> list[tuple[str, int, str]]:
     return acks
 
 
-def _kill_trial(url: str, seed: int) -> int:
+def _kill_trial(url: str, seed: int, durability: Durability = "request") -> int:
     """One trial: the loop killed after a random time; the store checked; the acks counted."""
     rng = random.Random(seed)  # noqa: S311 - reproducible trials, not cryptography
     loop = subprocess.Popen(
-        [sys.executable, str(WRITER), url],
+        [sys.executable, str(WRITER), url, durability],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -111,8 +111,14 @@ def _replica(stored: Graph, prepared: str | None) -> Context:
 
 
 def test_a_killed_agent_loop_loses_nothing(fresh_store_url: Callable[[], str]) -> None:
-    """Two kills of a live loop: every acknowledged call is stored and the session goes on."""
-    acked = [_kill_trial(fresh_store_url(), seed) for seed in (7, 8)]
+    """Two kills of a live loop: every acknowledged call is stored and the session goes on.
+
+    One loop syncs at each request (the default), the other at every call.
+    """
+    acked = [
+        _kill_trial(fresh_store_url(), 7, "request"),
+        _kill_trial(fresh_store_url(), 8, "every_call"),
+    ]
     assert min(acked) > 0
 
 

@@ -131,11 +131,12 @@ def test_a_postgresql_turn_is_two_round_trips_a_call(
     assert {c: set(v) for c, v in small.items()} == EXPECTED_PG
 
 
-#: BEGIN, the lock and the reads (stored, present, next seq, head), the writes, COMMIT.
+#: BEGIN, the lock and the reads (stored, present, next seq, head), the writes, COMMIT;
+#: a call that only adds also sets ``synchronous_commit`` off (test_durability.py).
 EXPECTED_PG = {
-    "add": {(9, 2)},  # one node and the head
-    "record": {(11, 2)},  # the reply, its tool call, the head and the usage
-    "add_tool_result": {(7, 2)},  # a completion: no next seq to read
+    "add": {(10, 2)},  # one node and the head
+    "record": {(12, 2)},  # the reply, its tool call, the head and the usage
+    "add_tool_result": {(8, 2)},  # a completion: no next seq to read
     "openai": {(10, 2)},  # the commit (its objects in two inserts) and the reference tracker
 }
 

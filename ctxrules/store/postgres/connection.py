@@ -75,14 +75,21 @@ def run(link: Link | None, operation: str, work: Work[T]) -> Result[T, StoreErro
 
 
 def run_write(
-    link: Link | None, operation: str, work: Callable[[WriteRows], Result[T, StoreError]]
+    link: Link | None,
+    operation: str,
+    work: Callable[[WriteRows], Result[T, StoreError]],
+    *,
+    durable: bool = True,
 ) -> Result[T, StoreError]:
-    """`run` for a write, its statements sent in as few round trips as its reads allow (`WriteRows`)."""
+    """`run` for a write, its statements sent in as few round trips as its reads allow (`WriteRows`).
+
+    ``durable=False`` commits it without waiting for the server's log flush.
+    """
     if link is None:
         return Failure(StoreClosed(operation))
     try:
         with link.connection() as conn:
-            rows = WriteRows(conn)
+            rows = WriteRows(conn, durable=durable)
             try:
                 result = work(rows)
                 if isinstance(result, Success):

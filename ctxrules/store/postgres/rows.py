@@ -105,15 +105,20 @@ class WriteRows(PgRows):
     sends the rest with the ``COMMIT``. Nothing waits longer than the transaction.
     """
 
-    __slots__ = ("_binder", "_conforming", "_pending", "begun")
+    __slots__ = ("_binder", "_conforming", "_opening", "_pending", "begun")
 
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], *, durable: bool = True) -> None:
         super().__init__(conn)
         self._binder = psycopg.ClientCursor(conn)
         # Backslashes are plain characters in a quoted literal only when this is on (the
         # default since PostgreSQL 9.1); else every value is bound by psycopg.
         self._conforming = conn.info.parameter_status("standard_conforming_strings") == "on"
         self._pending: list[str] = ["BEGIN"]
+        if not durable:
+            # This transaction only: its COMMIT returns before the server's log flush; the
+            # next commit that waits flushes the log up to itself, this one included.
+            self._pending.append("SET LOCAL synchronous_commit = off")
+        self._opening = len(self._pending)
         #: Whether ``BEGIN`` reached the server (so a failure must roll back).
         self.begun = False
 
@@ -164,7 +169,7 @@ class WriteRows(PgRows):
 
     def commit(self) -> None:
         """Send what waits with the ``COMMIT`` (nothing, if nothing was written or read)."""
-        if self.begun or len(self._pending) > 1:
+        if self.begun or len(self._pending) > self._opening:
             self._pending.append("COMMIT")
             self._send([])
 
@@ -186,7 +191,9 @@ class WriteRows(PgRows):
         if not statements:
             return []
         self.begun = True
-        cursor = self.conn.execute(";\n".join(statements))
+        # Never prepared (the values are in the text, so no two are alike): psycopg would
+        # otherwise count each text in its cache of statements to prepare.
+        cursor = self.conn.execute(";\n".join(statements), prepare=False)
         for _ in range(skipped):
             cursor.nextset()
         found: list[list[tuple[Any, ...]]] = []

@@ -49,10 +49,17 @@ class PostgresStore(StoreBase):
         self._link: Link | None = link
         self.dsn = dsn
 
-    def _transaction(self, operation: str, work: Work[T], *, write: bool) -> Result[T, StoreError]:
-        """Run ``work`` in one transaction on a pooled connection (a write's in few round trips)."""
+    def _transaction(
+        self, operation: str, work: Work[T], *, write: bool, durable: bool = True
+    ) -> Result[T, StoreError]:
+        """Run ``work`` in one transaction on a pooled connection (a write's in few round trips).
+
+        A write with ``durable=False`` commits with ``synchronous_commit`` off: the server
+        does not wait for its log to reach the disk; the next durable commit waits for it.
+        """
         if write:
-            return run_write(self._link, operation, lambda rows: work(_tx(rows)))
+            work_rows = lambda rows: work(_tx(rows))  # noqa: E731
+            return run_write(self._link, operation, work_rows, durable=durable)
         return run(self._link, operation, lambda conn: work(_tx(PgRows(conn))))
 
     def _search(
