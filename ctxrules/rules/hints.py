@@ -31,6 +31,14 @@ _ERROR_LINE = re.compile(
     r"|.*\b(?:not found|permission denied|no such file)\b).*$",
     re.IGNORECASE | re.MULTILINE,
 )
+#: What `_error_line` looks for first: how a match of `_ERROR_LINE`'s second kind begins,
+#: and what a line of its first or third kind holds (lower case).
+_ERROR_START = re.compile(
+    r"^\s*(?:E\s+)?(?:failed|error|fail|fatal|panic|traceback)\b", re.IGNORECASE | re.MULTILINE
+)
+_WITNESSES = (
+    "error:", "error[", "exception:", "exception[", "not found", "permission denied", "no such file",
+)  # fmt: skip
 _ERROR_CHARS = 120
 _MIN_CHARS = 4
 _MAX_CHARS = 120
@@ -161,7 +169,7 @@ def lookup_hints(text: str, chars: int, shown: str = "") -> str:
 def _lookup_hints(text: str, chars: int, shown: str) -> str:
     room = chars - len(HINTS_PREFIX)
     kept: list[str] = []
-    error = _ERROR_LINE.search(text[:READ_CHARS])
+    error = _error_line(text[:READ_CHARS])
     line = " ".join(error.group().split())[:_ERROR_CHARS] if error else ""
     if line and line not in shown and len(line) + 2 <= room // 2:
         kept.append(line)
@@ -177,3 +185,40 @@ def _lookup_hints(text: str, chars: int, shown: str) -> str:
         if room < _MIN_CHARS:
             break
     return f"{HINTS_PREFIX}{', '.join(kept)}" if kept else ""
+
+
+def _error_line(text: str) -> re.Match[str] | None:
+    """``_ERROR_LINE.search(text)``, tried only on the lines a match can begin on.
+
+    Each match has a witness that plain string search finds (the pattern's backtracking
+    over every line cost more than the rest of the hints): its second kind begins with
+    `_ERROR_START`, its first and third kinds hold one of `_WITNESSES` on the line they
+    begin. So the first match, if any, begins on the line of the first witness, or later.
+    """
+    lowered = text.lower()
+    # Letters that match the words' letters regardless of case but do not lower to them.
+    if len(lowered) != len(text) or any(odd in text for odd in "\u0130\u0131\u017f"):
+        return _ERROR_LINE.search(text)
+
+    def witness(word: str, done: int) -> int:
+        """Where the next witness of this kind is, at or after ``done`` (-1: none left)."""
+        if word:
+            return lowered.find(word, done)
+        start = _ERROR_START.search(text, done)
+        return -1 if start is None else start.start()
+
+    done = 0  # no match begins before this position
+    found = {word: witness(word, done) for word in (*_WITNESSES, "")}
+    while True:
+        # Each kind is looked for again only once passed: the text is read once per kind.
+        found.update([(word, witness(word, done)) for word, at in found.items() if 0 <= at < done])
+        near = [at for at in found.values() if at >= 0]
+        if not near:
+            return None
+        at = min(near)
+        match = _ERROR_LINE.match(text, text.rfind("\n", 0, at) + 1)
+        if match is not None:
+            return match
+        done = text.find("\n", at) + 1
+        if not done:
+            return None
