@@ -17,9 +17,11 @@ import pickle
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import attrs
 from returns.result import Failure
@@ -158,17 +160,30 @@ def _whole(request: dict[str, object], seed: int, limits: Limits) -> ContextComm
 
 def _run_children(request: bytes, seeds: Sequence[int], limits: Limits) -> list[list[str]] | str:
     """Every child's outputs, the children run side by side; or the text of the first failure."""
-    with ThreadPoolExecutor(max_workers=len(seeds)) as pool:
-        results = list(pool.map(lambda seed: _run_child(request, seed, limits), seeds))
+    with tempfile.TemporaryDirectory(prefix="ctxrules-check-") as folder:
+        path = Path(folder) / "request.pickle"
+        path.write_bytes(request)  # once for all the children
+        with ThreadPoolExecutor(max_workers=len(seeds)) as pool:
+            results = list(pool.map(lambda seed: _run_file(path, seed, limits), seeds))
     failure = next((r for r in results if isinstance(r, str)), None)
     return failure if failure is not None else [r for r in results if not isinstance(r, str)]
 
 
 def _run_child(request: bytes, seed: int, limits: Limits) -> list[str] | str:
     """One child's outputs with ``PYTHONHASHSEED=seed``, or why it gave none."""
-    command = [sys.executable, "-m", "ctxrules.checker.child", str(limits.cpu_seconds)]
+    with tempfile.TemporaryDirectory(prefix="ctxrules-check-") as folder:
+        path = Path(folder) / "request.pickle"
+        path.write_bytes(request)
+        return _run_file(path, seed, limits)
+
+
+def _run_file(request: Path, seed: int, limits: Limits) -> list[str] | str:
+    """`_run_child` of a request written to a file (the child reads it, never waiting on us)."""
+    command = [
+        sys.executable, "-m", "ctxrules.checker.child", str(limits.cpu_seconds), str(request),
+    ]  # fmt: skip
     env = {**os.environ, "PYTHONHASHSEED": str(seed)}
-    answer = _watched(command, env, request, limits)
+    answer = _watched(command, env, limits)
     if isinstance(answer, str):
         return f"the child process with PYTHONHASHSEED={seed} hung ({answer})"
     returncode, out, err = answer
@@ -185,26 +200,32 @@ def _run_child(request: bytes, seed: int, limits: Limits) -> list[str] | str:
 
 
 def _watched(
-    command: list[str], env: dict[str, str], request: bytes, limits: Limits
+    command: list[str], env: dict[str, str], limits: Limits
 ) -> tuple[int, bytes, bytes] | str:
-    """Run ``command`` with ``request`` on its stdin: its exit code and output, or why it hung."""
-    process = subprocess.Popen(  # noqa: S603 - this Python, running ctxrules's own child module
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
-    )
-    watch = Watch(limits, time.monotonic())
-    given: bytes | None = request
-    while True:
-        try:
-            out, err = process.communicate(given, timeout=limits.poll_seconds)
-        except subprocess.TimeoutExpired:
-            given = None  # written on: communicate() keeps what it has yet to send
-            why = watch.hung(time.monotonic(), sample(process.pid))
-            if why is None:
-                continue
-            process.kill()
-            process.communicate()
-            return why
-        return process.returncode, out, err
+    """Run ``command`` to its end: its exit code and output, or why it hung.
+
+    Its input and output are files, never pipes: a child never waits for this process
+    (which a busy machine may leave waiting for a CPU), so a child that sits idle is
+    blocked by its own doing.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(  # noqa: S603 - this Python, running ctxrules's own child module
+            command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env
+        )
+        watch = Watch(limits, time.monotonic())
+        while True:
+            try:
+                process.wait(timeout=limits.poll_seconds)
+            except subprocess.TimeoutExpired:
+                why = watch.hung(time.monotonic(), sample(process.pid))
+                if why is None:
+                    continue
+                process.kill()
+                process.wait()
+                return why
+            out.seek(0)
+            err.seek(0)
+            return process.returncode, out.read(), err.read()
 
 
 def _rebuilt(answer: str) -> ContextCommit | None:

@@ -72,11 +72,28 @@ def test_a_sleeping_child_is_reported_as_hung() -> None:
     """A real process blocked for good: caught after `idle_seconds` without using a CPU."""
     if not Path("/proc/self/stat").exists():
         pytest.skip("no /proc")
-    command = [sys.executable, "-c", "import sys, time; sys.stdin.read(); time.sleep(600)"]
+    command = [sys.executable, "-c", "import time; time.sleep(600)"]
     limits = Limits(idle_seconds=1.0, poll_seconds=0.1)
-    why = hashseed._watched(command, {}, b"request", limits)
+    why = hashseed._watched(command, {}, limits)
     assert isinstance(why, str)
     assert why.startswith("blocked: no CPU used for")
+
+
+def test_a_child_reads_its_request_from_a_file_never_a_pipe(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """It never waits for the parent (which a busy machine may starve): idle means blocked."""
+    commands: list[list[str]] = []
+
+    def watched(command: list[str], _env: object, _limits: object) -> tuple[int, bytes, bytes]:
+        commands.append(command)
+        return 0, Path(command[-1]).read_bytes(), b""
+
+    monkeypatch.setattr(hashseed, "_watched", watched)
+    assert hashseed._run_children(b'["answer"]', (4, 5), Limits()) == [["answer"], ["answer"]]
+    # One file for all the children, named on their command line.
+    assert [c[-2:] for c in commands] == [["120", commands[0][-1]]] * 2
+    assert not Path(commands[0][-1]).exists()  # removed once they are done
 
 
 LOOPING = "def loop(**_params):\n    def rule(commit, facts):\n        while True:\n            pass\n    return rule\n"
