@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from ctxrules.check.compaction import covered, is_summary
+from ctxrules.check.differing import differing_pairs
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.commit.commit import items_digest
@@ -19,9 +20,10 @@ def _fields(item: ContextItem, names: tuple[str, ...]) -> tuple[object, ...]:
 
 def _same_keys(before: ContextCommit, after: ContextCommit) -> bool:
     # Only item by item: a dropped or moved item is reported once, by `items_kept`.
+    # An item left as the same object keeps its keys: only the others are read.
     return len(before.items) == len(after.items) and all(
         (a.source_node_id, a.attached_from) == (b.source_node_id, b.attached_from)
-        for a, b in zip(before.items, after.items, strict=True)
+        for _, a, b in differing_pairs(before, after)
     )
 
 
@@ -39,7 +41,7 @@ def pairing_kept(before: ContextCommit, after: ContextCommit) -> list[Violation]
             f"tool call id {old.tool_call_id!r} of tool {old.tool_name!r} kept",
             f"{new.tool_call_id!r} of tool {new.tool_name!r}",
         )
-        for old, new in zip(before.items, after.items, strict=True)
+        for _, old, new in differing_pairs(before, after)
         if (old.tool_call_id, old.tool_name) != (new.tool_call_id, new.tool_name)
     ]
 
@@ -49,7 +51,8 @@ def identity_kept(before: ContextCommit, after: ContextCommit) -> list[Violation
     if not _same_keys(before, after):
         return []
     found: list[Violation] = []
-    for old, new in zip(before.items, after.items, strict=True):
+    # An item left as the same object keeps every field: only the others can break these.
+    for _, old, new in differing_pairs(before, after):
         if _fields(old, _IDENTITY) != _fields(new, _IDENTITY):
             changed = [n for n in _IDENTITY if getattr(old, n) != getattr(new, n)]
             found.append(

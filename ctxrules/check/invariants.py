@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from ctxrules.check.differing import differing_pairs
 from ctxrules.check.pins import pins_kept
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit, State
@@ -14,6 +15,11 @@ from ctxrules.tokens import Tokenizer
 
 def items_kept(before: ContextCommit, after: ContextCommit) -> list[Violation]:
     """Invariant 13 for a rule: the same items, in the same order, none dropped or duplicated."""
+    if len(before.items) == len(after.items) and all(
+        (a.source_node_id, a.attached_from) == (b.source_node_id, b.attached_from)
+        for _, a, b in differing_pairs(before, after)
+    ):
+        return []  # an item left as the same object is the same item in the same place
     old = [(i.source_node_id, i.attached_from) for i in before.items]
     new = [(i.source_node_id, i.attached_from) for i in after.items]
     if old == new:
@@ -43,7 +49,8 @@ def monotone_tightening(before: ContextCommit, after: ContextCommit) -> list[Vio
     if items_kept(before, after):
         return []
     found: list[Violation] = []
-    for old, new in zip(before.items, after.items, strict=True):
+    # An item left as the same object neither loosens, grows nor changes its text.
+    for _, old, new in differing_pairs(before, after):
         ids = (old.source_node_id,)
         if not old.state.may_become(new.state):
             found.append(
@@ -75,7 +82,7 @@ def locked_untouched(before: ContextCommit, after: ContextCommit) -> list[Violat
             "the locked item unchanged",
             f"state {new.state.value!r}, reason {new.reason!r}",
         )
-        for old, new in zip(before.items, after.items, strict=True)
+        for _, old, new in differing_pairs(before, after)
         if old.locked and old != new
     ]
 

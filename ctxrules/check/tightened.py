@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ctxrules.check.differing import differing_pairs
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules.handles import fold_handle, handle_for, handles_in, item_handle
@@ -21,15 +22,10 @@ def changed_pairs(
     """Each position whose item the rule changed, with the old and the new item.
 
     Only where the same item stands at the same place: a dropped, added or moved item is
-    reported once, by `items_kept`. O(items), by identity first.
+    reported once, by `items_kept`. O(items the rule made), by identity first.
     """
-    if len(before.items) != len(after.items):
-        return
-    for position, (old, new) in enumerate(zip(before.items, after.items, strict=True)):
-        if old is new or (old.source_node_id, old.attached_from) != (
-            new.source_node_id,
-            new.attached_from,
-        ):
+    for position, old, new in differing_pairs(before, after):
+        if (old.source_node_id, old.attached_from) != (new.source_node_id, new.attached_from):
             continue
         if old != new:
             yield position, old, new

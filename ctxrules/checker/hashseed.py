@@ -14,16 +14,21 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import attrs
 from returns.result import Failure
 
 from ctxrules.check import Violation
 from ctxrules.checker.child import Packed, fingerprint, packed
+from ctxrules.checker.watch import CHILD_LIMITS, Limits, Watch, sample
 from ctxrules.commit import ContextCommit, commit_from_json
 from ctxrules.rules import Facts
 from ctxrules.testing.ruler import ruler_name
@@ -77,16 +82,20 @@ def differences(
     cases: Sequence[Case],
     *,
     allow_imports: bool = False,
-    timeout: float = 120.0,
+    limits: Limits = CHILD_LIMITS,
     seed: int | None = None,
 ) -> HashSeedDifference | str | None:
-    """The smallest case whose output differs between hash seeds, an error text, or None."""
+    """The smallest case whose output differs between hash seeds, an error text, or None.
+
+    A child that hangs (`ctxrules.checker.watch`) gives the error text; one that is only
+    slow, on a busy machine, is waited for.
+    """
     if not cases:
         return None
     ordered = sorted(cases, key=lambda case: len(case[1].items))
     request = _request(spec, ordered, allow_imports=allow_imports)
     seeds = hash_seeds(seed)
-    answers = _run_children(pickle.dumps({**request, "full": False}), seeds, timeout)
+    answers = _run_children(pickle.dumps({**request, "full": False}), seeds, limits)
     if isinstance(answers, str):
         return answers
     for index, (subject, before, facts, after) in enumerate(ordered):
@@ -102,7 +111,7 @@ def differences(
             " (set or dict order leaks)",
         )
         one = _request(spec, [ordered[index]], allow_imports=allow_imports)
-        first, second = (_whole(one, seeds[k], timeout) for k in (0, other))
+        first, second = (_whole(one, seeds[k], limits) for k in (0, other))
         return HashSeedDifference(
             subject, seeds[other], before, facts, first or after, second, violation
         )
@@ -119,7 +128,7 @@ def differences(
         )
         one = _request(spec, [ordered[index]], allow_imports=allow_imports)
         return HashSeedDifference(
-            subject, seeds[0], before, facts, after, _whole(one, seeds[0], timeout), violation
+            subject, seeds[0], before, facts, after, _whole(one, seeds[0], limits), violation
         )
     return None
 
@@ -143,38 +152,80 @@ def _request(spec: str, cases: Sequence[Case], *, allow_imports: bool) -> dict[s
     }
 
 
-def _whole(request: dict[str, object], seed: int, timeout: float) -> ContextCommit | None:
+def _whole(request: dict[str, object], seed: int, limits: Limits) -> ContextCommit | None:
     """The whole output of the request's one case in the child with ``seed`` (for the report)."""
-    answers = _run_child(pickle.dumps({**request, "full": True}), seed, timeout)
+    answers = _run_child(pickle.dumps({**request, "full": True}), seed, limits)
     return None if isinstance(answers, str) or not answers else _rebuilt(answers[0])
 
 
-def _run_children(request: bytes, seeds: Sequence[int], timeout: float) -> list[list[str]] | str:
+def _run_children(request: bytes, seeds: Sequence[int], limits: Limits) -> list[list[str]] | str:
     """Every child's outputs, the children run side by side; or the text of the first failure."""
-    with ThreadPoolExecutor(max_workers=len(seeds)) as pool:
-        results = list(pool.map(lambda seed: _run_child(request, seed, timeout), seeds))
+    with tempfile.TemporaryDirectory(prefix="ctxrules-check-") as folder:
+        path = Path(folder) / "request.pickle"
+        path.write_bytes(request)  # once for all the children
+        with ThreadPoolExecutor(max_workers=len(seeds)) as pool:
+            results = list(pool.map(lambda seed: _run_file(path, seed, limits), seeds))
     failure = next((r for r in results if isinstance(r, str)), None)
     return failure if failure is not None else [r for r in results if not isinstance(r, str)]
 
 
-def _run_child(request: bytes, seed: int, timeout: float) -> list[str] | str:
+def _run_child(request: bytes, seed: int, limits: Limits) -> list[str] | str:
     """One child's outputs with ``PYTHONHASHSEED=seed``, or why it gave none."""
-    try:
-        child = subprocess.run(
-            [sys.executable, "-m", "ctxrules.checker.child"],
-            input=request,
-            capture_output=True,
-            env={**os.environ, "PYTHONHASHSEED": str(seed)},
-            timeout=timeout,
-            check=False,
+    with tempfile.TemporaryDirectory(prefix="ctxrules-check-") as folder:
+        path = Path(folder) / "request.pickle"
+        path.write_bytes(request)
+        return _run_file(path, seed, limits)
+
+
+def _run_file(request: Path, seed: int, limits: Limits) -> list[str] | str:
+    """`_run_child` of a request written to a file (the child reads it, never waiting on us)."""
+    command = [
+        sys.executable, "-m", "ctxrules.checker.child", str(limits.cpu_seconds), str(request),
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+    answer = _watched(command, env, limits)
+    if isinstance(answer, str):
+        return f"the child process with PYTHONHASHSEED={seed} hung ({answer})"
+    returncode, out, err = answer
+    if returncode == -getattr(signal, "SIGXCPU", -1):
+        return (
+            f"the child process with PYTHONHASHSEED={seed} hung"
+            f" ({limits.cpu_seconds} s of CPU without an answer)"
         )
-    except subprocess.TimeoutExpired:
-        return f"the child process with PYTHONHASHSEED={seed} timed out"
-    if child.returncode != 0:
-        error = child.stderr.decode("utf-8", "replace").strip()[-400:]
+    if returncode != 0:
+        error = err.decode("utf-8", "replace").strip()[-400:]
         return f"the child process with PYTHONHASHSEED={seed} failed: {error}"
-    answers: list[str] = json.loads(child.stdout)
+    answers: list[str] = json.loads(out)
     return answers
+
+
+def _watched(
+    command: list[str], env: dict[str, str], limits: Limits
+) -> tuple[int, bytes, bytes] | str:
+    """Run ``command`` to its end: its exit code and output, or why it hung.
+
+    Its input and output are files, never pipes: a child never waits for this process
+    (which a busy machine may leave waiting for a CPU), so a child that sits idle is
+    blocked by its own doing.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(  # noqa: S603 - this Python, running ctxrules's own child module
+            command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env
+        )
+        watch = Watch(limits, time.monotonic())
+        while True:
+            try:
+                process.wait(timeout=limits.poll_seconds)
+            except subprocess.TimeoutExpired:
+                why = watch.hung(time.monotonic(), sample(process.pid))
+                if why is None:
+                    continue
+                process.kill()
+                process.wait()
+                return why
+            out.seek(0)
+            err.seek(0)
+            return process.returncode, out.read(), err.read()
 
 
 def _rebuilt(answer: str) -> ContextCommit | None:

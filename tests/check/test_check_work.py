@@ -6,6 +6,7 @@ Each cut of the check's cost is pinned here by a count, so it cannot grow back u
 from __future__ import annotations
 
 import sys
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -162,3 +163,31 @@ def test_a_fingerprint_follows_values_not_objects() -> None:
     assert fingerprint(before, marked) != fingerprint(before, before)
     stale = attrs.evolve(before, digest=before.digest + 1)  # the id no longer the content's
     assert fingerprint(before, stale) != fingerprint(before, before)
+
+
+def test_the_sessions_grow_while_the_children_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The children rerun the cases beside the sessions, and what they find is reported first."""
+    began = threading.Event()
+    order: list[str] = []
+
+    def children(*_args: object, **_options: object) -> str:
+        order.append("children begin")
+        # Run one after the other, the sessions would never begin while this waits.
+        order.append("sessions seen" if began.wait(30) else "sessions not seen")
+        return "the child process with PYTHONHASHSEED=4 failed: stand-in"
+
+    def sessions(*_args: object, **_options: object) -> runner.Counterexample:
+        began.set()
+        order.append("sessions")
+        return runner.Counterexample("<pipeline>", (), ContextCommit(""), None, Facts())
+
+    monkeypatch.setattr(spec_check, "differences", children)
+    monkeypatch.setattr(spec_check, "check_sessions", sessions)
+    monkeypatch.setattr(
+        spec_check, "check_rules", lambda rules, **_options: [Outcome(None) for _ in rules]
+    )
+    spec = SPECS / "default.toml"
+    found = check_pipeline(spec, load_spec(spec).unwrap(), examples=1).counterexample
+    assert "sessions seen" in order
+    assert found is not None
+    assert found.error == "the child process with PYTHONHASHSEED=4 failed: stand-in"

@@ -1,0 +1,133 @@
+"""The hints' cost: `names` reads a text once; the failure line is looked for only where one can be.
+
+Both give exactly what they gave before: the memo answers what `_names` computes, and
+`_error_line` finds the match `_ERROR_LINE.search` finds.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from ctxrules.rules import hints as hints_module
+from ctxrules.rules.hints import names
+
+
+def test_names_reads_a_text_once_and_answers_a_new_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second call for a text is answered from the memo, equal to the first, never shared."""
+    read: list[str] = []
+    real = hints_module._names
+
+    def counting(text: str) -> list[str]:
+        read.append(text)
+        return real(text)
+
+    monkeypatch.setattr(hints_module, "_names", counting)
+    text = "run parse_args in src/app/run.py then parse_args via cli.main # names_memo_marker_41"
+    first = names(text)
+    assert first == ["parse_args", "src/app/run.py", "cli.main", "names_memo_marker_41"]
+    first.append("spoiled")
+    second = names(text)
+    assert second == first[:-1]
+    assert second is not first
+    assert read == [text]
+    # Another text is read anew.
+    assert names(text + " other_name") == [*second, "other_name"]
+    assert len(read) == 2
+
+
+def test_a_remembered_answer_is_the_one_worked_out_anew() -> None:
+    """For texts of every kind the memo answers what `_names` computes (the function is pure)."""
+    texts = ["", "plain words only", "a.b c_d e/f/g.py 0xdeadbeef1 camelCase " * 3, "x" * 300_000]
+    for text in texts:
+        assert names(text) == hints_module._names(text)
+        assert names(text) == hints_module._names(text)
+
+
+#: Pieces that make failure lines and near misses: the words, "E", white space of every
+#: kind, colons, brackets, and letters that match others regardless of case (the Kelvin
+#: sign, the long s, the dotless i, the dotted I).
+PIECES = st.sampled_from(
+    [
+        "error",
+        "Error:",
+        "ERROR",
+        "exception",
+        "failed",
+        "FAIL",
+        "fatal",
+        "panic",
+        "Traceback",
+        "not found",
+        "Permission denied",
+        "no such file",
+        "E",
+        "e",
+        "E ",
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\x0b",
+        "\x1c",
+        "\u2028",
+        "\xa0",
+        ":",
+        ": x",
+        "[E0425]",
+        "[]",
+        "x",
+        "ok",
+        "value",
+        "\u212a",
+        "\u017f",
+        "\u0131",
+        "\u0130",
+        "errors",
+        "_error",
+        "err",
+        "or",
+        "not",
+        " found",
+    ]
+)
+
+
+@given(st.lists(PIECES, max_size=40).map("".join))
+@example("E\n\n  failed here")
+@example("ok\n  \n E \n error: x\nmore")
+@example("value error\n:  y")
+@example("line error:\n  next")
+@example("a\ne\ne\nerror")
+def test_the_failure_line_is_the_one_the_pattern_finds(text: str) -> None:
+    """`_error_line` gives the very match of ``_ERROR_LINE.search``: start, end and text."""
+    found = hints_module._error_line(text)
+    expected = hints_module._ERROR_LINE.search(text)
+    if expected is None:
+        assert found is None
+    else:
+        assert found is not None
+        assert (found.span(), found.group()) == (expected.span(), expected.group())
+
+
+def test_lines_without_a_failure_word_are_not_tried(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted: of 2,000 lines, the pattern is tried on the one holding a failure report only."""
+    tried: list[int] = []
+    real = hints_module._ERROR_LINE
+
+    class Counting:
+        def match(self, text: str, pos: int) -> object:
+            tried.append(pos)
+            return real.match(text, pos)
+
+    monkeypatch.setattr(hints_module, "_ERROR_LINE", Counting())
+    lines = [f"line {n} of parse_args output" for n in range(2_000)]
+    lines[700] = "checking ValueError handling"
+    lines[1500] = "ValueError: bad input"
+    text = "\n".join(lines)
+    found = hints_module._error_line(text)
+    assert found is not None
+    assert found.group() == "ValueError: bad input"
+    assert tried == [text.index("ValueError: bad")]
