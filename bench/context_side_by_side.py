@@ -98,9 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     trim = statistics.median(times["trim"])
     sys.stdout.write(f"{args.size:,} messages; trim_messages {trim * 1e3:.0f} ms (median)\n")
     for name in ("base", "branch"):
-        turn = statistics.median(times[name])
+        turn, mean = statistics.median(times[name]), statistics.fmean(times[name])
         sys.stdout.write(
-            f"{name:6s} turn {turn * 1e3:.2f} ms (median), {trim / turn:,.0f}x trim_messages\n"
+            f"{name:6s} turn {turn * 1e3:.2f} ms (median), {trim / turn:,.0f}x trim_messages;"
+            f" mean {mean * 1e3:.2f} ms ({trim / mean:,.0f}x), slowest {max(times[name]) * 1e3:.0f} ms\n"
         )
     return 0
 
