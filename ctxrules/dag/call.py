@@ -78,11 +78,13 @@ class Call:
         status: Status,
         metadata: PMap[str, Frozen],
         created_at: float,
+        seq: int = -1,
     ) -> Call:
         """A node from fields already checked and frozen (`freeze`), the converters not run again.
 
         The session checks each payload once as it arrives; the converters would walk and
-        rebuild every frozen map and list of it a second time.
+        rebuild every frozen map and list of it a second time. A ``seq`` given is the one
+        the graph will give it, so `Graph.append` keeps this node rather than a copy.
         """
         call = object.__new__(cls)
         fields = (
@@ -96,7 +98,7 @@ class Call:
             ("reads", reads),
             ("status", status),
             ("metadata", metadata),
-            ("seq", -1),
+            ("seq", seq),
             ("created_at", created_at),
         )
         for field, value in fields:

@@ -90,8 +90,10 @@ class Graph:
         if error is not None:
             return Failure(error)
         # A shallow copy with only seq set: the payloads were frozen when the call was made,
-        # and attrs.evolve would walk and re-freeze them all again.
-        node = call.with_frozen(seq=self.next_seq)
+        # and attrs.evolve would walk and re-freeze them all again. A call made with this
+        # seq already (as a session makes each) is the node itself: nodes never change.
+        seq = self.next_seq
+        node = call if call.seq == seq else call.with_frozen(seq=seq)
         children, callees, roots = self.children, self.callees, self.roots
         if node.predecessor is not None:
             children = children.set(

@@ -114,7 +114,7 @@ class Session:
     ) -> Result[Session, DagError]:
         """Fill a running node's output once and mark it done or error."""
         return self.graph.complete(node_id, output, status).map(
-            lambda graph: attrs.evolve(self, graph=graph, running=self.running.discard(node_id))
+            lambda graph: Session(self.session_id, graph, self.head, self.running.discard(node_id))
         )
 
     def retry(self, node_id: str, *, created_at: float = 0.0) -> Result[Session, DagError]:
@@ -290,15 +290,15 @@ class Session:
             status=Status(status),
             metadata=checked[2],  # type: ignore[arg-type]
             created_at=created_at,
+            seq=self.graph.next_seq,
         )
+        # Built directly: attrs.evolve reads every field back by name, for four of them.
         return self.graph.append(call).map(
-            lambda graph: attrs.evolve(
-                self,
-                graph=graph,
-                head=call.id if move_head else self.head,
-                running=self.running.add(call.id)
-                if call.status is Status.RUNNING
-                else self.running,
+            lambda graph: Session(
+                self.session_id,
+                graph,
+                call.id if move_head else self.head,
+                self.running.add(call.id) if call.status is Status.RUNNING else self.running,
             )
         )
 
@@ -317,12 +317,17 @@ def _pointer_metadata(source: AttachSource, *, base: bool) -> dict[str, object]:
     }
 
 
+#: The values a node's role and status may take (built once: a set per append is garbage).
+_ROLES = frozenset(Role)
+_STATUSES = frozenset(Status)
+
+
 def _check_fields(
     role: object, status: object, input_: object, output: object, metadata: object
 ) -> tuple[Frozen, Frozen, Frozen] | DagError:
-    if role not in set(Role):
+    if role not in _ROLES:
         return InvalidValue("role", f"one of {[r.value for r in Role]}", repr(role))
-    if status not in set(Status):
+    if status not in _STATUSES:
         return InvalidValue("status", f"one of {[s.value for s in Status]}", repr(status))
     if not isinstance(metadata or {}, Mapping):
         return InvalidPayload("metadata", f"a value of type {type(metadata).__name__}")

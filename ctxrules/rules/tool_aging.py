@@ -72,13 +72,29 @@ def tool_stub(
 
 #: Distinct names of a result the assistant must have written lately for it to stay whole.
 USED_NAMES = 2
+#: The key under which a result keeps its distinctive names (`ContextItem.remember`).
+NAMES_KEY = "aging_names"
+
+
+def _result_names(item: ContextItem) -> tuple[str, ...]:
+    """`names` of the item's text, read once per item and kept with it.
+
+    A result held whole keeps the rule's mark before it, so every batch point visits it
+    again: without the memo each visit read its whole text for names once more.
+    """
+    memo = item.memo
+    found: tuple[str, ...] | None = memo.get(NAMES_KEY) if memo is not None else None  # type: ignore[assignment]
+    if found is None:
+        found = tuple(names(item.rendered))
+        item.remember(NAMES_KEY, found)
+    return found
 
 
 def _in_use(item: ContextItem, used: frozenset[str]) -> bool:
     """Whether the assistant lately wrote at least `USED_NAMES` of the result's names."""
     if not used:
         return False
-    return sum(1 for name in names(item.rendered) if name in used) >= USED_NAMES
+    return sum(1 for name in _result_names(item) if name in used) >= USED_NAMES
 
 
 def _used_after(item: ContextItem, index: int, last: dict[str, int]) -> bool:

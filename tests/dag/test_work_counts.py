@@ -112,3 +112,31 @@ def test_counting_map_detects_a_full_scan() -> None:
     graph, tally = counted(linear_graph(50))
     _ = list(graph.nodes.values())
     assert tally[0] == 50
+
+
+def test_an_append_makes_the_node_once_not_a_copy_with_its_seq_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A session builds each node with the seq the graph gives it, and the graph keeps it.
+
+    The old append copied every field of the node again to set its seq: two objects a node.
+    """
+    copies: list[str] = []
+    with_frozen = Call.with_frozen
+
+    def counted(self: Call, **changes: object) -> Call:
+        copies.append(self.id)
+        return with_frozen(self, **changes)
+
+    monkeypatch.setattr(Call, "with_frozen", counted)
+    session = Session("s").send("user", "hi").unwrap()
+    assert session.head is not None
+    session = session.record_call(session.head, "ls", {"path": "."}, status="running").unwrap()
+    session = session.send("assistant", "done").unwrap()
+    assert copies == []
+    nodes = [session.graph.nodes[node_id] for node_id in session.graph.order]
+    assert [node.seq for node in nodes] == [0, 1, 2]
+    # A call made elsewhere, without the seq, is still copied with it set.
+    graph = session.graph.append(Call("x", "user", predecessor=session.head)).unwrap()
+    assert graph.nodes["x"].seq == 3
+    assert len(copies) == 1

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+import ctxrules.rules.tool_aging as aging
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules import Facts, age_tool_results
 from ctxrules.rules.hints import written_names
@@ -70,3 +73,28 @@ def test_a_calls_arguments_are_the_assistants_writing_too() -> None:
     commit = _commit("Editing now.").append_items([edit])
     assert written_names(commit, 5) >= {"load_config", "parse_settings"}
     assert _aged(commit, used=4)[0] is State.FULL
+
+
+def test_a_held_results_names_are_read_once_across_batch_points(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A result held whole is visited again at every batch point; its text is read for names once.
+
+    The mark stays before a held result, so each run of the rule meets it again.
+    """
+    read: list[str] = []
+    names = aging.names
+
+    def counted(text: str) -> list[str]:
+        read.append(text)
+        return names(text)
+
+    monkeypatch.setattr(aging, "names", counted)
+    commit = _commit(
+        "I will call load_config and then parse_settings on the new file.", reply_turn=4
+    )
+    rule = age_tool_results(3, 200, 40, 0, (), used_tail_turns=4)
+    for head_turn in (8, 8, 8):
+        commit = rule(commit, Facts(head_turn=head_turn, tokenizer=RULER))
+        assert commit.items[0].state is State.FULL
+    assert read.count(SOURCE) == 1
