@@ -136,7 +136,23 @@ def _gather(messages: Sequence[Message]) -> tuple[list[_Sourced], list[_Turn]]:
 #: The key under which an item keeps its Anthropic content blocks (`ContextItem.remember`).
 ANTHROPIC_KEY = "anthropic"
 #: An item's repaired messages as (role, content blocks), and the tool call ids among them.
-_Parts = tuple[tuple[tuple[str, tuple[dict[str, object] | None, ...]], ...], tuple[str, ...]]
+#: One kept message: its role and its blocks (None for a block left out).
+_Part = tuple[str, tuple[dict[str, object] | None, ...]]
+_Parts = tuple[tuple[_Part, ...], tuple[str, ...]]
+
+
+def _unique_parts(items: Sequence[ContextItem]) -> tuple[list[_Part], set[str]] | None:
+    """The items' kept messages in order and their call ids; None when an id is used twice."""
+    seen: set[str] = set()
+    messages: list[_Part] = []
+    for item in items:
+        parts, call_ids = _kept_parts(item)
+        for call_id in call_ids:
+            if call_id in seen:
+                return None
+            seen.add(call_id)
+        messages.extend(parts)
+    return messages, seen
 
 
 def _from_items(items: Sequence[ContextItem]) -> tuple[list[_Sourced], list[_Turn]] | None:
@@ -146,19 +162,13 @@ def _from_items(items: Sequence[ContextItem]) -> tuple[list[_Sourced], list[_Tur
     it is repaired alone; the only repair that crosses items is a call id used twice, and
     then the caller repairs message by message.
     """
+    found = _unique_parts(items)
+    if found is None:
+        return None
     system: list[_Sourced] = []
     turns: list[_Turn] = []
-    seen: set[str] = set()
-    index = 0
-    for item in items:
-        messages, call_ids = _kept_parts(item)
-        for call_id in call_ids:
-            if call_id in seen:
-                return None
-            seen.add(call_id)
-        for role, blocks in messages:
-            _add(system, turns, index, role, blocks)
-            index += 1
+    for index, (role, blocks) in enumerate(found[0]):
+        _add(system, turns, index, role, blocks)
     return _finish(system, turns)
 
 
@@ -284,28 +294,25 @@ def _from_spans(
 
 def _piece(items: Sequence[ContextItem]) -> _Piece | None:
     """The items gathered as `_add` and `_finish` do; None when a call id is used twice."""
+    found = _unique_parts(items)
+    if found is None:
+        return None
+    messages, seen = found
     system: list[_Block] = []
     turns: list[tuple[str, list[_Block], list[_Block]]] = []
-    seen: set[str] = set()
-    for item in items:
-        messages, call_ids = _kept_parts(item)
-        for call_id in call_ids:
-            if call_id in seen:
-                return None
-            seen.add(call_id)
-        for role, contents in messages:
-            blocks = [content for content in contents if content is not None]
-            if role == "system":
-                system.extend(blocks)
+    for role, contents in messages:
+        blocks = [content for content in contents if content is not None]
+        if role == "system":
+            system.extend(blocks)
+            continue
+        side = "assistant" if role == "assistant" else "user"
+        if not turns or turns[-1][0] != side:
+            if not blocks:
                 continue
-            side = "assistant" if role == "assistant" else "user"
-            if not turns or turns[-1][0] != side:
-                if not blocks:
-                    continue
-                turns.append((side, [], []))
-            _, results, others = turns[-1]
-            for block in blocks:
-                (results if block["type"] == "tool_result" else others).append(block)
+            turns.append((side, [], []))
+        _, results, others = turns[-1]
+        for block in blocks:
+            (results if block["type"] == "tool_result" else others).append(block)
     opened = [(side, tuple(results), tuple(others)) for side, results, others in turns]
     return _Piece(
         system=tuple(system),
