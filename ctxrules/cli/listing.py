@@ -12,9 +12,12 @@ from ctxrules.cli.terminal import printable
 from ctxrules.dag import Graph, Role
 
 if TYPE_CHECKING:  # the store is imported only by the commands that open one
+    from ctxrules.inspect.source import NodeSource
     from ctxrules.store import SessionInfo
 
 TITLE_WIDTH = 50
+#: Nodes looked at for a title when the session stored none.
+TITLE_NODES = 400
 
 
 @attrs.frozen
@@ -38,18 +41,33 @@ def first_user_text(graph: Graph) -> str:
     return ""
 
 
-def session_line(info: SessionInfo, graph: Graph) -> SessionLine:
-    """The listing line of a stored session, from its row and its graph."""
-    times = [call.created_at for call in graph.nodes.values()]
+def session_line(info: SessionInfo, nodes: NodeSource) -> SessionLine:
+    """The listing line of a stored session: its row, its first and last node, its title.
+
+    The times are the first and the last node's by seq (the order they were stored), as
+    `ctxrules inspect` shows them; a long session's nodes are not read whole.
+    """
+    ids = nodes.ids()
+    first = nodes.get(ids[0]) if ids else None
+    last = nodes.get(ids[-1]) if ids else None
     fmt = info.metadata.get("format", "-")
     return SessionLine(
         info.id,
         str(fmt),
         info.node_count,
-        min(times) if times else None,
-        max(times) if times else None,
-        info.title or first_user_text(graph),
+        first.created_at if first is not None else None,
+        last.created_at if last is not None else None,
+        info.title or _first_user_text(nodes, ids),
     )
+
+
+def _first_user_text(nodes: NodeSource, ids: Sequence[str]) -> str:
+    # Looked for among the first nodes only: a title is the opening request, not a search.
+    for node_id in ids[:TITLE_NODES]:
+        call = nodes.get(node_id)
+        if call is not None and call.role is Role.USER:
+            return " ".join(str(call.output_value()).split())
+    return ""
 
 
 def _when(seconds: float | None) -> str:

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from returns.result import Failure
+import attrs
+from returns.result import Failure, Result, Success
 
 from ctxrules.cli.listing import format_listing, session_line
 from ctxrules.cli.terminal import printable
-from ctxrules.commit import ContextCommit
-from ctxrules.dag import Graph, ancestors, graph_to_jsonl
+from ctxrules.cli.timeline import format_timeline, read_timeline
+from ctxrules.dag import graph_to_jsonl
 from ctxrules.importers import import_session
+from ctxrules.inspect.delta import chunk_cache
+from ctxrules.inspect.source import CommitSource, NodeSource
 from ctxrules.store.errors import UnknownSession
 
 
@@ -30,57 +31,59 @@ def _open(path: str) -> Any:  # noqa: ANN401 - a Store, imported lazily
     return opened.unwrap() if not isinstance(opened, Failure) else str(opened.failure())
 
 
-def timeline(commits: list[ContextCommit], graph: Graph, head: str | None) -> list[ContextCommit]:
-    """The commit of the head (or its nearest ancestor) and its first parents, newest first."""
-    by_id = {c.id: c for c in commits}
-    parents = {p for c in commits for p in c.parent_ids}
-    heads = {c.head_node_id for c in commits}
-    near = next((call.id for call in ancestors(graph, head) if call.id in heads), None)
-    tips = [c for c in commits if c.head_node_id == near and c.id not in parents]
-    chain: list[ContextCommit] = []
-    current = tips[-1] if tips else None
-    while current is not None and current not in chain:
-        chain.append(current)
-        current = by_id.get(current.parent_ids[0]) if current.parent_ids else None
-    return chain
+#: Ancestors of a moved head searched one by one for a commit before reading every commit.
+NEAR_NODES = 2_000
 
 
-def _cut(text: str, width: int = 60) -> str:
-    flat = " ".join(text.split())
-    return printable(flat if len(flat) <= width else flat[: width - 1] + "…")
+def _near_commit(store: Any, source: CommitSource, session: str, head: str | None) -> str | None:  # noqa: ANN401 - a Store
+    """The commit of ``head``'s nearest ancestor that has one, looked for node by node.
+
+    None when none has one within `NEAR_NODES`, or the store cannot be asked by head.
+    """
+    nodes = NodeSource(store, session)
+    node = head
+    try:
+        for _ in range(NEAR_NODES):
+            if node is None:
+                break
+            found = source.for_head(session, node)
+            if found is not None:
+                return found
+            call = nodes.get(node)
+            node = call.predecessor if call is not None else None
+    except LookupError:
+        pass
+    return None
 
 
-def format_timeline(chain: list[ContextCommit]) -> str:
-    """Like ``git log`` of the context: each commit, then the items it added or changed."""
-    lines: list[str] = []
-    for position, commit in enumerate(chain):
-        parent = chain[position + 1] if position + 1 < len(chain) else None
-        states = Counter(item.state.value for item in commit.items)
-        when = datetime.fromtimestamp(commit.created_at, UTC).isoformat(timespec="seconds")
-        head = printable(str(commit.head_node_id))
-        lines.append(f"commit {commit.id[:18]}  head {head}  {when}")
-        lines.append(
-            f"  {commit.total_tokens:,} tokens, {len(commit.items)} items: "
-            + ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
-        )
-        before = (
-            {(i.source_node_id, i.attached_from): i for i in parent.items}
-            if parent is not None
-            else {}
-        )
-        for item in commit.items:
-            old = before.get((item.source_node_id, item.attached_from))
-            if old is not None and old == item:
-                continue
-            mark = "+" if old is None else "~"
-            attached = (
-                f" attached_from={printable(item.attached_from[:14])}" if item.attached_from else ""
-            )
-            reason = printable(item.reason)
-            lines.append(
-                f"  {mark} {item.state.value:<10} {item.tokens:>6}  {item.role.value:<9} {reason}{attached}  {_cut(item.rendered)}"
-            )
-    return "\n".join(lines)
+@attrs.frozen
+class Start:
+    """Where a timeline starts: a commit id (None: no commit stored), and a note to print first."""
+
+    commit: str | None
+    note: str = ""
+
+
+def _start(store: Any, source: CommitSource, session: str) -> Result[Start, Any]:  # noqa: ANN401 - a Store
+    """The head's commit or its nearest ancestor's; else the newest stored commit, with a note."""
+    head = store.get_head(session)
+    if isinstance(head, Failure):
+        return head
+    last = source.last_id(session)
+    if last is None:
+        return Success(Start(None, f"session {printable(session)} has no stored commits yet"))
+    found = source.get(last)
+    if isinstance(found, Success) and found.unwrap().head_node_id == head.unwrap():
+        return Success(Start(last))
+    # The head moved since the last commit (a rewind, a retry): its nearest ancestor's.
+    near = _near_commit(store, source, session, head.unwrap())
+    if near is not None:
+        return Success(Start(near))
+    note = (
+        f"(no commit is stored for the branch at the head {printable(str(head.unwrap()))} yet; "
+        "the newest stored commit, on another branch, follows)"
+    )
+    return Success(Start(last, note))
 
 
 def _missing(store: str, session: str) -> str:
@@ -96,11 +99,11 @@ def _list(store: Any, path: str, limit: int, out: TextIO) -> int:  # noqa: ANN40
     shown = infos[-limit:] if limit > 0 else infos
     lines = []
     for info in shown:
-        graph = store.load_graph(info.id)
-        if isinstance(graph, Failure):
-            sys.stderr.write(f"{path}: {graph.failure()}\n")
+        try:
+            lines.append(session_line(info, NodeSource(store, info.id)))
+        except LookupError as error:
+            sys.stderr.write(f"{path}: {error}\n")
             return 2
-        lines.append(session_line(info, graph.unwrap()))
     if not infos:
         out.write(f"{path} holds no sessions yet (`ctxrules replay` stores one)\n")
         return 0
@@ -117,24 +120,26 @@ def run_show(args: argparse.Namespace, out: TextIO) -> int:
     try:
         if args.session is None:
             return _list(store, args.store, args.limit, out)
-        head = store.get_head(args.session)
-        commits = store.commits_for(args.session)
-        graph = store.load_graph(args.session)
-        for result in (head, commits, graph):
-            if isinstance(result, Failure):
-                problem = result.failure()
-                unknown = isinstance(problem, UnknownSession)
-                sys.stderr.write(
-                    (_missing(args.store, args.session) if unknown else f"{problem}") + "\n"
-                )
-                return 2
-        chain = timeline(commits.unwrap(), graph.unwrap(), head.unwrap())
-        shown = chain[: args.limit] if args.limit > 0 else chain
-        out.write(format_timeline(shown) + "\n")
-        if len(shown) < len(chain):
-            out.write(
-                f"({len(chain) - len(shown)} older commits not shown: --limit N shows more, 0 all)\n"
+        source = CommitSource(store)
+        start = _start(store, source, args.session)
+        if isinstance(start, Failure):
+            problem = start.failure()
+            unknown = isinstance(problem, UnknownSession)
+            sys.stderr.write(
+                (_missing(args.store, args.session) if unknown else f"{problem}") + "\n"
             )
+            return 2
+        begin = start.unwrap()
+        if begin.note:
+            out.write(begin.note + "\n")
+        if begin.commit is None:
+            return 0
+        chunks = chunk_cache()[0]
+        read = read_timeline(source, begin.commit, args.limit, chunks)
+        if isinstance(read, Failure):
+            sys.stderr.write(f"{read.failure()}\n")
+            return 2
+        out.write(format_timeline(read.unwrap(), chunks) + "\n")
         return 0
     finally:
         store.close()

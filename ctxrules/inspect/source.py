@@ -113,6 +113,32 @@ class CommitSource:
         )
         return str(row[0]) if row is not None else None
 
+    def for_head(self, session_id: str, node_id: str) -> str | None:
+        """The newest commit stored for head ``node_id`` (one small read), or None.
+
+        Raises `LookupError` on a store without the backends' shared rows (none can tell).
+        """
+        rows = _rows(self.store)
+        if rows is None:
+            raise LookupError("this store cannot find a commit by its head")
+        row = rows(
+            "SELECT id FROM commits WHERE session_id = ? AND head_node_id = ?"
+            " ORDER BY seq DESC LIMIT 1",
+            (session_id, node_id),
+        )
+        return str(row[0]) if row is not None else None
+
+    def parent_id(self, commit_id: str) -> str | None:
+        """The first parent of a stored commit, from its header alone (None: a root or unknown)."""
+        kept = self._kept.get(commit_id)
+        rows = _rows(self.store) if kept is None else None
+        if rows is None:
+            found = kept or self.store.get_commit(commit_id).value_or(None)
+            return found.parent_ids[0] if found is not None and found.parent_ids else None
+        row = rows("SELECT data FROM commits WHERE id = ?", (commit_id,))
+        parents = json.loads(row[0]).get("parent_ids") if row is not None else None
+        return str(parents[0]) if isinstance(parents, list) and parents else None
+
     def get(self, commit_id: str) -> Result[ContextCommit, str]:
         """The commit, its header and tree read now and its chunks when touched."""
         kept = self._kept.get(commit_id)

@@ -20,7 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 import pg_server
 from inspect_pages import Server, browser_paths, real_store
 
-from ctxrules.store import open_store
+from ctxrules.commit.vector import CHUNK
+from ctxrules.inspect import source
+from ctxrules.store import objects, open_store, stored_graph
 
 
 @pytest.fixture(scope="session")
@@ -72,13 +74,11 @@ def postgres() -> Iterator[pg_server.Server]:
     yield from pg_server.running()
 
 
-@pytest.fixture(scope="session")
-def long_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    """A SQLite store of a 2,400-message session, four requests, and a retry of an early node."""
+def _write_long(path: str) -> None:
+    """A 2,400-message session ``long`` and four requests, written through `Context`."""
     from ctxrules import Context  # noqa: PLC0415 - only these tests need a live session
     from ctxrules.testing.responses import openai_response  # noqa: PLC0415
 
-    path = str(tmp_path_factory.mktemp("long") / "store.sqlite")
     messages: list[dict[str, object]] = []
     for turn in range(800):
         call = {
@@ -100,6 +100,21 @@ def long_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
         ctx.add_tool_result(reply.tool_calls[0].id, f"contents {turn}")
         ctx.openai()
     ctx.close()
+
+
+@pytest.fixture(scope="session")
+def long_plain(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """A SQLite store of a 2,400-message session whose head is its last request's."""
+    path = str(tmp_path_factory.mktemp("long_plain") / "store.sqlite")
+    _write_long(path)
+    return path, "long"
+
+
+@pytest.fixture(scope="session")
+def long_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """A SQLite store of a 2,400-message session, four requests, and a retry of an early node."""
+    path = str(tmp_path_factory.mktemp("long") / "store.sqlite")
+    _write_long(path)
     store = open_store(path).unwrap()
     try:
         session = store.load_session("long").unwrap()
@@ -109,3 +124,24 @@ def long_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     finally:
         store.close()
     return path, "long"
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Counts of the nodes and items the store decodes (what a long session must not grow)."""
+    counts = {"nodes": 0, "items": 0}
+    node, item = stored_graph.record_call, objects.item_from_row
+
+    def one_node(*args: Any) -> Any:
+        counts["nodes"] += 1
+        return node(*args)
+
+    def one_item(*args: Any, **kwargs: Any) -> Any:
+        counts["items"] += 1
+        return item(*args, **kwargs)
+
+    monkeypatch.setattr(stored_graph, "record_call", one_node)
+    monkeypatch.setattr(objects, "item_from_row", one_item)
+    # Commits of this test's size are read chunk by chunk, as 100,000-item ones are.
+    monkeypatch.setattr(source, "LAZY_FROM", 2 * CHUNK)
+    return counts

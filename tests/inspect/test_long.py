@@ -13,34 +13,12 @@ from inspect_pages import Server, open_page, shot, wait_for
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.commit.diff import ChangeKind, diff_commits
 from ctxrules.commit.vector import CHUNK
-from ctxrules.inspect import source
 from ctxrules.inspect.delta import delta
 from ctxrules.inspect.layout import place
 from ctxrules.inspect.read import Reader
-from ctxrules.store import objects, open_store, stored_graph
+from ctxrules.store import open_store
 
 ROWS = 500
-
-
-@pytest.fixture
-def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """Counts of the nodes and items the store decodes (what a long session must not grow)."""
-    counts = {"nodes": 0, "items": 0}
-    node, item = stored_graph.record_call, objects.item_from_row
-
-    def one_node(*args: Any) -> Any:
-        counts["nodes"] += 1
-        return node(*args)
-
-    def one_item(*args: Any, **kwargs: Any) -> Any:
-        counts["items"] += 1
-        return item(*args, **kwargs)
-
-    monkeypatch.setattr(stored_graph, "record_call", one_node)
-    monkeypatch.setattr(objects, "item_from_row", one_item)
-    # Commits of this test's size are read chunk by chunk, as 100,000-item ones are.
-    monkeypatch.setattr(source, "LAZY_FROM", 2 * CHUNK)
-    return counts
 
 
 def test_a_long_session_reads_the_window_not_the_history(
