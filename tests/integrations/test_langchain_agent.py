@@ -12,8 +12,10 @@ pytest.importorskip(
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
+import pg_server
 from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -27,7 +29,8 @@ from ctxrules.check import protocol_valid
 from ctxrules.dag import Session
 from ctxrules.integrations.langchain import CtxrulesMiddleware, from_langchain
 from ctxrules.render import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, count_messages
-from ctxrules.store import SqliteStore
+from ctxrules.store import SqliteStore, open_store
+from ctxrules.store.protocol import Store
 from ctxrules.tokens import HeuristicCounter, tools_schema_tokens
 
 
@@ -219,15 +222,23 @@ def test_the_async_agent_is_served_the_same_way(tmp_path) -> None:
     store.close()
 
 
-def test_a_new_middleware_on_the_store_goes_on_as_the_old_one_would(tmp_path) -> None:
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_new_middleware_on_the_store_goes_on_as_the_old_one_would(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     """A restart after compaction: the next request equals the uninterrupted process's.
 
     Before, the middleware stored nodes but not the engine's commits and usage, so a new
     process folded the history again and sent a different request (a broken cache).
     """
+    if backend == "sqlite":
+        urls = [f"sqlite:///{tmp_path / name}.sqlite" for name in "ab"]
+    else:
+        server = request.getfixturevalue("postgres")
+        urls = [pg_server.fresh_schema_url(server) for _ in "ab"]
     runs = []
-    for name in "ab":
-        store = SqliteStore.open(str(tmp_path / f"{name}.sqlite"), synchronous="NORMAL").unwrap()
+    for url in urls:
+        store = open_store(url).unwrap()
         clock = iter(float(t) for t in range(0, 10**6, 7))
         model = ToolCallingFake(calls=40)
         runs.append((store, clock, model, _middleware_agent(store, clock, model)))
@@ -237,6 +248,10 @@ def test_a_new_middleware_on_the_store_goes_on_as_the_old_one_would(tmp_path) ->
     (_, _, going, _), (store, clock, stopped, _) = runs
     assert going.log == stopped.log
     assert any("Summary" in m.text for m in going.log[-1][0]), "compacted before the restart"
+    # The second process stops; a new one opens the same store.
+    store.close()
+    store = open_store(urls[1]).unwrap()
+    runs[1] = (store, clock, stopped, runs[1][3])
     restarted = _middleware_agent(store, clock, stopped)
     more = HumanMessage("And now?")
     runs[0][3].invoke({"messages": [*states[0]["messages"], more]}, config)
@@ -246,7 +261,7 @@ def test_a_new_middleware_on_the_store_goes_on_as_the_old_one_would(tmp_path) ->
         store.close()
 
 
-def _middleware_agent(store: SqliteStore, clock: Any, model: ToolCallingFake) -> Any:
+def _middleware_agent(store: Store, clock: Any, model: ToolCallingFake) -> Any:
     """An agent whose middleware keeps the session in ``store`` (a structural summarizer)."""
     middleware = CtxrulesMiddleware(
         window=WINDOW,

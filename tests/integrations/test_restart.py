@@ -19,8 +19,11 @@ pytest.importorskip(
     exc_type=ImportError,
 )
 
+import pg_server
+
 from ctxrules.integrations.openai_agents import CtxSession
-from ctxrules.store import SqliteStore
+from ctxrules.store import open_store
+from ctxrules.store.protocol import Store
 from ctxrules.tokens import HeuristicCounter
 
 WINDOW = 3_000
@@ -43,7 +46,7 @@ def run_items(i: int) -> list[dict[str, object]]:
     ]
 
 
-def _session(store: SqliteStore, ticks: list[float]) -> CtxSession:
+def _session(store: Store, ticks: list[float]) -> CtxSession:
     """A session on ``store`` whose clock counts its own calls in ``ticks``."""
 
     def clock() -> float:
@@ -61,18 +64,28 @@ async def _runs(session: CtxSession, numbers: range) -> list[list[object]]:
     return contexts
 
 
-def test_a_reopened_agents_session_builds_the_uninterrupted_runs_contexts(tmp_path: Path) -> None:
+def _urls(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> list[str]:
+    if backend == "sqlite":
+        return [f"sqlite:///{tmp_path / name}.sqlite" for name in "ab"]
+    server = request.getfixturevalue("postgres")
+    return [pg_server.fresh_schema_url(server) for _ in "ab"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_reopened_agents_session_builds_the_uninterrupted_runs_contexts(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     """Compacted before the restart: every context after it equals the uninterrupted run's."""
-    stores = [
-        SqliteStore.open(str(tmp_path / f"{name}.sqlite"), synchronous="NORMAL").unwrap()
-        for name in "ab"
-    ]
+    urls = _urls(backend, tmp_path, request)
+    stores = [open_store(url).unwrap() for url in urls]
     clocks = [[1000.0], [1000.0]]
     going, stopped = (_session(store, ticks) for store, ticks in zip(stores, clocks, strict=True))
     before = asyncio.run(_runs(going, range(BEFORE)))
     assert asyncio.run(_runs(stopped, range(BEFORE))) == before
     assert any("Summary" in str(item) for item in before[-1]), "compacted before the restart"
     # The second process stops; a new one opens the same store and goes on.
+    stores[1].close()
+    stores[1] = open_store(urls[1]).unwrap()
     reopened = _session(stores[1], clocks[1])
     after = asyncio.run(_runs(going, range(BEFORE, BEFORE + AFTER)))
     assert asyncio.run(_runs(reopened, range(BEFORE, BEFORE + AFTER))) == after
