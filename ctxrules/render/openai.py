@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from itertools import islice
-from typing import NoReturn
+from typing import Any, ClassVar, NoReturn
 
 from immutables import Map
 
@@ -21,7 +21,33 @@ OPENAI_KEY = "openai"
 OpenAIMessage = dict[str, object]
 
 
-class KeptMessage(dict[str, object]):
+class _Shared:
+    """What `KeptMessage` and `KeptList` share: every change raises; copies and pickles are plain."""
+
+    __slots__ = ()
+    #: The plain type a copy is.
+    _plain: ClassVar[type[Any]]
+    #: The error's words: what the value is, and how to change a copy.
+    _what: ClassVar[tuple[str, str]]
+
+    def __copy__(self) -> object:
+        return self._plain(self)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> object:
+        return copy.deepcopy(self._plain(self), memo)
+
+    def __reduce__(self) -> tuple[type[Any], tuple[object]]:
+        return self._plain, (self._plain(self),)
+
+
+def _refuse(self: _Shared, *_: object, **__: object) -> NoReturn:
+    """Every change of a `_Shared` value: a `TypeError` saying how to change a copy."""
+    name, advice = self._what
+    msg = f"this {name} is shared with later requests; change a copy: {advice}"
+    raise TypeError(msg)
+
+
+class KeptMessage(_Shared, dict[str, object]):
     """A Chat Completions message kept with its items: shared by every request they are in.
 
     Read-only, so that changing one request can never change a later one; ``dict(message)``
@@ -36,24 +62,12 @@ class KeptMessage(dict[str, object]):
     """
 
     __slots__ = ()
-
-    def _refuse(self, *_: object, **__: object) -> NoReturn:
-        msg = "this message is shared with later requests; change a copy: dict(message)"
-        raise TypeError(msg)
-
+    _plain = dict
+    _what = ("message", "dict(message)")
     __setitem__ = __delitem__ = setdefault = update = pop = popitem = clear = __ior__ = _refuse
 
-    def __copy__(self) -> dict[str, object]:
-        return dict(self)
 
-    def __deepcopy__(self, memo: dict[int, object]) -> dict[str, object]:
-        return copy.deepcopy(dict(self), memo)
-
-    def __reduce__(self) -> tuple[type[dict[str, object]], tuple[dict[str, object]]]:
-        return dict, (dict(self),)
-
-
-class KeptList(list[object]):
+class KeptList(_Shared, list[object]):
     """A list inside a kept message (its tool calls, its content blocks): read-only as it is.
 
     Still a ``list`` to SDKs and a JSON array to encoders; ``list(value)`` is a copy to
@@ -69,22 +83,10 @@ class KeptList(list[object]):
     """
 
     __slots__ = ()
-
-    def _refuse(self, *_: object, **__: object) -> NoReturn:
-        msg = "this list is shared with later requests; change a copy: list(value)"
-        raise TypeError(msg)
-
+    _plain = list
+    _what = ("list", "list(value)")
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
     append = extend = insert = pop = remove = clear = sort = reverse = _refuse
-
-    def __copy__(self) -> list[object]:
-        return list(self)
-
-    def __deepcopy__(self, memo: dict[int, object]) -> list[object]:
-        return copy.deepcopy(list(self), memo)
-
-    def __reduce__(self) -> tuple[type[list[object]], tuple[list[object]]]:
-        return list, (list(self),)
 
 
 def kept(value: object) -> object:
