@@ -17,6 +17,7 @@ from typing import Any
 import pg_server
 import pytest
 
+from ctxrules.dag import Session
 from ctxrules.engine.context import Context
 from ctxrules.store import open_store
 from ctxrules.store.postgres.rows import PIECE_CHARS
@@ -97,4 +98,28 @@ def test_a_huge_output_goes_in_pieces_and_is_stored_whole(
     assert [n.output for n in graph.nodes.values() if n.role.value == "tool"] == [huge]
     assert list(store.session_blobs("t").unwrap().values()) == [huge]
     assert len(store.search("compiling", session_id="t").unwrap()) == 1
+    store.close()
+
+
+def test_a_huge_output_appended_with_its_seq_read_back_goes_in_pieces(
+    postgres_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The insert that reads its seq back (a read of the same transaction) stages its values too."""
+    store = open_store(pg_server.fresh_schema_url(postgres_server)).unwrap()
+    huge = _huge()
+    session = (
+        Session("s1")
+        .send("user", "build it", created_at=1.0)
+        .bind(lambda s: s.record_call(s.head, "run", {"cmd": "make"}, huge, status="done"))
+        .unwrap()
+    )
+    store.create_session("s1").unwrap()
+    with _traced(monkeypatch, store, tmp_path / "trace") as trace:
+        seqs = [
+            store.append_node("s1", session.graph.nodes[i]).unwrap() for i in session.graph.order
+        ]
+    assert seqs == [0, 1]
+    assert _largest_sent(trace) < PIECE_CHARS + 64_000
+    graph = store.load_graph("s1").unwrap()
+    assert [n.output for n in graph.nodes.values() if n.name == "run"] == [huge]
     store.close()
