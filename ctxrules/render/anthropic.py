@@ -12,7 +12,7 @@ from immutables import Map
 from ctxrules.commit.item import ContextItem
 from ctxrules.commit.vector import Chunk
 from ctxrules.render.messages import Block, Message, TextBlock, ToolUseBlock
-from ctxrules.render.openai import KeptMessage
+from ctxrules.render.openai import KeptList, KeptMessage, kept_message
 from ctxrules.render.pairing import degrade_orphans
 from ctxrules.render.render import RenderedMessages, item_messages
 
@@ -317,7 +317,10 @@ def _piece(items: Sequence[ContextItem]) -> _Piece | None:
     return _Piece(
         system=tuple(system),
         first=opened[0] if opened else None,
-        middle=tuple(KeptMessage(_sent(turn)) for turn in opened[1:-1]),
+        middle=tuple(
+            KeptMessage(role=side, content=KeptList([*results, *others]))
+            for side, results, others in opened[1:-1]
+        ),
         last=opened[-1] if len(opened) > 1 else None,
         call_ids=frozenset(seen),
     )
@@ -377,7 +380,7 @@ def _marked(block: _Block) -> _Block:
 def _kept_block(block: Block) -> KeptMessage | None:
     """`_content` of the block, read-only: it is shared by every request it is in."""
     content = _content(block)
-    return None if content is None else KeptMessage(content)
+    return None if content is None else kept_message(content)
 
 
 def _content(block: Block) -> dict[str, object] | None:

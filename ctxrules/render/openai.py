@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from itertools import islice
-from typing import NoReturn
+from typing import Any, ClassVar, NoReturn
 
 from immutables import Map
 
@@ -21,7 +21,33 @@ OPENAI_KEY = "openai"
 OpenAIMessage = dict[str, object]
 
 
-class KeptMessage(dict[str, object]):
+class _Shared:
+    """What `KeptMessage` and `KeptList` share: every change raises; copies and pickles are plain."""
+
+    __slots__ = ()
+    #: The plain type a copy is.
+    _plain: ClassVar[type[Any]]
+    #: The error's words: what the value is, and how to change a copy.
+    _what: ClassVar[tuple[str, str]]
+
+    def __copy__(self) -> object:
+        return self._plain(self)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> object:
+        return copy.deepcopy(self._plain(self), memo)
+
+    def __reduce__(self) -> tuple[type[Any], tuple[object]]:
+        return self._plain, (self._plain(self),)
+
+
+def _refuse(self: _Shared, *_: object, **__: object) -> NoReturn:
+    """Every change of a `_Shared` value: a `TypeError` saying how to change a copy."""
+    name, advice = self._what
+    msg = f"this {name} is shared with later requests; change a copy: {advice}"
+    raise TypeError(msg)
+
+
+class KeptMessage(_Shared, dict[str, object]):
     """A Chat Completions message kept with its items: shared by every request they are in.
 
     Read-only, so that changing one request can never change a later one; ``dict(message)``
@@ -36,21 +62,54 @@ class KeptMessage(dict[str, object]):
     """
 
     __slots__ = ()
-
-    def _refuse(self, *_: object, **__: object) -> NoReturn:
-        msg = "this message is shared with later requests; change a copy: dict(message)"
-        raise TypeError(msg)
-
+    _plain = dict
+    _what = ("message", "dict(message)")
     __setitem__ = __delitem__ = setdefault = update = pop = popitem = clear = __ior__ = _refuse
 
-    def __copy__(self) -> dict[str, object]:
-        return dict(self)
 
-    def __deepcopy__(self, memo: dict[int, object]) -> dict[str, object]:
-        return copy.deepcopy(dict(self), memo)
+class KeptList(_Shared, list[object]):
+    """A list inside a kept message (its tool calls, its content blocks): read-only as it is.
 
-    def __reduce__(self) -> tuple[type[dict[str, object]], tuple[dict[str, object]]]:
-        return dict, (dict(self),)
+    Still a ``list`` to SDKs and a JSON array to encoders; ``list(value)`` is a copy to
+    change. Copies and pickles are plain lists.
+
+    >>> import json
+    >>> calls = KeptList([{"id": "c1"}])
+    >>> calls == [{"id": "c1"}], isinstance(calls, list), json.dumps(calls)
+    (True, True, '[{"id": "c1"}]')
+    >>> calls.append({"id": "c2"})
+    Traceback (most recent call last):
+    TypeError: this list is shared with later requests; change a copy: list(value)
+    """
+
+    __slots__ = ()
+    _plain = list
+    _what = ("list", "list(value)")
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+
+
+def kept(value: object) -> object:
+    """``value`` with every dict in it a `KeptMessage` and every list a `KeptList`, once shared.
+
+    >>> message = kept({"role": "assistant", "tool_calls": [{"function": {"name": "ls"}}]})
+    >>> type(message).__name__, type(message["tool_calls"]).__name__
+    ('KeptMessage', 'KeptList')
+    """
+    if isinstance(value, dict):
+        if type(value) is KeptMessage:
+            return value
+        return KeptMessage({key: kept(item) for key, item in value.items()})
+    if isinstance(value, list):
+        if type(value) is KeptList:
+            return value
+        return KeptList([kept(item) for item in value])
+    return value
+
+
+def kept_message(message: OpenAIMessage) -> KeptMessage:
+    """`kept` of one message (a dict, so a `KeptMessage`)."""
+    return kept(message)  # type: ignore[return-value]
 
 
 def to_openai(messages: Sequence[Message]) -> list[dict[str, object]]:
@@ -255,7 +314,7 @@ def _parts(item: ContextItem) -> _Parts:
     messages = item_messages(item)
     converted = _plain_parts(messages)
     if converted is None:
-        converted = tuple(map(KeptMessage, _convert(messages)))
+        converted = tuple(map(kept_message, _convert(messages)))
     call_ids = tuple(
         str(call["id"])
         for message in converted
@@ -291,13 +350,10 @@ def _plain_parts(messages: tuple[Message, ...]) -> tuple[OpenAIMessage, ...] | N
             and use.id
             and use.id == answer.tool_use_id
         ):
-            function = {"name": use.name, "arguments": use.arguments}
+            function = KeptMessage(name=use.name, arguments=use.arguments)
+            sent = KeptMessage(id=use.id, type="function", function=function)
             return (
-                KeptMessage(
-                    role="assistant",
-                    content=None,
-                    tool_calls=[{"id": use.id, "type": "function", "function": function}],
-                ),
+                KeptMessage(role="assistant", content=None, tool_calls=KeptList([sent])),
                 KeptMessage(role="tool", tool_call_id=use.id, content=answer.text),
             )
     return None
@@ -309,7 +365,8 @@ def _merged(first: OpenAIMessage, second: OpenAIMessage) -> OpenAIMessage:
     calls = [*first.get("tool_calls", ()), *second.get("tool_calls", ())]  # type: ignore[misc]
     if not calls:
         return KeptMessage(role="assistant", content="\n\n".join(texts))  # type: ignore[arg-type]
-    return KeptMessage(role="assistant", content="\n\n".join(texts) or None, tool_calls=calls)  # type: ignore[arg-type]
+    merged = KeptList(calls)
+    return KeptMessage(role="assistant", content="\n\n".join(texts) or None, tool_calls=merged)  # type: ignore[arg-type]
 
 
 def _convert(messages: Sequence[Message]) -> list[OpenAIMessage]:

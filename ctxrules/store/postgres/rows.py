@@ -5,6 +5,11 @@ allow: ``BEGIN`` and every statement that returns nothing wait, bound on the cli
 to the server in one message with the next read, or with the ``COMMIT``. psycopg spends
 about 0.1 ms of the caller's CPU on each statement it sends alone, and a turn's writes were
 forty of them.
+
+A value longer than `PIECE_CHARS` (a huge tool output, its offloaded original) goes to the
+server in pieces, each a statement of its own, and the server joins them: libpq keeps its
+send buffer as large as the largest message it ever sent, so a 50 MB value sent whole
+stayed in every pooled connection that carried it (~100 MB kept for one 50 MB output).
 """
 
 from __future__ import annotations
@@ -22,6 +27,15 @@ from ctxrules.store.rows import Params, Query
 INLINE_CHARS = 65_536
 #: Rows of an insert of many merged into one statement at the most.
 MERGED_ROWS = 500
+#: Characters (or bytes) of one value sent in one message at the most; a longer one is
+#: staged in pieces this long (`WriteRows.run`).
+PIECE_CHARS = 1_000_000
+#: Where a transaction stages the pieces of its long values; emptied at its end.
+_PIECES = "pg_temp.ctxrules_pieces"
+_PIECES_TABLE = (
+    f"CREATE TEMP TABLE IF NOT EXISTS {_PIECES.partition('.')[2]}"
+    " (slot integer, n integer, t text, b bytea) ON COMMIT DELETE ROWS"
+)
 
 
 def pg_sql(sql: str) -> str:
@@ -65,6 +79,10 @@ def _large(params: Params) -> bool:
     return sum(len(p) for p in params if isinstance(p, str | bytes)) > INLINE_CHARS
 
 
+def _long(value: object) -> bool:
+    return isinstance(value, str | bytes) and len(value) > PIECE_CHARS
+
+
 def _literal(value: object) -> str | None:
     """``value`` as an SQL literal under ``standard_conforming_strings``, or None to let psycopg bind it."""
     literal: str | None = None
@@ -105,7 +123,7 @@ class WriteRows(PgRows):
     sends the rest with the ``COMMIT``. Nothing waits longer than the transaction.
     """
 
-    __slots__ = ("_binder", "_conforming", "_opening", "_pending", "begun")
+    __slots__ = ("_binder", "_conforming", "_opening", "_pending", "_slots", "begun")
 
     def __init__(self, conn: psycopg.Connection[Any], *, durable: bool = True) -> None:
         super().__init__(conn)
@@ -119,6 +137,8 @@ class WriteRows(PgRows):
             # next commit that waits flushes the log up to itself, this one included.
             self._pending.append("SET LOCAL synchronous_commit = off")
         self._opening = len(self._pending)
+        #: Long values staged so far in this transaction (`_staged`).
+        self._slots = 0
         #: Whether ``BEGIN`` reached the server (so a failure must roll back).
         self.begun = False
 
@@ -135,9 +155,48 @@ class WriteRows(PgRows):
         """Run a statement that returns no rows (with the next read, or the commit)."""
         if _large(params):
             self._send([])
-            self.conn.execute(pg_sql(sql), params)
+            staged, kept = self._staged(sql, params)
+            self.conn.execute(pg_sql(staged), kept)
             return
         self._pending.append(self._bind(sql, params))
+
+    def _staged(self, sql: str, params: Params) -> tuple[str, Params]:
+        """The statement with each value over `PIECE_CHARS` sent ahead in pieces and joined by the server.
+
+        Each piece is one small message; the statement (still with ``?`` placeholders)
+        reads the joined pieces in place of the value, so no message holds a huge value.
+        """
+        parts = sql.split("?")
+        if len(parts) != len(params) + 1 or not any(_long(value) for value in params):
+            return sql, params
+        bound: list[str] = [parts[0]]
+        kept: list[object] = []
+        for value, part in zip(params, parts[1:], strict=True):
+            if isinstance(value, str | bytes) and _long(value):
+                bound.append(self._stage(value))
+            else:
+                bound.append("?")
+                kept.append(value)
+            bound.append(part)
+        return "".join(bound), kept
+
+    def _stage(self, value: str | bytes) -> str:
+        """Send ``value`` in pieces to this transaction's staging table; the SQL that joins them."""
+        if self._slots == 0:
+            self.conn.execute(_PIECES_TABLE)
+        self._slots += 1
+        slot, column = self._slots, "t" if isinstance(value, str) else "b"
+        insert = f"INSERT INTO {_PIECES} (slot, n, {column}) VALUES (%s, %s, %s)"  # noqa: S608 - constants
+        view = memoryview(value) if isinstance(value, bytes) else None
+        for n, at in enumerate(range(0, len(value), PIECE_CHARS)):
+            piece = (
+                view[at : at + PIECE_CHARS] if view is not None else value[at : at + PIECE_CHARS]
+            )
+            self.conn.execute(insert, (slot, n, piece))
+        joint = "''" if column == "t" else "''::bytea"
+        return (
+            f"(SELECT string_agg({column}, {joint} ORDER BY n) FROM {_PIECES} WHERE slot = {slot})"  # noqa: S608 - constants
+        )
 
     def many(self, sql: str, rows: Iterable[Params]) -> None:
         """Run one statement for each row of parameters: an insert's rows in one statement."""
@@ -165,6 +224,9 @@ class WriteRows(PgRows):
 
     def reads(self, queries: Sequence[Query]) -> list[list[tuple[Any, ...]]]:
         """Every row of each query, sent in one message after the statements waiting."""
+        if any(_long(value) for _, params in queries for value in params):
+            self._send([])
+            queries = [self._staged(sql, params) for sql, params in queries]
         return self._send([self._bind(sql, params) for sql, params in queries])
 
     def commit(self) -> None:
