@@ -7,6 +7,7 @@ from ctxrules.compaction.apply import in_use_chars, with_folds
 from ctxrules.compaction.in_use import names_in_line, names_line
 from ctxrules.compaction.plan import CompactionPlan
 from ctxrules.compaction.prompts import prompt_messages
+from ctxrules.compaction.summarizer import structural_summary
 from ctxrules.rules.facts import Facts
 
 
@@ -66,3 +67,15 @@ def test_the_line_shrinks_with_a_small_window() -> None:
     line = names_line(f"module_{i}.func_{i}" for i in range(1_000))
     assert len(line) < 2_100
     assert "module_999.func_999" in line
+
+
+def test_a_chained_structural_summary_leaves_the_old_line_to_the_merge() -> None:
+    """The earlier line is not carried inside the summary's budget; the merge writes it once."""
+    first = _fold([ContextItem("a1", "assistant", rendered="see parse_args_v2")], "[user] one")
+    plan = CompactionPlan("c", None, (0,), 1, (("user", "two"),), first, prompt_messages(""), 0)
+    text = structural_summary(plan)
+    assert "[Names in use:" not in text
+    assert text.startswith("[user] one")
+    summary = ContextItem("sm_1", "assistant", state="summary", rendered=first)
+    merged = _fold([summary, ContextItem("u2", "user", rendered="two")], text)
+    assert names_in_line(merged) == ("parse_args_v2",)
