@@ -78,7 +78,7 @@ def run_branches(out: TextIO) -> int:
 def run_tightening(out: TextIO) -> int:
     """Print each request of the demo agent under the default spec beside the naive resend."""
     out.write(
-        "An agent reads ten files, one per turn, five minutes apart. Each request under\n"
+        "An agent reads twelve files, one per turn, five minutes apart. Each request under\n"
         "the built-in 'default' spec, beside resending the whole history:\n\n"
         f"{'turn':>4}  {'sent':>7}  {'naive':>7}  what the rules changed this turn\n"
     )

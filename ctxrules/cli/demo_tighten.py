@@ -27,6 +27,8 @@ FILES = (
     "CHANGELOG.md",
     "src/config.py",
     "tests/test_cli.py",
+    "src/utils.py",
+    "tests/test_lexer.py",
 )
 
 

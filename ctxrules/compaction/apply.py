@@ -6,6 +6,7 @@ import attrs
 
 from ctxrules.canonical import content_hash
 from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.compaction.in_use import NAMES_LINE_CHARS, names_line, without_names_line, written
 from ctxrules.compaction.outcome import (
     CompactionEvent,
     CompactResult,
@@ -63,19 +64,37 @@ def trail_chars(facts: Facts) -> int:
     return scaled(FILES_LINE_CHARS, window_scale(facts, TRAIL_SCALE_BELOW))
 
 
+def in_use_chars(facts: Facts) -> int:
+    """Characters of names a summary's names-in-use line holds at the facts' window.
+
+    >>> [in_use_chars(Facts(context_window=w)) for w in (8_000, 32_000, 200_000)]
+    [500, 2000, 2000]
+    """
+    return scaled(NAMES_LINE_CHARS, window_scale(facts, TRAIL_SCALE_BELOW))
+
+
 def with_folds(
-    plan: CompactionPlan, base: ContextCommit, text: str, *, trail: int = FILES_LINE_CHARS
+    plan: CompactionPlan,
+    base: ContextCommit,
+    text: str,
+    *,
+    trail: int = FILES_LINE_CHARS,
+    in_use: int = 0,
 ) -> str:
     """The summary text followed by the line naming the handles of what it folds.
 
     A previous summary's own folds line (carried whole by the structural summary) is
     dropped: this line names that summary, whose text still holds it. Before it, a line
     names the files the folded calls (and any earlier summary) wrote: the artifact trail,
-    at most ``trail`` characters of paths.
+    at most ``trail`` characters of paths; before that, with ``in_use``, up to that many
+    characters of the names the folded assistant messages and calls wrote
+    (`ctxrules.compaction.in_use`) that the summary does not already show.
     """
     folded = [base.items[p] for p in plan.positions]
     groups = [(label(item), handle_source(item)) for item in folded]
-    body = without_files_line(without_folds_lines(text)).rstrip("\n")
+    body = without_names_line(without_files_line(without_folds_lines(text))).rstrip("\n")
+    used_line = names_line(written(folded), in_use, shown=body) if in_use else ""
+    body = f"{body}\n{used_line}" if used_line else body
     trail_line = files_line(_written(folded), trail)
     body = f"{body}\n{trail_line}" if trail_line else body
     return f"{body}\n{folds_line(groups, [item.source_node_id for item in folded])}"
@@ -94,7 +113,7 @@ def _written(folded: list[ContextItem]) -> list[str]:
 
 def _fold(plan: CompactionPlan, base: ContextCommit, text: str, facts: Facts) -> ContextCommit:
     """The base with the summary item inserted at the run's start and the run summarized."""
-    text = with_folds(plan, base, text, trail=trail_chars(facts))
+    text = with_folds(plan, base, text, trail=trail_chars(facts), in_use=in_use_chars(facts))
     sid = summary_id(plan, base, text)
     first = base.items[plan.insert_at]
     summary = counted(

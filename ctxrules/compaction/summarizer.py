@@ -10,6 +10,7 @@ from typing import Protocol, TypeAlias
 
 import attrs
 
+from ctxrules.compaction.in_use import without_names_line
 from ctxrules.compaction.plan import HEAD_CHARS, CompactionPlan
 from ctxrules.dag.json_values import clean_text
 from ctxrules.render import Message
@@ -75,7 +76,10 @@ def structural_summary(plan: CompactionPlan) -> str:
         f"[{who}] {head(one_line(text), HEAD_CHARS)}" for who, text in plan.folded
     ]
     body = "\n".join(lines)
-    return f"{plan.previous_summary}\n{body}" if plan.previous_summary else body
+    # The earlier names-in-use line is merged into the new one when the summary is applied
+    # (`ctxrules.compaction.apply.with_folds`): carried here it would take the budget's room.
+    previous = without_names_line(plan.previous_summary or "").strip("\n")
+    return f"{previous}\n{body}" if previous else body
 
 
 def summary_budget(context_window: int, share: float = SUMMARY_SHARE) -> int:
