@@ -12,7 +12,7 @@ import threading
 from collections import Counter
 from typing import Generic, TypeVar
 
-from ctxrules.commit import ContextCommit, State
+from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.dag import Role
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.scan import scan
@@ -82,6 +82,26 @@ def names(text: str) -> list[str]:
     return list(found)
 
 
+#: The keys under which an item keeps the names of its text and of its call's arguments.
+TEXT_NAMES_KEY = "aging_names"
+ARGUMENT_NAMES_KEY = "argument_names"
+
+
+def item_names(item: ContextItem, *, arguments: bool = False) -> tuple[str, ...]:
+    """`names` of the item's text (or its call's ``arguments``), read once per item and kept with it.
+
+    The rules read the same items' names at every batch point (aging's names in use, the
+    names in view, the last place each was written): from the item's memo, not the text.
+    """
+    key = ARGUMENT_NAMES_KEY if arguments else TEXT_NAMES_KEY
+    memo = item.memo
+    found: tuple[str, ...] | None = memo.get(key) if memo is not None else None  # type: ignore[assignment]
+    if found is None:
+        found = tuple(names(item.arguments if arguments else item.rendered))
+        item.remember(key, found)
+    return found
+
+
 def _names(text: str) -> list[str]:
     if len(text) > READ_CHARS:
         half = READ_CHARS // 2
@@ -109,9 +129,9 @@ def written_names(commit: ContextCommit, since_turn: int) -> frozenset[str]:
         if item.turn < since_turn:
             break
         if item.role is Role.ASSISTANT and item.state is not State.SUMMARY:
-            found.update(names(item.rendered))
+            found.update(item_names(item))
         elif item.is_tool and item.arguments:
-            found.update(names(item.arguments))
+            found.update(item_names(item, arguments=True))
     return frozenset(found)
 
 
@@ -124,7 +144,7 @@ def shown_names(commit: ContextCommit, start: int, facts: Facts) -> frozenset[st
     found: set[str] = set()
     for _, item in scan(commit, start, facts):
         if item.role in _SAID and item.state is State.FULL:
-            found.update(names(item.rendered))
+            found.update(item_names(item))
     return frozenset(found)
 
 
@@ -137,9 +157,9 @@ def last_written(commit: ContextCommit, start: int, facts: Facts) -> dict[str, i
     last: dict[str, int] = {}
     for index, item in scan(commit, start, facts):
         if item.role is Role.ASSISTANT and item.state is not State.SUMMARY:
-            last.update(dict.fromkeys(names(item.rendered), index))
+            last.update(dict.fromkeys(item_names(item), index))
         elif item.is_tool and item.arguments:
-            last.update(dict.fromkeys(names(item.arguments), index))
+            last.update(dict.fromkeys(item_names(item, arguments=True), index))
     return last
 
 

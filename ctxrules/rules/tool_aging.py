@@ -10,9 +10,9 @@ from ctxrules.rules.cap import CAPPED, cap_marker, cap_tool_result
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.handles import handle_source, with_note
 from ctxrules.rules.hints import (
+    item_names,
     last_written,
     lookup_hints,
-    names,
     shown_names,
     written_names,
 )
@@ -72,34 +72,18 @@ def tool_stub(
 
 #: Distinct names of a result the assistant must have written lately for it to stay whole.
 USED_NAMES = 2
-#: The key under which a result keeps its distinctive names (`ContextItem.remember`).
-NAMES_KEY = "aging_names"
-
-
-def _result_names(item: ContextItem) -> tuple[str, ...]:
-    """`names` of the item's text, read once per item and kept with it.
-
-    A result held whole keeps the rule's mark before it, so every batch point visits it
-    again: without the memo each visit read its whole text for names once more.
-    """
-    memo = item.memo
-    found: tuple[str, ...] | None = memo.get(NAMES_KEY) if memo is not None else None  # type: ignore[assignment]
-    if found is None:
-        found = tuple(names(item.rendered))
-        item.remember(NAMES_KEY, found)
-    return found
 
 
 def _in_use(item: ContextItem, used: frozenset[str]) -> bool:
     """Whether the assistant lately wrote at least `USED_NAMES` of the result's names."""
     if not used:
         return False
-    return sum(1 for name in _result_names(item) if name in used) >= USED_NAMES
+    return sum(1 for name in item_names(item) if name in used) >= USED_NAMES
 
 
 def _used_after(item: ContextItem, index: int, last: dict[str, int]) -> bool:
     """Whether the assistant wrote `USED_NAMES` of the result's names after it (`last_written`)."""
-    return sum(1 for name in names(item.rendered) if last.get(name, -1) > index) >= USED_NAMES
+    return sum(1 for name in item_names(item) if last.get(name, -1) > index) >= USED_NAMES
 
 
 @attrs.define
