@@ -70,6 +70,9 @@ def tool_stub(
     )
 
 
+#: The states an aging result may be in (an aged one only when the cap cut it).
+_AGABLE = frozenset({State.FULL, State.AGED})
+
 #: Distinct names of a result the assistant must have written lately for it to stay whole.
 USED_NAMES = 2
 
@@ -205,6 +208,9 @@ def age_tool_results(
         for index, item in scan(commit, stop, facts):
             if item.turn >= cutoff:
                 break
+            if held and not (item.is_tool and item.state in _AGABLE):
+                # Past a held result the mark stays put: only a result that can age matters.
+                continue
             if used_tail_turns and item.is_tool and item.state is not State.CLEARED:
                 # Read once, and only when a result could age: what the assistant wrote lately.
                 used = written_names(commit, used_since) if used is None else used
