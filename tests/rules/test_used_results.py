@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import ctxrules.rules.hints as hints_module
+import ctxrules.rules.tool_aging as aging
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules import Facts, age_tool_results
 from ctxrules.rules.hints import written_names
@@ -150,3 +151,42 @@ def test_a_batch_point_with_nothing_new_reads_no_text_for_names(
     assert sum(i.state is State.AGED for i in commit.items) >= 4
     assert runs[0] > 10
     assert runs[2] == 0
+
+
+def test_past_a_held_result_only_results_that_can_age_are_asked_about(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Work counted: the mark stays before a held result, so what follows is only asked if it can age.
+
+    Summarized results past it cannot change; each was checked for names in use at every
+    batch point (at 10k messages, thousands a batch point).
+    """
+    asked: list[str] = []
+    in_use = aging._in_use
+
+    def counted(item: ContextItem, used: frozenset[str]) -> bool:
+        asked.append(item.source_node_id)
+        return in_use(item, used)
+
+    monkeypatch.setattr(aging, "_in_use", counted)
+    gone = [
+        ContextItem(f"s{n}", "tool", state="summarized", rendered="old output", tool_name="cat",
+                    tool_call_id=f"s{n}", turn=1, tokens=3)
+        for n in range(20)
+    ]  # fmt: skip
+    fresh = ContextItem(
+        "t2", "tool", rendered="plain output\n" * 40, tool_name="cat", tool_call_id="c2", turn=2
+    )
+    reply = "I will call load_config and then parse_settings on the new file."
+    said = ContextItem("a4", "assistant", rendered=reply, turn=4, tokens=RULER.count(reply))
+    held = ContextItem(
+        "t0", "tool", rendered=SOURCE, tool_name="cat", tool_call_id="c0", turn=0, tokens=400
+    )
+    commit = ContextCommit("s").with_items([held, *gone, fresh, said])
+    aged = age_tool_results(3, 200, 40, 0, (), used_tail_turns=4)(
+        commit, Facts(head_turn=8, tokenizer=RULER)
+    )
+    states = [i.state for i in aged.items]
+    assert states[:2] == [State.FULL, State.SUMMARIZED]
+    assert states[21] is State.AGED
+    assert asked == ["t0", "t2"]
