@@ -70,8 +70,12 @@ def tool_stub(
     )
 
 
-#: The states an aging result may be in (an aged one only when the cap cut it).
-_AGABLE = frozenset({State.FULL, State.AGED})
+def _agable(item: ContextItem, protected: frozenset[str]) -> bool:
+    """Whether the rule may stub the item: a result whole or only capped, of a tool not protected."""
+    if not item.is_tool or is_protected(item.tool_name, protected):
+        return False
+    return item.state is State.FULL or (item.state is State.AGED and item.reason == CAPPED)
+
 
 #: Distinct names of a result the assistant must have written lately for it to stay whole.
 USED_NAMES = 2
@@ -107,6 +111,19 @@ class _Stubs:
     handles: bool
     seen: frozenset[str] | None = None
     last: dict[str, int] | None = None
+
+    def aged(self, item: ContextItem, index: int, args_chars: int) -> ContextItem | None:
+        """The result at ``index`` as its stub, with its call's arguments cut; None if unchanged."""
+        arguments = aged_arguments(item.arguments, args_chars)
+        aged = tighten(
+            item,
+            State.AGED,
+            self.facts,
+            rendered=self.stub(item, index, arguments),
+            arguments=arguments,
+            reason="tail_window",
+        )
+        return aged if aged is not None and aged != item else None
 
     def stub(self, item: ContextItem, index: int, arguments: str) -> str:
         """The stub of the result at ``index``, whose call keeps ``arguments``."""
@@ -208,7 +225,7 @@ def age_tool_results(
         for index, item in scan(commit, stop, facts):
             if item.turn >= cutoff:
                 break
-            if held and not (item.is_tool and item.state in _AGABLE):
+            if held and not _agable(item, protected):
                 # Past a held result the mark stays put: only a result that can age matters.
                 continue
             if used_tail_turns and item.is_tool and item.state is not State.CLEARED:
@@ -224,21 +241,9 @@ def age_tool_results(
                 continue
             if not held:
                 stop = index + 1
-            agable = item.state is State.FULL or (
-                item.state is State.AGED and item.reason == CAPPED
-            )
-            if item.is_tool and agable and not is_protected(item.tool_name, protected):
-                arguments = aged_arguments(item.arguments, args_chars)
-                aged = tighten(
-                    item,
-                    State.AGED,
-                    facts,
-                    rendered=stubs.stub(item, index, arguments),
-                    arguments=arguments,
-                    reason="tail_window",
-                )
-                if aged is not None and aged != item:
-                    changes[index] = aged
+            aged = stubs.aged(item, index, args_chars) if _agable(item, protected) else None
+            if aged is not None:
+                changes[index] = aged
         return commit.replace_items(changes).with_mark(key, stop)
 
     return rule
