@@ -72,9 +72,11 @@ def tool_stub(
 
 def _agable(item: ContextItem, protected: frozenset[str]) -> bool:
     """Whether the rule may stub the item: a result whole or only capped, of a tool not protected."""
-    if not item.is_tool or is_protected(item.tool_name, protected):
+    # The state first: past a held result most items are summarized, and this is per item.
+    state = item.state
+    if state is not State.FULL and (state is not State.AGED or item.reason != CAPPED):
         return False
-    return item.state is State.FULL or (item.state is State.AGED and item.reason == CAPPED)
+    return item.is_tool and not is_protected(item.tool_name, protected)
 
 
 #: Distinct names of a result the assistant must have written lately for it to stay whole.
