@@ -206,9 +206,16 @@ Scan = tuple[tuple[str, ...], tuple[str, ...]]
 
 def _scan(text: str) -> Scan:
     # An escaped newline or tab in quoted code (``"\\nDone"``) ends the word before it.
-    # Logs repeat their tokens: each distinct one is judged once.
-    words = _TOKEN.findall(_ESCAPE.sub(" ", _URL.sub(" ", text)))
-    return tuple(dict.fromkeys(_URL.findall(text))), tuple(dict.fromkeys(words))
+    # Logs repeat their tokens: each distinct one is judged once. A pass that cannot match
+    # (no ``http``, no backslash: a substring test in C) is skipped; most texts have neither.
+    urls: tuple[str, ...] = ()
+    words = text
+    if "http" in words:
+        urls = tuple(dict.fromkeys(_URL.findall(text)))
+        words = _URL.sub(" ", words)
+    if "\\" in words:
+        words = _ESCAPE.sub(" ", words)
+    return urls, tuple(dict.fromkeys(_TOKEN.findall(words)))
 
 
 @attrs.define
@@ -226,6 +233,8 @@ class TokenMemo:
     raw: dict[str, str] = attrs.field(factory=dict)
     ahead: dict[str, Scan] = attrs.field(factory=dict)
     scans: int = 0
+    #: Each token's parts (`atoms_of`), cut once.
+    expanded: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
 
     def scan(self, text: str, *, keep: bool = False) -> Scan:
         """`_scan` of ``text``, scanned once: kept for one later call when ``keep``."""
@@ -337,18 +346,42 @@ def atoms(text: str, judged: dict[str, bool] | None = None) -> set[str]:
     return atoms_of(_tokens(text, judged), judged)
 
 
-def atoms_of(tokens: Iterable[str], judged: dict[str, bool] | None = None) -> set[str]:
-    """`atoms` of a text whose distinctive tokens (`_tokens`) are ``tokens``."""
+def atoms_of(
+    tokens: Iterable[str],
+    judged: dict[str, bool] | None = None,
+    expanded: dict[str, tuple[str, ...]] | None = None,
+) -> set[str]:
+    """`atoms` of a text whose distinctive tokens (`_tokens`) are ``tokens``.
+
+    ``expanded`` remembers each token's parts across calls (an index passes its own): a
+    path named in many texts is cut into its runs once.
+    """
     found: set[str] = set()
     for token in tokens:
         if token in found:
             continue
         found.add(token)
-        names = [token]
-        if "/" in token:
-            names = [run for run in _runs(token, "/") if _judge(run, judged)]
-            found.update(names)
-        for name in names:
-            if "." in name and "/" not in name:
-                found.update(run for run in _runs(name, ".") if _judge(run, judged))
+        found.update(_parts(token, judged, expanded))
     return found
+
+
+def _parts(
+    token: str, judged: dict[str, bool] | None, expanded: dict[str, tuple[str, ...]] | None
+) -> tuple[str, ...]:
+    """The distinctive runs of a path's segments, and of each dotted name's parts among them."""
+    known = expanded.get(token) if expanded is not None else None
+    if known is not None:
+        return known
+    if "/" in token:
+        names = tuple(run for run in _runs(token, "/") if _judge(run, judged))
+        dotted = (
+            _parts(name, judged, expanded) for name in names if "." in name and "/" not in name
+        )
+        parts = names + tuple(part for found in dotted for part in found)
+    elif "." in token:
+        parts = tuple(run for run in _runs(token, ".") if _judge(run, judged))
+    else:
+        parts = ()
+    if expanded is not None:
+        expanded[token] = parts
+    return parts

@@ -92,8 +92,8 @@ class HistoryIndex:
         self.visited += 1
         position = len(self.sources)
         self.sources.append(Source(source_id, handle_for(source_id), kind, text))
-        judged = self.memo.judged
-        for atom in atoms_of(self.memo.tokens(parts or (text,)), judged):
+        memo = self.memo
+        for atom in atoms_of(memo.tokens(parts or (text,)), memo.judged, memo.expanded):
             self.postings.setdefault(atom, []).append(position)
 
     def add_call(self, graph: Graph, call: Call) -> None:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 import threading
 from collections import Counter
+from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
-from ctxrules.commit import ContextCommit, State
+from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.commit.vector import Chunk
 from ctxrules.dag import Role
 from ctxrules.rules.facts import Facts
-from ctxrules.rules.scan import scan
 
 #: Characters of a text the hints are read from at most: a 50 MB output costs what this does.
 READ_CHARS = 200_000
@@ -82,6 +83,26 @@ def names(text: str) -> list[str]:
     return list(found)
 
 
+#: The keys under which an item keeps the names of its text and of its call's arguments.
+TEXT_NAMES_KEY = "aging_names"
+ARGUMENT_NAMES_KEY = "argument_names"
+
+
+def item_names(item: ContextItem, *, arguments: bool = False) -> tuple[str, ...]:
+    """`names` of the item's text (or its call's ``arguments``), read once per item and kept with it.
+
+    The rules read the same items' names at every batch point (aging's names in use, the
+    names in view, the last place each was written): from the item's memo, not the text.
+    """
+    key = ARGUMENT_NAMES_KEY if arguments else TEXT_NAMES_KEY
+    memo = item.memo
+    found: tuple[str, ...] | None = memo.get(key) if memo is not None else None  # type: ignore[assignment]
+    if found is None:
+        found = tuple(names(item.arguments if arguments else item.rendered))
+        item.remember(key, found)
+    return found
+
+
 def _names(text: str) -> list[str]:
     if len(text) > READ_CHARS:
         half = READ_CHARS // 2
@@ -109,9 +130,9 @@ def written_names(commit: ContextCommit, since_turn: int) -> frozenset[str]:
         if item.turn < since_turn:
             break
         if item.role is Role.ASSISTANT and item.state is not State.SUMMARY:
-            found.update(names(item.rendered))
+            found.update(item_names(item))
         elif item.is_tool and item.arguments:
-            found.update(names(item.arguments))
+            found.update(item_names(item, arguments=True))
     return frozenset(found)
 
 
@@ -122,9 +143,12 @@ def shown_names(commit: ContextCommit, start: int, facts: Facts) -> frozenset[st
     name they hold stays in view as long as a stub would: a stub's hints need not repeat it.
     """
     found: set[str] = set()
-    for _, item in scan(commit, start, facts):
-        if item.role in _SAID and item.state is State.FULL:
-            found.update(names(item.rendered))
+    for _, chunk, low, high in _runs(commit, start, facts):
+        if low == 0 and high == len(chunk):
+            found.update(_chunk_names(chunk, _SHOWN_KEY, _shown))
+            continue
+        for item in chunk[low:high]:
+            found.update(_shown(item))
     return frozenset(found)
 
 
@@ -135,12 +159,68 @@ def last_written(commit: ContextCommit, start: int, facts: Facts) -> dict[str, i
     ``p`` was used after it arrived when some of its names map to a position after ``p``.
     """
     last: dict[str, int] = {}
-    for index, item in scan(commit, start, facts):
-        if item.role is Role.ASSISTANT and item.state is not State.SUMMARY:
-            last.update(dict.fromkeys(names(item.rendered), index))
-        elif item.is_tool and item.arguments:
-            last.update(dict.fromkeys(names(item.arguments), index))
+    for base, chunk, low, high in _runs(commit, start, facts):
+        if low == 0 and high == len(chunk):
+            last.update({name: base + at for name, at in _chunk_last(chunk).items()})
+            continue
+        for offset in range(low, high):
+            last.update(dict.fromkeys(_written(chunk[offset]), base + offset))
     return last
+
+
+def _written(item: ContextItem) -> tuple[str, ...]:
+    """The names the assistant wrote in this item: its text, or its call's arguments."""
+    if item.role is Role.ASSISTANT and item.state is not State.SUMMARY:
+        return item_names(item)
+    if item.is_tool and item.arguments:
+        return item_names(item, arguments=True)
+    return ()
+
+
+def _shown(item: ContextItem) -> tuple[str, ...]:
+    """The names a user's or assistant's message the rules never shorten shows."""
+    return item_names(item) if item.role in _SAID and item.state is State.FULL else ()
+
+
+#: Keys under which a whole chunk of items keeps what these readers derive from it.
+_SHOWN_KEY, _LAST_KEY = "shown_names", "last_written"
+
+
+def _runs(commit: ContextCommit, start: int, facts: Facts) -> Iterator[tuple[int, Chunk, int, int]]:
+    """The commit's chunks from ``start`` on, each with its first position; every item counts as visited.
+
+    A batch point reads every item from the rule's mark, and summarized history piles up
+    behind a held result: a whole chunk, which never changes, is read once and its answer
+    kept with it (`Chunk.memo`).
+    """
+    meter = facts.meter
+    position = start
+    for chunk, low, high in commit.items.runs(start, len(commit.items)):
+        if meter is not None:
+            meter.items_visited += high - low
+        yield position - low, chunk, low, high
+        position += high - low
+
+
+def _chunk_names(
+    chunk: Chunk, key: str, read: Callable[[ContextItem], tuple[str, ...]]
+) -> frozenset[str]:
+    """The names ``read`` finds in the chunk's items, kept with the chunk under ``key``."""
+    found: frozenset[str] | None = chunk.memo.get(key)  # type: ignore[assignment]
+    if found is None:
+        found = chunk.memo[key] = frozenset(name for item in chunk for name in read(item))
+    return found
+
+
+def _chunk_last(chunk: Chunk) -> dict[str, int]:
+    """Each name the assistant wrote in the chunk, with the offset of the last item that did."""
+    found: dict[str, int] | None = chunk.memo.get(_LAST_KEY)  # type: ignore[assignment]
+    if found is None:
+        found = {}
+        for offset, item in enumerate(chunk):
+            found.update(dict.fromkeys(_written(item), offset))
+        chunk.memo[_LAST_KEY] = found
+    return found
 
 
 #: What an answer is remembered by: `lookup_hints`' arguments.

@@ -15,8 +15,11 @@ def scan(commit: ContextCommit, start: int, facts: Facts) -> Iterator[tuple[int,
     turn is the number of items actually yielded.
     """
     meter = facts.meter
-    items = commit.items
-    for index in range(start, len(items)):
-        if meter is not None:
-            meter.items_visited += 1
-        yield index, items[index]
+    index = start
+    # Chunk by chunk: indexing the vector item by item looked up the chunk for each one.
+    for chunk, low, high in commit.items.runs(start, len(commit.items)):
+        for item in chunk[low:high]:
+            if meter is not None:
+                meter.items_visited += 1
+            yield index, item
+            index += 1

@@ -10,9 +10,9 @@ from ctxrules.rules.cap import CAPPED, cap_marker, cap_tool_result
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.handles import handle_source, with_note
 from ctxrules.rules.hints import (
+    item_names,
     last_written,
     lookup_hints,
-    names,
     shown_names,
     written_names,
 )
@@ -70,36 +70,29 @@ def tool_stub(
     )
 
 
+def _agable(item: ContextItem, protected: frozenset[str]) -> bool:
+    """Whether the rule may stub the item: a result whole or only capped, of a tool not protected."""
+    # The state first: past a held result most items are summarized, and this is per item.
+    state = item.state
+    if state is not State.FULL and (state is not State.AGED or item.reason != CAPPED):
+        return False
+    return item.is_tool and not is_protected(item.tool_name, protected)
+
+
 #: Distinct names of a result the assistant must have written lately for it to stay whole.
 USED_NAMES = 2
-#: The key under which a result keeps its distinctive names (`ContextItem.remember`).
-NAMES_KEY = "aging_names"
-
-
-def _result_names(item: ContextItem) -> tuple[str, ...]:
-    """`names` of the item's text, read once per item and kept with it.
-
-    A result held whole keeps the rule's mark before it, so every batch point visits it
-    again: without the memo each visit read its whole text for names once more.
-    """
-    memo = item.memo
-    found: tuple[str, ...] | None = memo.get(NAMES_KEY) if memo is not None else None  # type: ignore[assignment]
-    if found is None:
-        found = tuple(names(item.rendered))
-        item.remember(NAMES_KEY, found)
-    return found
 
 
 def _in_use(item: ContextItem, used: frozenset[str]) -> bool:
     """Whether the assistant lately wrote at least `USED_NAMES` of the result's names."""
     if not used:
         return False
-    return sum(1 for name in _result_names(item) if name in used) >= USED_NAMES
+    return sum(1 for name in item_names(item) if name in used) >= USED_NAMES
 
 
 def _used_after(item: ContextItem, index: int, last: dict[str, int]) -> bool:
     """Whether the assistant wrote `USED_NAMES` of the result's names after it (`last_written`)."""
-    return sum(1 for name in names(item.rendered) if last.get(name, -1) > index) >= USED_NAMES
+    return sum(1 for name in item_names(item) if last.get(name, -1) > index) >= USED_NAMES
 
 
 @attrs.define
@@ -120,6 +113,19 @@ class _Stubs:
     handles: bool
     seen: frozenset[str] | None = None
     last: dict[str, int] | None = None
+
+    def aged(self, item: ContextItem, index: int, args_chars: int) -> ContextItem | None:
+        """The result at ``index`` as its stub, with its call's arguments cut; None if unchanged."""
+        arguments = aged_arguments(item.arguments, args_chars)
+        aged = tighten(
+            item,
+            State.AGED,
+            self.facts,
+            rendered=self.stub(item, index, arguments),
+            arguments=arguments,
+            reason="tail_window",
+        )
+        return aged if aged is not None and aged != item else None
 
     def stub(self, item: ContextItem, index: int, arguments: str) -> str:
         """The stub of the result at ``index``, whose call keeps ``arguments``."""
@@ -221,6 +227,9 @@ def age_tool_results(
         for index, item in scan(commit, stop, facts):
             if item.turn >= cutoff:
                 break
+            if held and not _agable(item, protected):
+                # Past a held result the mark stays put: only a result that can age matters.
+                continue
             if used_tail_turns and item.is_tool and item.state is not State.CLEARED:
                 # Read once, and only when a result could age: what the assistant wrote lately.
                 used = written_names(commit, used_since) if used is None else used
@@ -234,21 +243,9 @@ def age_tool_results(
                 continue
             if not held:
                 stop = index + 1
-            agable = item.state is State.FULL or (
-                item.state is State.AGED and item.reason == CAPPED
-            )
-            if item.is_tool and agable and not is_protected(item.tool_name, protected):
-                arguments = aged_arguments(item.arguments, args_chars)
-                aged = tighten(
-                    item,
-                    State.AGED,
-                    facts,
-                    rendered=stubs.stub(item, index, arguments),
-                    arguments=arguments,
-                    reason="tail_window",
-                )
-                if aged is not None and aged != item:
-                    changes[index] = aged
+            aged = stubs.aged(item, index, args_chars) if _agable(item, protected) else None
+            if aged is not None:
+                changes[index] = aged
         return commit.replace_items(changes).with_mark(key, stop)
 
     return rule

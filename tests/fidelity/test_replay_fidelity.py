@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
@@ -66,20 +66,6 @@ def test_replay_measures_each_request_as_a_fresh_index_would() -> None:
     assert total[Reach.LOST] == 0
 
 
-class _CountingPattern:
-    """The extractor's URL pattern, counting the texts it scans whole (once per text read)."""
-
-    def __init__(self, real: re.Pattern[str], scanned: Counter[str]) -> None:
-        self.real, self.scanned = real, scanned
-
-    def findall(self, text: str) -> list[str]:
-        self.scanned[text] += 1
-        return self.real.findall(text)
-
-    def sub(self, replacement: str, text: str) -> str:
-        return self.real.sub(replacement, text)
-
-
 def test_a_replay_reads_each_text_of_the_history_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Work counted, not timed: each node's text is read once over the replay, not once a request.
 
@@ -89,7 +75,13 @@ def test_a_replay_reads_each_text_of_the_history_once(monkeypatch: pytest.Monkey
     session = import_session(BUNDLED).unwrap().session
     engine = DefaultContextEngine(pipeline=SMALL, tokenizer=load_encoding().unwrap())
     scanned: Counter[str] = Counter()
-    monkeypatch.setattr(extract_module, "_URL", _CountingPattern(extract_module._URL, scanned))
+    real = extract_module._scan
+
+    def counting(text: str) -> extract_module.Scan:
+        scanned[text] += 1
+        return real(text)
+
+    monkeypatch.setattr(extract_module, "_scan", counting)
     requests = replay(session, engine, window=4_000)
     graph = session.graph
     texts: Counter[str] = Counter(node_text(c.output) for c in graph.nodes.values())
@@ -115,3 +107,24 @@ def test_fidelity_can_be_left_out_and_changes_nothing_else() -> None:
     assert all(r.fidelity == Fidelity() for r in without)
     assert any(r.fidelity.references for r in with_it)
     assert [attrs.evolve(r, fidelity=Fidelity()) for r in with_it] == without
+
+
+def test_a_replay_cuts_each_path_into_its_runs_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work counted: a path or dotted name met in many texts is cut into its parts once a replay.
+
+    The same paths recur in result after result; the index remembers each token's parts
+    (`TokenMemo.expanded`) instead of cutting it again for every text that names it.
+    """
+    session = import_session(BUNDLED).unwrap().session
+    engine = DefaultContextEngine(pipeline=SMALL, tokenizer=load_encoding().unwrap())
+    cut: Counter[tuple[str, str]] = Counter()
+    real = extract_module._runs
+
+    def counting(token: str, sep: str) -> Iterator[str]:
+        cut[token, sep] += 1
+        return real(token, sep)
+
+    monkeypatch.setattr(extract_module, "_runs", counting)
+    replay(session, engine, window=4_000)
+    assert len(cut) > 20
+    assert {key: count for key, count in cut.items() if count > 1} == {}

@@ -10,8 +10,11 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.dag import Role
+from ctxrules.rules import Facts
 from ctxrules.rules import hints as hints_module
-from ctxrules.rules.hints import names
+from ctxrules.rules.hints import last_written, names, shown_names
 
 
 def test_names_reads_a_text_once_and_answers_a_new_list(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,3 +134,66 @@ def test_lines_without_a_failure_word_are_not_tried(monkeypatch: pytest.MonkeyPa
     assert found is not None
     assert found.group() == "ValueError: bad input"
     assert tried == [text.index("ValueError: bad")]
+
+
+def _said_items(count: int) -> list[ContextItem]:
+    """Assistant replies and edit calls naming files, some summarized, over ``count`` positions."""
+    items = []
+    for n in range(count):
+        state = "summarized" if n % 3 == 0 else "full"
+        if n % 2:
+            items.append(
+                ContextItem(f"a{n}", "assistant", state=state, rendered=f"open mod_{n % 7}.py now")
+            )
+        else:
+            arguments = f'{{"path": "src/mod_{n % 5}.py", "old": "load_cfg_{n % 4}"}}'
+            items.append(
+                ContextItem(f"t{n}", "tool", state=state, rendered="ok", tool_name="edit",
+                            tool_call_id=f"c{n}", arguments=arguments)
+            )  # fmt: skip
+    return items
+
+
+def _reference_last(items: list[ContextItem], start: int) -> dict[str, int]:
+    last: dict[str, int] = {}
+    for index in range(start, len(items)):
+        item = items[index]
+        if item.role is Role.ASSISTANT and item.state is not State.SUMMARY:
+            last.update(dict.fromkeys(names(item.rendered), index))
+        elif item.is_tool and item.arguments:
+            last.update(dict.fromkeys(names(item.arguments), index))
+    return last
+
+
+@pytest.mark.parametrize("start", [0, 1, 63, 64, 100, 199])
+def test_batch_point_readers_read_each_whole_chunk_once(
+    monkeypatch: pytest.MonkeyPatch, start: int
+) -> None:
+    """Work counted: a whole chunk's names are read once and kept with it; answers as item by item.
+
+    `last_written` and `shown_names` run at every batch point from the rule's mark, which
+    stays behind a held result while the summarized history piles up after it.
+    """
+    items = _said_items(200)
+    commit = ContextCommit("s").with_items(items)
+    facts = Facts()
+    expected_shown = frozenset(
+        name
+        for item in items[start:]
+        if item.role in {Role.USER, Role.ASSISTANT} and item.state is State.FULL
+        for name in names(item.rendered)
+    )
+    assert last_written(commit, start, facts) == _reference_last(items, start)
+    assert shown_names(commit, start, facts) == expected_shown
+    read: list[str] = []
+    real = hints_module.item_names
+
+    def counting(item: ContextItem, *, arguments: bool = False) -> tuple[str, ...]:
+        read.append(item.source_node_id)
+        return real(item, arguments=arguments)
+
+    monkeypatch.setattr(hints_module, "item_names", counting)
+    assert last_written(commit, start, facts) == _reference_last(items, start)
+    assert shown_names(commit, start, facts) == expected_shown
+    # Only the partial chunk the mark falls in is read item by item again.
+    assert len(read) <= 2 * (-start % 64)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import ctxrules.rules.hints as hints_module
 import ctxrules.rules.tool_aging as aging
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules import Facts, age_tool_results
@@ -83,13 +84,13 @@ def test_a_held_results_names_are_read_once_across_batch_points(
     The mark stays before a held result, so each run of the rule meets it again.
     """
     read: list[str] = []
-    names = aging.names
+    names = hints_module.names
 
     def counted(text: str) -> list[str]:
         read.append(text)
         return names(text)
 
-    monkeypatch.setattr(aging, "names", counted)
+    monkeypatch.setattr(hints_module, "names", counted)
     commit = _commit(
         "I will call load_config and then parse_settings on the new file.", reply_turn=4
     )
@@ -98,3 +99,94 @@ def test_a_held_results_names_are_read_once_across_batch_points(
         commit = rule(commit, Facts(head_turn=head_turn, tokenizer=RULER))
         assert commit.items[0].state is State.FULL
     assert read.count(SOURCE) == 1
+
+
+def test_a_batch_point_with_nothing_new_reads_no_text_for_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Work counted: the names in view and where each was last written come from the items' memos.
+
+    A held result keeps the mark at the start, so each batch point walks every item after
+    it; the assistant's texts and its calls' arguments were read for names at every one.
+    """
+    read: list[str] = []
+    names = hints_module.names
+
+    def counted(text: str) -> list[str]:
+        read.append(text)
+        return names(text)
+
+    monkeypatch.setattr(hints_module, "names", counted)
+    held = ContextItem(
+        "t0", "tool", rendered=SOURCE, tool_name="cat", tool_call_id="c0", turn=0, tokens=400
+    )
+    later = [held]
+    for turn in range(1, 7):
+        # The reply at turn 4 writes two of the first result's names: it stays whole.
+        reply = f"Read module_{turn}.py" + (", then load_config and parse_settings" * (turn == 4))
+        later += [
+            ContextItem(
+                f"t{turn}",
+                "tool",
+                rendered=f"module_{turn}.py defines helper_{turn}_a and helper_{turn}_b\n" * 30,
+                tool_name="cat",
+                tool_call_id=f"c{turn}",
+                turn=turn,
+                tokens=400,
+                arguments=f'{{"path": "src/module_{turn}.py"}}',
+            ),
+            ContextItem(f"a{turn}", "assistant", rendered=reply, turn=turn, tokens=9),
+        ]
+    commit = ContextCommit("s").with_items(later)
+    rule = age_tool_results(
+        3, 200, 20, 10, (), used_tail_turns=4, stub_hint_chars=40, used_hint_chars=120,
+        stub_hints_unseen=True,
+    )  # fmt: skip
+    runs = []
+    for _ in range(3):
+        read.clear()
+        commit = rule(commit, Facts(head_turn=8, tokenizer=RULER))
+        runs.append(len(read))
+    assert commit.items[0].state is State.FULL
+    assert sum(i.state is State.AGED for i in commit.items) >= 4
+    assert runs[0] > 10
+    assert runs[2] == 0
+
+
+def test_past_a_held_result_only_results_that_can_age_are_asked_about(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Work counted: the mark stays before a held result, so what follows is only asked if it can age.
+
+    Summarized results past it cannot change; each was checked for names in use at every
+    batch point (at 10k messages, thousands a batch point).
+    """
+    asked: list[str] = []
+    in_use = aging._in_use
+
+    def counted(item: ContextItem, used: frozenset[str]) -> bool:
+        asked.append(item.source_node_id)
+        return in_use(item, used)
+
+    monkeypatch.setattr(aging, "_in_use", counted)
+    gone = [
+        ContextItem(f"s{n}", "tool", state="summarized", rendered="old output", tool_name="cat",
+                    tool_call_id=f"s{n}", turn=1, tokens=3)
+        for n in range(20)
+    ]  # fmt: skip
+    fresh = ContextItem(
+        "t2", "tool", rendered="plain output\n" * 40, tool_name="cat", tool_call_id="c2", turn=2
+    )
+    reply = "I will call load_config and then parse_settings on the new file."
+    said = ContextItem("a4", "assistant", rendered=reply, turn=4, tokens=RULER.count(reply))
+    held = ContextItem(
+        "t0", "tool", rendered=SOURCE, tool_name="cat", tool_call_id="c0", turn=0, tokens=400
+    )
+    commit = ContextCommit("s").with_items([held, *gone, fresh, said])
+    aged = age_tool_results(3, 200, 40, 0, (), used_tail_turns=4)(
+        commit, Facts(head_turn=8, tokenizer=RULER)
+    )
+    states = [i.state for i in aged.items]
+    assert states[:2] == [State.FULL, State.SUMMARIZED]
+    assert states[21] is State.AGED
+    assert asked == ["t0", "t2"]
