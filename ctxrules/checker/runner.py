@@ -324,7 +324,7 @@ def check_rules(
         if not search.found:
             raise
         outcomes = [Outcome(None, final=False) for _ in rules]
-        outcomes[search.active[0]] = Outcome(search.found[min(search.found, key=_rank)])
+        outcomes[search.active[0]] = Outcome(search.found[_reported(search.found)])
         return outcomes
     if samples is not None:
         for k in search.active:
@@ -483,8 +483,29 @@ def _for_children(before: ContextCommit) -> bool:
 
 
 def _rank(kind: type[_Found]) -> int:
-    invariant = next((n for n, k in _FOUND.items() if k is kind), 0)
-    return _SPECIFICITY.index(invariant) if invariant in _SPECIFICITY else -1
+    return _SPECIFICITY.index(_invariant(kind)) if _invariant(kind) in _SPECIFICITY else -1
+
+
+def _invariant(kind: type[_Found]) -> int:
+    return next((n for n, k in _FOUND.items() if k is kind), 0)
+
+
+def _reported(found: dict[type[_Found], Counterexample]) -> type[_Found]:
+    """The kind of failure to report: the most specific law that every failure found breaks.
+
+    A law broken only on some of the failures is a special case of the defect, not the
+    defect: a rule that drops the last item breaks 17 too when that item is pinned, and
+    13 on every input, so 13 is reported. With no such law, the most specific one found.
+    """
+    common = [
+        kind
+        for kind in found
+        if all(
+            any(v.invariant == _invariant(kind) for v in counterexample.violations)
+            for counterexample in found.values()
+        )
+    ]
+    return min(common or found, key=_rank)
 
 
 def _leaves(error: BaseException) -> Iterator[BaseException]:

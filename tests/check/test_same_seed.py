@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
+from ctxrules.check import Violation
 from ctxrules.checker import runner
+from ctxrules.commit import ContextCommit
+from ctxrules.rules import Facts
 
 HERE = Path(__file__).resolve().parent
 
@@ -101,3 +104,37 @@ def test_shrinking_stops_after_its_runs() -> None:
             runner._search(body, 10, seed=1, shrink_calls=allowed)
         counts.append(len(runs))
     assert counts[0] < counts[1] <= counts[0] + 40
+
+
+def _found(*invariants: tuple[int, ...]) -> dict[type[runner._Found], runner.Counterexample]:
+    """Failures of the kinds of each tuple's first invariant, breaking every invariant in it."""
+    empty = ContextCommit("s")
+    return {
+        runner._FOUND[broken[0]]: runner.Counterexample(
+            "r", tuple(Violation(n, (), "", "") for n in broken), empty, empty, Facts()
+        )
+        for broken in invariants
+    }
+
+
+def test_the_law_every_failure_breaks_is_reported() -> None:
+    """Invariants 13 and 17: a dropped pin breaks both; the drop (13, on every input) is reported."""
+    assert runner._reported(_found((17, 13), (13,))) is runner._FOUND[13]
+    # No law common to all: the most specific, as before.
+    assert runner._reported(_found((17,), (13,))) is runner._FOUND[17]
+    assert runner._reported(_found((4, 17, 13), (17, 13))) is runner._FOUND[17]
+    assert runner._reported(_found((8,), (8, 13))) is runner._FOUND[8]
+
+
+def test_a_rule_that_drops_the_last_item_is_reported_as_losing_it() -> None:
+    """Invariant 13: the shrinker's way to a single pinned item does not make it a pin defect."""
+    sys.path.insert(0, str(HERE))
+    try:
+        import broken_rules  # noqa: PLC0415 - lives beside this test
+    finally:
+        sys.path.remove(str(HERE))
+    found = runner.check_rule(
+        "drop_item", broken_rules.drop_item(), examples=200, seed=2, fresh=broken_rules.drop_item
+    )
+    assert found is not None
+    assert found.violations[0].invariant == 13
