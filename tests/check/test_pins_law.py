@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import attrs
 
+from ctxrules.check import Violation, pins_kept
 from ctxrules.check.laws import RULE_LAWS, rule_laws_broken
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.render import counted
@@ -51,3 +52,23 @@ def test_a_rule_that_leaves_pins_alone_passes_17() -> None:
     before = ContextCommit("s").append_items([pinned])
     found = rule_laws_broken(before, lawful(before, Facts()), Facts(tokenizer=RULER))
     assert not [v for v in found if v.invariant == 17]
+
+
+def test_a_pin_after_an_unpinned_item_is_checked() -> None:
+    """Invariant 17: every pin is looked at, wherever it stands (not only up to the first plain item)."""
+    plain = counted(ContextItem("u1", "user", rendered="hello"), RULER)
+    pinned = counted(ContextItem("task", "user", rendered="never push to main").pin(), RULER)
+    before = ContextCommit("s").append_items([plain, pinned])
+    after = before.replace_items({1: attrs.evolve(pinned, rendered="push")})
+    assert [(v.invariant, v.ids) for v in pins_kept(before, after)] == [(17, ("task",))]
+
+
+def test_a_dropped_pin_is_reported_as_dropped() -> None:
+    """Invariant 17: a pin missing from the output is named, with what was found."""
+    pinned = counted(ContextItem("task", "user", rendered="never push to main").pin(), RULER)
+    plain = counted(ContextItem("u1", "user", rendered="hello"), RULER)
+    before = ContextCommit("s").append_items([pinned, plain])
+    after = ContextCommit("s").append_items([plain])
+    assert pins_kept(before, after) == [
+        Violation(17, ("task",), "the pinned item unchanged", "dropped")
+    ]
