@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from ctxrules.check import Violation, pins_kept
+from ctxrules.check import Violation, pins_kept, pins_sent
 from ctxrules.check.laws import RULE_LAWS, rule_laws_broken
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.render import counted
@@ -71,4 +71,39 @@ def test_a_dropped_pin_is_reported_as_dropped() -> None:
     after = ContextCommit("s").append_items([plain])
     assert pins_kept(before, after) == [
         Violation(17, ("task",), "the pinned item unchanged", "dropped")
+    ]
+
+
+def _pinned() -> ContextItem:
+    return counted(ContextItem("task", "user", rendered="never push to main").pin(), RULER)
+
+
+def test_a_changed_pin_is_reported_with_its_state_and_reason() -> None:
+    """Invariant 17: a pin still pinned but with new text is named, with its state and reason."""
+    before = ContextCommit("s").append_items([_pinned()])
+    new = attrs.evolve(_pinned(), rendered="push", reason="edited")
+    after = before.replace_items({0: new})
+    assert pins_kept(before, after) == [
+        Violation(17, ("task",), "the pinned item unchanged", "state 'full', reason 'edited'")
+    ]
+
+
+def test_unpinning_ends_a_pin_but_not_in_the_same_step_as_tightening() -> None:
+    """Invariant 17: an unpinned item kept full is lawful; unpinned and aged at once is not."""
+    before = ContextCommit("s").append_items([_pinned()])
+    unpinned = attrs.evolve(_pinned(), pinned=False)
+    assert pins_kept(before, before.replace_items({0: unpinned})) == []
+    aged = attrs.evolve(unpinned, state=State.AGED, rendered="never", reason="aged")
+    assert pins_kept(before, before.replace_items({0: aged})) == [
+        Violation(
+            17, ("task",), "the pinned item unchanged", "unpinned and 'aged' in the same step"
+        )
+    ]
+
+
+def test_a_pin_missing_from_the_request_is_named() -> None:
+    """Invariant 17: every request holds each pin whole; one left out is named."""
+    commit = ContextCommit("s").append_items([_pinned()])
+    assert pins_sent(commit, []) == [
+        Violation(17, ("task",), "whole in every request", "missing from the request")
     ]
