@@ -147,8 +147,8 @@ class _Found(Exception):  # control flow inside the search, never escapes
     pass
 
 
-#: One exception class per invariant, so Hypothesis shrinks each kind of failure on its own
-#: and never trades the invariant found for another while shrinking.
+#: One exception class per invariant, so the kinds of failure are told apart. Shrinking may
+#: still slip to another kind with a smaller example; `_reported` chooses among those met.
 _FOUND: dict[int, type[_Found]] = {n: type(f"Found{n}", (_Found,), {}) for n in range(1, 20)}
 #: Impurity first, then the laws in `RULE_LAWS` order: "items kept" is the fallout of many defects.
 _SPECIFICITY = (8, *dict.fromkeys(law.invariant for law in RULE_LAWS))
