@@ -5,8 +5,8 @@
     python bench/check_broken_rules.py --seeds 1 2 3 4 5
 
 Each broken rule is searched as `ctxrules check` searches a spec's Python rule (200
-examples, shrinking for up to 6 s, reruns on a fresh instance from its factory); the row
-gives the invariant found at each seed and the slowest time (CPU seconds of this process).
+examples, shrinking for up to 1,000 runs of the test, reruns on a fresh instance from its
+factory); the row gives the invariant found at each seed and the slowest time (CPU seconds of this process).
 The spec-level rows (a declarative template without ``{handle}``, a rule that follows
 process state) and the two controls are checked as whole specs, children included. The
 exit status is 1 when a rule is missed, caught with another invariant, takes over 30 s,

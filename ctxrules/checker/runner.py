@@ -28,8 +28,10 @@ from ctxrules.testing.rules import facts_for
 
 #: The invariants a rule can break, which `rule_violations` checks.
 RULE_INVARIANTS = tuple(sorted({law.invariant for law in RULE_LAWS} | {8, 15}))
-#: Seconds Hypothesis may spend shrinking one counterexample (its own limit is five minutes).
-SHRINK_SECONDS = 6
+#: Runs of the test Hypothesis may make while shrinking one counterexample. A count of
+#: work, not seconds: the same seed shrinks to the same counterexample on a busy machine as
+#: on an idle one (a limit of 6 s gave other reports under load).
+SHRINK_CALLS = 1_000
 #: Reruns of a rule on the same small input (long inputs run once: reruns stay cheap).
 RERUNS = 3
 _LONG = 200
@@ -145,32 +147,66 @@ class _Found(Exception):  # control flow inside the search, never escapes
     pass
 
 
-#: One exception class per invariant, so Hypothesis shrinks each kind of failure on its own
-#: and never trades the invariant found for another while shrinking.
+#: One exception class per invariant, so the kinds of failure are told apart. Shrinking may
+#: still slip to another kind with a smaller example; `_reported` chooses among those met.
 _FOUND: dict[int, type[_Found]] = {n: type(f"Found{n}", (_Found,), {}) for n in range(1, 20)}
 #: Impurity first, then the laws in `RULE_LAWS` order: "items kept" is the fallout of many defects.
 _SPECIFICITY = (8, *dict.fromkeys(law.invariant for law in RULE_LAWS))
 
 
+class WorkClock:
+    """A clock that reads the test runs made so far, for Hypothesis's engine in place of `time`.
+
+    The engine reads the clock for one decision alone, when to stop shrinking (past
+    ``MAX_SHRINKING_SECONDS``, five minutes by default; the rest is statistics): read
+    from this clock, that limit counts runs of the test, so what the engine does
+    depends on the seed and the rule, never on how busy the machine is.
+    """
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def tick(self) -> None:
+        """One more run of the test."""
+        self.runs += 1
+
+    def perf_counter(self) -> float:
+        """The runs so far, as the engine's seconds."""
+        return float(self.runs)
+
+    monotonic = perf_counter
+
+
 @contextmanager
-def _shrink_limit(seconds: int) -> Iterator[None]:
-    # Hypothesis has no setting for this; its default (300 s) is what made checks crawl.
-    old = getattr(hypothesis_engine, "MAX_SHRINKING_SECONDS", None)
-    if old is not None:
-        hypothesis_engine.MAX_SHRINKING_SECONDS = max(seconds, 1)
+def _shrink_limit(calls: int, clock: WorkClock) -> Iterator[None]:
+    # Hypothesis has no setting for this; its default (300 s of the wall clock) made checks
+    # crawl, and any limit in seconds made the report depend on the machine's load.
+    old_limit = getattr(hypothesis_engine, "MAX_SHRINKING_SECONDS", None)
+    old_time = getattr(hypothesis_engine, "time", None)
+    if old_limit is not None and old_time is not None:
+        hypothesis_engine.MAX_SHRINKING_SECONDS = max(calls, 1)
+        setattr(hypothesis_engine, "time", clock)  # noqa: B010 - not an exported name
     try:
         yield
     finally:
-        if old is not None:
-            hypothesis_engine.MAX_SHRINKING_SECONDS = old
+        if old_limit is not None and old_time is not None:
+            hypothesis_engine.MAX_SHRINKING_SECONDS = old_limit
+            setattr(hypothesis_engine, "time", old_time)  # noqa: B010
 
 
 def _search(
     body: Callable[[st.DataObject], None],
     examples: int,
     seed: int | None,
-    shrink_seconds: int = SHRINK_SECONDS,
+    shrink_calls: int = SHRINK_CALLS,
 ) -> None:
+    """Run ``body`` on ``examples`` generated examples; shrink a failure for ``shrink_calls`` runs."""
+    clock = WorkClock()
+
+    def counted(data: st.DataObject) -> None:
+        clock.tick()
+        body(data)
+
     config = settings(
         max_examples=examples,
         deadline=None,
@@ -184,10 +220,10 @@ def _search(
         # this command never prints (half the time of a short search that finds something).
         phases=tuple(p for p in Phase if p is not Phase.explain),
     )
-    test = config(given(st.data())(body))
+    test = config(given(st.data())(counted))
     if seed is not None:
         test = hypothesis_seed(seed)(test)
-    with _shrink_limit(shrink_seconds):
+    with _shrink_limit(shrink_calls, clock):
         test()
 
 
@@ -226,7 +262,7 @@ def check_rule(
     seed: int | None = None,
     samples: list[Run] | None = None,
     sample_size: int = 12,
-    shrink_seconds: int = SHRINK_SECONDS,
+    shrink_calls: int = SHRINK_CALLS,
     fresh: Fresh | None = None,
     reruns: int = RERUNS,
 ) -> Counterexample | None:
@@ -241,7 +277,7 @@ def check_rule(
     ``samples``, if given, collects up to ``sample_size`` clean runs of the rule (input,
     facts, output) for `ctxrules.checker.hashseed`, up to half of them from the fixed inputs.
     ``fresh`` makes a new instance of the rule for reruns, of which a small input gets
-    ``reruns`` (see `rule_violations`). Shrinking stops after ``shrink_seconds``.
+    ``reruns`` (see `rule_violations`). Shrinking stops after ``shrink_calls`` runs of the rule's test.
     """
     (outcome,) = check_rules(
         [Checked(name, rule, fresh, reruns)],
@@ -249,7 +285,7 @@ def check_rule(
         seed=seed,
         samples=None if samples is None else [samples],
         sample_size=sample_size,
-        shrink_seconds=shrink_seconds,
+        shrink_calls=shrink_calls,
     )
     return outcome.found
 
@@ -261,7 +297,7 @@ def check_rules(
     seed: int | None = None,
     samples: Sequence[list[Run]] | None = None,
     sample_size: int = 12,
-    shrink_seconds: int = SHRINK_SECONDS,
+    shrink_calls: int = SHRINK_CALLS,
 ) -> list[Outcome]:
     """`check_rule` for rules that look for the same names, in one search: each input drawn once.
 
@@ -281,14 +317,14 @@ def check_rules(
         rules, histories(names=names, real=bundled_session_items(), rulers=RULER_NAMES), room
     )
     try:
-        _search(search.body, examples, seed, shrink_seconds)
+        _search(search.body, examples, seed, shrink_calls)
     except (_Found, Flaky, BaseExceptionGroup):
         # A non-deterministic rule fails only sometimes and cannot be replayed: the failures
         # seen are still the answer. Of several kinds, the most specific law is reported.
         if not search.found:
             raise
         outcomes = [Outcome(None, final=False) for _ in rules]
-        outcomes[search.active[0]] = Outcome(search.found[min(search.found, key=_rank)])
+        outcomes[search.active[0]] = Outcome(search.found[_reported(search.found)])
         return outcomes
     if samples is not None:
         for k in search.active:
@@ -447,8 +483,29 @@ def _for_children(before: ContextCommit) -> bool:
 
 
 def _rank(kind: type[_Found]) -> int:
-    invariant = next((n for n, k in _FOUND.items() if k is kind), 0)
-    return _SPECIFICITY.index(invariant) if invariant in _SPECIFICITY else -1
+    return _SPECIFICITY.index(_invariant(kind)) if _invariant(kind) in _SPECIFICITY else -1
+
+
+def _invariant(kind: type[_Found]) -> int:
+    return next((n for n, k in _FOUND.items() if k is kind), 0)
+
+
+def _reported(found: dict[type[_Found], Counterexample]) -> type[_Found]:
+    """The kind of failure to report: the most specific law that every failure found breaks.
+
+    A law broken only on some of the failures is a special case of the defect, not the
+    defect: a rule that drops the last item breaks 17 too when that item is pinned, and
+    13 on every input, so 13 is reported. With no such law, the most specific one found.
+    """
+    common = [
+        kind
+        for kind in found
+        if all(
+            any(v.invariant == _invariant(kind) for v in counterexample.violations)
+            for counterexample in found.values()
+        )
+    ]
+    return min(common or found, key=_rank)
 
 
 def _leaves(error: BaseException) -> Iterator[BaseException]:

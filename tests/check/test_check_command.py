@@ -45,7 +45,7 @@ def test_each_broken_rule_is_caught_with_its_invariant(factory: str, invariant: 
     The default search (200 examples), with shrinking cut short: finding is what is tested here.
     """
     rule = getattr(broken_rules, factory)()
-    found = check_rule(factory, rule, examples=200, seed=3, shrink_seconds=1)
+    found = check_rule(factory, rule, examples=200, seed=3, shrink_calls=100)
     assert found is not None, f"{factory} was not caught"
     assert found.violations[0].invariant == invariant, [v.message for v in found.violations]
 
@@ -76,10 +76,10 @@ def test_the_report_names_rule_invariant_commit_and_diff(
 
 def test_an_impure_rule_is_told_which_call_it_made() -> None:
     """Invariant 8: the report names the clock call the rule made."""
-    found = check_rule("office_hours", broken_rules.office_hours(), examples=50, shrink_seconds=1)
+    found = check_rule("office_hours", broken_rules.office_hours(), examples=50, shrink_calls=100)
     assert found is not None
     assert found.violations[0].found == "a call to datetime.now()"
-    found = check_rule("one_in_fifty", broken_rules.one_in_fifty(), examples=50, shrink_seconds=1)
+    found = check_rule("one_in_fifty", broken_rules.one_in_fifty(), examples=50, shrink_calls=100)
     assert found is not None
     assert found.violations[0].found == "a write to global '_CALLS'"
 

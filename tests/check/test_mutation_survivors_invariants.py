@@ -211,3 +211,14 @@ def test_two_active_summaries_are_counted() -> None:
     assert one_summary(three) == [
         Violation(12, ("sm_1", "sm_2", "sm_3"), "at most one active summary", "3")
     ]
+
+
+def test_a_lawful_tightening_with_new_text_keeps_invariant_3() -> None:
+    """Invariant 3: an item aged to a shorter text is lawful; only a full item keeps its text."""
+    full = counted(ContextItem("t1", "tool", rendered="output " * 40, tool_name="grep"), RULER)
+    before = _commit(full)
+    aged = counted(attrs.evolve(full, state=State.AGED, rendered="[aged]", reason="aged"), RULER)
+    assert monotone_tightening(before, before.replace_items({0: aged})) == []
+    # A full item made again, equal text and fewer tokens: not a changed text either.
+    again = attrs.evolve(full, tokens=full.tokens - 1)
+    assert monotone_tightening(before, before.replace_items({0: again})) == []

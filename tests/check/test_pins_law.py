@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import attrs
 
+from ctxrules.check import Violation, pins_kept, pins_sent
 from ctxrules.check.laws import RULE_LAWS, rule_laws_broken
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.render import counted
@@ -51,3 +52,58 @@ def test_a_rule_that_leaves_pins_alone_passes_17() -> None:
     before = ContextCommit("s").append_items([pinned])
     found = rule_laws_broken(before, lawful(before, Facts()), Facts(tokenizer=RULER))
     assert not [v for v in found if v.invariant == 17]
+
+
+def test_a_pin_after_an_unpinned_item_is_checked() -> None:
+    """Invariant 17: every pin is looked at, wherever it stands (not only up to the first plain item)."""
+    plain = counted(ContextItem("u1", "user", rendered="hello"), RULER)
+    pinned = counted(ContextItem("task", "user", rendered="never push to main").pin(), RULER)
+    before = ContextCommit("s").append_items([plain, pinned])
+    after = before.replace_items({1: attrs.evolve(pinned, rendered="push")})
+    assert [(v.invariant, v.ids) for v in pins_kept(before, after)] == [(17, ("task",))]
+
+
+def test_a_dropped_pin_is_reported_as_dropped() -> None:
+    """Invariant 17: a pin missing from the output is named, with what was found."""
+    pinned = counted(ContextItem("task", "user", rendered="never push to main").pin(), RULER)
+    plain = counted(ContextItem("u1", "user", rendered="hello"), RULER)
+    before = ContextCommit("s").append_items([pinned, plain])
+    after = ContextCommit("s").append_items([plain])
+    assert pins_kept(before, after) == [
+        Violation(17, ("task",), "the pinned item unchanged", "dropped")
+    ]
+
+
+def _pinned() -> ContextItem:
+    return counted(ContextItem("task", "user", rendered="never push to main").pin(), RULER)
+
+
+def test_a_changed_pin_is_reported_with_its_state_and_reason() -> None:
+    """Invariant 17: a pin still pinned but with new text is named, with its state and reason."""
+    before = ContextCommit("s").append_items([_pinned()])
+    new = attrs.evolve(_pinned(), rendered="push", reason="edited")
+    after = before.replace_items({0: new})
+    assert pins_kept(before, after) == [
+        Violation(17, ("task",), "the pinned item unchanged", "state 'full', reason 'edited'")
+    ]
+
+
+def test_unpinning_ends_a_pin_but_not_in_the_same_step_as_tightening() -> None:
+    """Invariant 17: an unpinned item kept full is lawful; unpinned and aged at once is not."""
+    before = ContextCommit("s").append_items([_pinned()])
+    unpinned = attrs.evolve(_pinned(), pinned=False)
+    assert pins_kept(before, before.replace_items({0: unpinned})) == []
+    aged = attrs.evolve(unpinned, state=State.AGED, rendered="never", reason="aged")
+    assert pins_kept(before, before.replace_items({0: aged})) == [
+        Violation(
+            17, ("task",), "the pinned item unchanged", "unpinned and 'aged' in the same step"
+        )
+    ]
+
+
+def test_a_pin_missing_from_the_request_is_named() -> None:
+    """Invariant 17: every request holds each pin whole; one left out is named."""
+    commit = ContextCommit("s").append_items([_pinned()])
+    assert pins_sent(commit, []) == [
+        Violation(17, ("task",), "whole in every request", "missing from the request")
+    ]

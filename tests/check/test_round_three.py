@@ -40,7 +40,7 @@ def test_each_third_round_rule_is_caught_with_its_invariant(factory: str, invari
     Rebuilt from its factory for reruns, as `ctxrules check` rebuilds a spec's Python rule.
     """
     make = getattr(broken_rules_three, factory)
-    found = check_rule(factory, make(), examples=200, seed=3, shrink_seconds=1, fresh=make)
+    found = check_rule(factory, make(), examples=200, seed=3, shrink_calls=100, fresh=make)
     assert found is not None, f"{factory} was not caught"
     assert found.violations, found.error
     assert found.violations[0].invariant == invariant, [v.message for v in found.violations]
@@ -61,8 +61,8 @@ def test_an_unrecoverable_item_is_reported_with_its_handle_and_what_it_resolves_
 def test_a_memo_by_commit_id_needs_a_fresh_instance() -> None:
     """Invariant 8: reruns on one instance agree with its memo; a fresh instance does not."""
     make = broken_rules_three.memo_by_commit_id
-    assert check_rule("memo", make(), examples=60, seed=2, shrink_seconds=1) is None
-    found = check_rule("memo", make(), examples=60, seed=2, shrink_seconds=1, fresh=make)
+    assert check_rule("memo", make(), examples=60, seed=2, shrink_calls=100) is None
+    found = check_rule("memo", make(), examples=60, seed=2, shrink_calls=100, fresh=make)
     assert found is not None
     assert found.violations[0].found.startswith("a different output on run")
 
