@@ -33,7 +33,7 @@ from ctxrules.store.schema import (
     STORED_RUNNING,
 )
 from ctxrules.store.search import SearchHit, best_hits
-from ctxrules.store.sqlite_nodes import chunks_column, read_record
+from ctxrules.store.sqlite_nodes import IndexTexts, chunks_column, read_record
 
 #: A node stored running had no output yet: its first row is of its name and input.
 RUNNING_FIELDS = ("name", "input")
@@ -213,6 +213,48 @@ def _hit_text(rows: Rows, sql: str, session_id: str, node_id: str, kind: int) ->
     record = read_record(rows, session_id, node_id, found[0], int(found[1]))
     fields = KIND_FIELDS.get(kind, NODE_FIELDS)
     return index_text(record, fields) if isinstance(record, dict) else ""
+
+
+#: The index rows waiting for their text to go into the index: those above the highest
+#: rowid it holds. It is filled in rowid order, one transaction at a time, so every row at
+#: or below that one is in it (FTS5 keeps a row's size under its rowid in ``_docsize``).
+_WAITING = """
+    SELECT id, session_id, node_id, kind FROM nodes_fts_rows
+    WHERE id > (SELECT coalesce(max(id), 0) FROM nodes_fts_docsize)
+    ORDER BY id
+"""
+_ANY_WAITING = """
+    SELECT 1 FROM nodes_fts_rows
+    WHERE id > (SELECT coalesce(max(id), 0) FROM nodes_fts_docsize) LIMIT 1
+"""
+
+
+def index_waiting(rows: Rows, texts: IndexTexts | None = None) -> int:
+    """Put the text of every index row waiting into the index, in rowid order; how many.
+
+    A row's text is what its node's record gives for its kind (as `search` reads it back);
+    ``texts`` holds those of rows this process wrote, so their records are not decoded.
+    """
+    waiting = rows.all(_WAITING)
+    if not waiting:
+        return 0
+    known = texts if texts is not None else {}
+    record_sql = _RECORD.format(chunks=chunks_column(chunked=True, table="n."))
+    indexed = []
+    for rowid, sid, node, kind in waiting:
+        text = known.get((str(sid), str(node), int(kind)))
+        if text is None:
+            text = _hit_text(rows, record_sql, str(sid), str(node), int(kind))
+        indexed.append((int(rowid), text))
+    rows.many("INSERT INTO nodes_fts (rowid, text) VALUES (?, ?)", indexed)
+    if texts is not None:
+        texts.clear()
+    return len(indexed)
+
+
+def any_waiting(rows: Rows) -> bool:
+    """Whether an index row waits for its text (`index_waiting`)."""
+    return rows.one(_ANY_WAITING) is not None
 
 
 def search(

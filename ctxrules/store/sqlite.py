@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from returns.result import Failure, Result
+from returns.result import Failure, Result, Success
 
 from ctxrules.store import fts5
 from ctxrules.store.base import StoreBase
@@ -19,13 +19,13 @@ from ctxrules.store.errors import InvalidArgument, StoreError
 from ctxrules.store.rows import Rows, SqliteRows
 from ctxrules.store.schema import CHUNKED_VERSION
 from ctxrules.store.search import SearchHit
-from ctxrules.store.sqlite_nodes import SqliteNodes
+from ctxrules.store.sqlite_nodes import IndexTexts, SqliteNodes
 from ctxrules.store.tx import HOLD_SQLITE, T, Tx, Work
 
 
-def _tx(conn: sqlite3.Connection, *, chunked: bool) -> Tx:
+def _tx(conn: sqlite3.Connection, *, chunked: bool, texts: IndexTexts | None = None) -> Tx:
     rows = SqliteRows(conn)
-    return Tx(rows, SqliteNodes(rows, chunked=chunked), HOLD_SQLITE)
+    return Tx(rows, SqliteNodes(rows, chunked=chunked, texts=texts), HOLD_SQLITE)
 
 
 def _chunked(conn: sqlite3.Connection) -> bool:
@@ -47,15 +47,18 @@ class SqliteStore(StoreBase):
     >>> store.close()
     """
 
-    __slots__ = ("_chunked", "_conn", "path")
+    __slots__ = ("_chunked", "_conn", "_read_only", "_texts", "path")
 
     blob_column = TEXT_COLUMN
 
-    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: str, *, read_only: bool = False) -> None:
         super().__init__()
         self._conn: sqlite3.Connection | None = conn
         self.path = path
+        self._read_only = read_only
         self._chunked = _chunked(conn)
+        #: The texts of the index rows this store wrote that wait for the next sync.
+        self._texts: IndexTexts = {}
 
     def _transaction(
         self, operation: str, work: Work[T], *, write: bool, durable: bool = True
@@ -64,14 +67,43 @@ class SqliteStore(StoreBase):
 
         A store opened ``synchronous="FULL"`` commits a write with ``durable=False`` at
         ``NORMAL``: the log is written, not synced; the next ``FULL`` commit syncs it whole.
+        A node's text goes into the search index at the next durable write (or search),
+        with every other waiting: one index segment a request, not one per call.
         """
-        return run(
-            self._conn,
-            operation,
-            lambda conn: work(_tx(conn, chunked=self._chunked)),
-            write=write,
-            durable=durable,
+
+        def run_work(conn: sqlite3.Connection) -> Result[T, StoreError]:
+            tx = _tx(conn, chunked=self._chunked, texts=self._texts)
+            done = work(tx)
+            if write and durable and isinstance(done, Success):
+                fts5.index_waiting(tx.rows, self._texts)
+            return done
+
+        result = run(self._conn, operation, run_work, write=write, durable=durable)
+        if isinstance(result, Failure):
+            self._texts.clear()  # what a rolled-back write cached
+        return result
+
+    def search(
+        self, query: str, session_id: str | None = None, limit: int = 20
+    ) -> Result[list[SearchHit], StoreError]:
+        """Nodes matching a query in FTS5 syntax, best first (the index first made whole)."""
+        self._index_waiting()
+        return super().search(query, session_id, limit)
+
+    def _index_waiting(self) -> None:
+        """Put the index rows waiting into the index now, if any (a read first: no lock taken else).
+
+        A store opened read-only cannot: it searches what the last durable write indexed.
+        """
+        if self._conn is None or self._read_only:
+            return
+        waiting = self._transaction(
+            "index", lambda tx: Success(fts5.any_waiting(tx.rows)), write=False
         )
+        if waiting.value_or(default_value=False):
+            # The index is derived from rows already stored: it need not wait for the disk.
+            work = lambda tx: Success(fts5.index_waiting(tx.rows, self._texts))  # noqa: E731
+            self._transaction("index", work, write=True, durable=False)
 
     def _search(
         self, rows: Rows, query: str, session_id: str | None, limit: int
@@ -108,9 +140,13 @@ class SqliteStore(StoreBase):
         if busy_timeout < 0:
             return Failure(InvalidArgument("busy_timeout", repr(busy_timeout), "seconds >= 0"))
         mode: Synchronous = "READ_ONLY" if read_only else synchronous
-        return connect(path, busy_timeout=busy_timeout, synchronous=mode).map(
-            lambda conn: cls(conn, os.fspath(path))
+        opened = connect(path, busy_timeout=busy_timeout, synchronous=mode).map(
+            lambda conn: cls(conn, os.fspath(path), read_only=read_only)
         )
+        if isinstance(opened, Success):
+            # Rows a killed writer left waiting are indexed before anything reads the index.
+            opened.unwrap()._index_waiting()  # noqa: SLF001 - its own class
+        return opened
 
     def close(self) -> None:
         """Close the connection; later calls fail with `StoreClosed`. Closing twice is fine."""

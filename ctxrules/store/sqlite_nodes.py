@@ -24,6 +24,9 @@ from ctxrules.store.schema import (
     STORED_RUNNING,
 )
 
+#: Index texts by (session, node, kind of index row): a cache of what a row's record gives.
+IndexTexts = dict[tuple[str, str, int], str]
+
 _PIECES = "SELECT text FROM node_chunks WHERE session_id = ? AND node_id = ? ORDER BY n"
 
 
@@ -49,10 +52,15 @@ def read_record(rows: Rows, session_id: str, node_id: str, data: object, chunks:
 class SqliteNodes(GraphQueries):
     """The `NodeTable` of a SQLite store, inside the caller's write transaction."""
 
-    __slots__ = ("chunks", "rows")
+    __slots__ = ("chunks", "rows", "texts")
 
-    def __init__(self, rows: Rows, *, chunked: bool = True) -> None:
+    def __init__(
+        self, rows: Rows, *, chunked: bool = True, texts: IndexTexts | None = None
+    ) -> None:
         self.rows = rows
+        #: The texts of index rows written and not indexed yet (the store's, kept across
+        #: transactions so they are not read back and decoded again).
+        self.texts = texts
         # Before schema step 5 (a file opened read-only) no row has pieces.
         self.chunks = chunks_column(chunked)
 
@@ -138,10 +146,11 @@ class SqliteNodes(GraphQueries):
         return canonical_json({k: v for k, v in record.items() if k != "output"}), chunks
 
     def _index(self, session_id: str, node_id: str, kind: int, text: str) -> None:
+        # Only the row naming what to index: the text goes into the index with the
+        # transaction's others, at the next one that syncs (`fts5.index_waiting`).
         self.rows.run(
             "INSERT INTO nodes_fts_rows (session_id, node_id, kind) VALUES (?, ?, ?)",
             (session_id, node_id, kind),
         )
-        self.rows.run(
-            "INSERT INTO nodes_fts (rowid, text) VALUES (last_insert_rowid(), ?)", (text,)
-        )
+        if self.texts is not None:
+            self.texts[(session_id, node_id, kind)] = text

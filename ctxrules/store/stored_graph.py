@@ -24,6 +24,10 @@ T = TypeVar("T")
 
 #: Nodes read one by one before the rest are read in one pass (a walk, not a turn).
 WALK_AFTER = 512
+#: Ids asked for and not stored (each node appended asks whether its id is taken) before
+#: the stored ids are read once to answer: a long-lived session stops paying a read for
+#: each new node; one that lives a few turns never reads them all.
+IDS_AFTER_MISSES = 64
 
 
 class NodeRead(Protocol):
@@ -46,7 +50,9 @@ class StoredGraph:
         "_all_edges",
         "_edges",
         "_found",
+        "_id_set",
         "_ids",
+        "_misses",
         "_nodes",
         "_read",
         "_whole",
@@ -59,7 +65,10 @@ class StoredGraph:
         self._nodes: dict[str, Call | None] = {}
         self._edges: dict[tuple[Edge, str], PVector[str] | None] = {}
         self._ids: list[str] | None = None
+        #: The stored ids as a set, read at the first id asked for that is not stored.
+        self._id_set: frozenset[str] | None = None
         self._found, self._whole, self._all_edges = 0, False, False
+        self._misses = 0
 
     def node(self, node_id: str) -> Call | None:
         """The stored node with this id (None if the session held none when opened)."""
@@ -73,7 +82,16 @@ class StoredGraph:
             # A walk over many nodes: read them all in one pass rather than one by one.
             self.every_node()
             return self._nodes.get(node_id)
+        if self._id_set is not None and node_id not in self._id_set:
+            # Each node appended asks whether its id is taken: answered without a read.
+            return None
         stored = self._read("read_node", lambda t: t.stored(self.session_id, node_id))
+        if stored is None:
+            self._misses += 1
+            if self._misses >= IDS_AFTER_MISSES and self._id_set is None:
+                # Ids the session does not hold (new nodes'): from now on the stored ids,
+                # read once, answer such questions instead of a read for each new node.
+                self._id_set = frozenset(self.ids())
         call = None
         if stored is not None and stored.seq < self.size:
             made = record_call(stored.record, stored.seq)

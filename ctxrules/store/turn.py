@@ -35,7 +35,7 @@ from ctxrules.store.nodes import (
 from ctxrules.store.references import ReferencesWrite, put_references
 from ctxrules.store.rows import Query, in_batches, placeholders
 from ctxrules.store.sessions import put_usage
-from ctxrules.store.tx import Tx
+from ctxrules.store.tx import HOLD_SQLITE, Tx
 from ctxrules.tokens.usage import UsageState
 
 
@@ -198,38 +198,67 @@ class _Reads:
         return cls(turn.session_id, ids, tuple(sorted(targets)), commits, turn.head_name)
 
     def read(self, tx: Tx) -> Result[_Found, StoreError]:
-        """Hold the session and read, in one batch, what the turn's writes are based on."""
+        """Hold the session and read, in one batch, what the turn's writes are based on.
+
+        The session's row, next seq, head and next commit seq are one statement of scalar
+        reads (`state_query`); PostgreSQL's hold, which locks the row, goes alone before
+        it, so the reads after it see every write the lock waited for.
+        """
         sid = self.session_id
         commit_ids = [c.id for c in self.commits]
-        stored = [tx.nodes.stored_query(sid, b) for b in in_batches(self.ids)]
-        present = [present_query(sid, b) for b in in_batches(self.targets)]
-        commits = [_commits_query(b) for b in in_batches(commit_ids)]
+        apart = tx.held != HOLD_SQLITE
+        state = state_query(
+            sid,
+            self.head_name,
+            held=None if apart else tx.held,
+            seq=bool(self.ids),
+            commit_seq=bool(commit_ids),
+        )
         wanted: list[list[Query]] = [
-            [(tx.held, (sid,))],
-            stored,
-            present,
-            [(NEXT_SEQ, (sid,))] if self.ids else [],
-            [(SELECT_HEAD, (sid, self.head_name))],
-            commits,
-            [(objects.NEXT_COMMIT_SEQ, (sid,))] if commit_ids else [],
+            [(tx.held, (sid,))] if apart else [],
+            [state],
+            [tx.nodes.stored_query(sid, b) for b in in_batches(self.ids)],
+            [present_query(sid, b) for b in in_batches(self.targets)],
+            [_commits_query(b) for b in in_batches(commit_ids)],
         ]
         answers = iter(tx.rows.reads([q for group in wanted for q in group]))
-        held, stored_rows, present_rows, seq, head, commit_rows, commit_seq = (
+        held_rows, state_rows, stored_rows, present_rows, commit_rows = (
             [row for _ in group for row in next(answers)] for group in wanted
         )
-        if not held:
+        held, seq, head, commit_seq = state_rows[0]
+        if (held_rows if apart else held) in (None, []):
             return Failure(UnknownSession(sid))
         found = dict(tx.nodes.stored_row(row) for row in stored_rows)
         return Success(
             _Found(
                 found,
                 {str(row[0]) for row in present_rows} | set(found),
-                int(seq[0][0]) if seq else 0,
-                str(head[0][0]) if head else None,
+                int(seq) if seq is not None else 0,
+                str(head) if head is not None else None,
                 {str(row[0]) for row in commit_rows},
-                int(commit_seq[0][0]) if commit_seq else 0,
+                int(commit_seq) if commit_seq is not None else 0,
             )
         )
+
+
+def state_query(
+    session_id: str, head_name: str, *, held: str | None, seq: bool, commit_seq: bool
+) -> Query:
+    """One statement of a turn's scalar reads: the held session's row, next seq, head, next commit seq.
+
+    A read not wanted (or the hold, when it goes apart) is ``NULL``.
+    """
+    parts: list[str] = []
+    params: list[object] = []
+    for sql, values in (
+        (held, (session_id,)),
+        (NEXT_SEQ if seq else None, (session_id,)),
+        (SELECT_HEAD, (session_id, head_name)),
+        (objects.NEXT_COMMIT_SEQ if commit_seq else None, (session_id,)),
+    ):
+        parts.append(f"({sql})" if sql is not None else "NULL")
+        params += values if sql is not None else ()
+    return "SELECT " + ", ".join(parts), tuple(params)
 
 
 def _commits_query(ids: Sequence[str]) -> Query:

@@ -131,13 +131,13 @@ def test_a_postgresql_turn_is_two_round_trips_a_call(
     assert {c: set(v) for c, v in small.items()} == EXPECTED_PG
 
 
-#: BEGIN, the lock and the reads (stored, present, next seq, head), the writes, COMMIT;
-#: a call that only adds also sets ``synchronous_commit`` off (test_durability.py).
+#: BEGIN, the lock, the reads (one of the next seq and head, stored, present), the writes,
+#: COMMIT; a call that only adds also sets ``synchronous_commit`` off (test_durability.py).
 EXPECTED_PG = {
-    "add": {(10, 2)},  # one node and the head
-    "record": {(12, 2)},  # the reply, its tool call, the head and the usage
-    "add_tool_result": {(8, 2)},  # a completion: no next seq to read
-    "openai": {(10, 2)},  # the commit (its objects in two inserts) and the reference tracker
+    "add": {(9, 2)},  # one node and the head
+    "record": {(11, 2)},  # the reply, its tool call, the head and the usage
+    "add_tool_result": {(7, 2)},  # a completion: no next seq to read
+    "openai": {(9, 2)},  # the commit (its objects in two inserts) and the reference tracker
 }
 
 
@@ -175,6 +175,7 @@ def test_a_sqlite_turn_runs_the_same_statements_at_any_length(tmp_path: Path) ->
     assert {c: set(v) for c, v in small.items()} == EXPECTED_SQLITE
 
 
-#: BEGIN, the reads (session, stored, present, next seq, head), the writes with each node's
-#: two index rows, COMMIT.
-EXPECTED_SQLITE = {"add": {13}, "record": {19}, "add_tool_result": {10}, "openai": {14}}
+#: BEGIN, the reads (one of the session, next seq and head; stored; present), the writes
+#: with each node's index row, COMMIT; the request also puts the turn's four index rows'
+#: texts into the index (a read of those waiting, one insert traced per row).
+EXPECTED_SQLITE = {"add": {10}, "record": {15}, "add_tool_result": {7}, "openai": {17}}
