@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tomllib
+
 import pytest
 
 import ctxrules
@@ -11,10 +13,17 @@ from ctxrules.recall import handle_for
 from ctxrules.render import counted
 from ctxrules.rules import Facts, NamedRule, Pipeline, ReferenceTracker, builtins
 from ctxrules.rules.references import READ_CHARS, item_text
+from ctxrules.spec.builtin import BUILTIN_DIR
 from ctxrules.tokens import CountingTokenizer, HeuristicCounter
 
 LINE = "2024-05-01 12:00:00 INFO worker-17 served /api/v1/items/4821 in 12ms\n"
+#: The built-in rule's cap, and the default spec's: what a capped result is sent as.
 CAP = 4000
+SPEC_CAP = next(
+    rule["params"]["max_chars"]
+    for rule in tomllib.loads((BUILTIN_DIR / "default.toml").read_text())["rules"]
+    if rule["use"] == "cap_tool_result"
+)
 
 
 def _output(chars: int) -> str:
@@ -45,10 +54,10 @@ def _counted_after_output(chars: int) -> tuple[int, ctxrules.Context]:
 def test_a_huge_output_is_tokenized_only_as_far_as_it_is_sent(chars: int) -> None:
     """The turn after a 0.5 or 5 MB output tokenizes a few cap's worth of characters, not the output."""
     tokenized, ctx = _counted_after_output(chars)
-    assert tokenized <= 3 * CAP
+    assert tokenized <= 3 * SPEC_CAP
     sent = ctx.openai()["messages"]
     assert isinstance(sent, list)
-    assert len(sent[-1]["content"]) == CAP
+    assert len(sent[-1]["content"]) == SPEC_CAP
     # The original stays whole in the DAG, where recall finds it.
     tool = ctx.session.graph.callees_of(ctx.session.head or "")[0]
     assert ctx.session.graph.nodes[tool].output == _output(chars)
