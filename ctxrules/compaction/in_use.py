@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from ctxrules.commit import ContextItem, State
 from ctxrules.dag import Role
+from ctxrules.rules.artifacts import newest_listed
 from ctxrules.rules.hints import names
 
 #: The summary line that carries the names.
@@ -70,15 +71,4 @@ def names_line(found: Iterable[str], chars: int = NAMES_LINE_CHARS, shown: str =
     ('[Names in use: cli.main; and 1 earlier]', '')
     """
     ordered = [n for n in reversed(dict.fromkeys(reversed(list(found)))) if n not in shown]
-    kept: list[str] = []
-    room = chars
-    for name in reversed(ordered):
-        room -= len(name) + 2
-        if room < 0:
-            break
-        kept.append(name)
-    if not kept:
-        return ""
-    earlier = len(ordered) - len(kept)
-    more = f"; and {earlier} earlier" if earlier else ""
-    return f"{NAMES_LINE_PREFIX}{', '.join(reversed(kept))}{more}]"
+    return newest_listed(NAMES_LINE_PREFIX, ordered, chars)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 #: Tool names (compared without case, ``_`` or ``-``) whose calls write the file they name.
 WRITE_TOOLS = frozenset(
@@ -111,19 +111,29 @@ def files_line(paths: Iterable[str], chars: int = FILES_LINE_CHARS) -> str:
     >>> files_line(["a.py", "b.py"], chars=6), files_line([])
     ('[Files written so far: b.py; and 1 earlier]', '')
     """
-    ordered = list(reversed(dict.fromkeys(reversed(list(paths)))))
+    return newest_listed(
+        FILES_LINE_PREFIX, list(reversed(dict.fromkeys(reversed(list(paths))))), chars
+    )
+
+
+def newest_listed(prefix: str, ordered: Sequence[str], chars: int) -> str:
+    """``prefix`` and the newest of ``ordered`` that fit in ``chars``, the rest counted; ``]`` ends it.
+
+    >>> newest_listed("[Seen: ", ["a", "bb", "c"], 7)
+    '[Seen: bb, c; and 1 earlier]'
+    """
     kept: list[str] = []
     room = chars
-    for path in reversed(ordered):
-        room -= len(path) + 2
+    for entry in reversed(ordered):
+        room -= len(entry) + 2
         if room < 0:
             break
-        kept.append(path)
+        kept.append(entry)
     if not kept:
         return ""
     earlier = len(ordered) - len(kept)
     more = f"; and {earlier} earlier" if earlier else ""
-    return f"{FILES_LINE_PREFIX}{', '.join(reversed(kept))}{more}]"
+    return f"{prefix}{', '.join(reversed(kept))}{more}]"
 
 
 def without_files_line(text: str) -> str:
