@@ -123,12 +123,7 @@ def run_show(args: argparse.Namespace, out: TextIO) -> int:
         source = CommitSource(store)
         start = _start(store, source, args.session)
         if isinstance(start, Failure):
-            problem = start.failure()
-            unknown = isinstance(problem, UnknownSession)
-            sys.stderr.write(
-                (_missing(args.store, args.session) if unknown else f"{problem}") + "\n"
-            )
-            return 2
+            return _session_failed(args.store, args.session, start.failure())
         begin = start.unwrap()
         if begin.note:
             out.write(begin.note + "\n")
@@ -145,6 +140,13 @@ def run_show(args: argparse.Namespace, out: TextIO) -> int:
         store.close()
 
 
+def _session_failed(store: str, session: str, problem: object) -> int:
+    """Say why a session could not be read (naming the stored ones if it is unknown); exit 2."""
+    unknown = isinstance(problem, UnknownSession)
+    sys.stderr.write((_missing(store, session) if unknown else f"{problem}") + "\n")
+    return 2
+
+
 def run_export(args: argparse.Namespace, out: TextIO) -> int:
     """A session as ctxrules JSON Lines: from a store (with --session) or from a recorded log."""
     if args.session is not None:
@@ -157,12 +159,7 @@ def run_export(args: argparse.Namespace, out: TextIO) -> int:
         finally:
             store.close()
         if isinstance(exported, Failure):
-            problem = exported.failure()
-            unknown = isinstance(problem, UnknownSession)
-            sys.stderr.write(
-                (_missing(args.path, args.session) if unknown else f"{problem}") + "\n"
-            )
-            return 2
+            return _session_failed(args.path, args.session, exported.failure())
         out.write(exported.unwrap())
         return 0
     imported = import_session(args.path, format=args.format, skip_bad=args.skip_bad)
