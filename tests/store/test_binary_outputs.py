@@ -51,3 +51,40 @@ def test_binary_tool_outputs_are_stored_and_read_back(store_url: str) -> None:
     assert outputs == [f"{turn}{BINARY}" for turn in range(3)]
     assert again.openai() == request
     again.close()
+
+
+def test_a_tool_call_whose_arguments_hold_a_nul_is_stored(store_url: str) -> None:
+    """A call's arguments with NUL (and an escaped backslash before ``u0000``) store and resume.
+
+    PostgreSQL's indexes read a node's fields as ``jsonb``, which refuses the ``\\u0000``
+    escape: the turn's write failed (``unsupported Unicode escape sequence``).
+    """
+    arguments = {"pattern": "a\x00b", "raw": "\\u0000 and \\\\u0000", "bytes": BINARY}
+
+    def context() -> Context:
+        return Context(
+            model="gpt-4o",
+            store=store_url,
+            session="nul-args",
+            clock=lambda: 0.0,
+            tokenizer=HeuristicCounter(),
+        )
+
+    ctx = context()
+    ctx.add({"role": "user", "content": "grep for it"})
+    ctx.openai()
+    ctx.record(openai_response(0, "searching", [("c0", "grep", arguments)]))
+    ctx.add_tool_result("c0", "found 3")
+    ctx.record(openai_response(1, "again", [("c1", "grep", {"pattern": "\x00"})]))
+    ctx.add_tool_result("c1", "found 1")
+    request = ctx.openai()
+    ctx.close()
+    again = context()
+    calls = [
+        again.session.graph.nodes[node]
+        for node in again.session.graph.order
+        if again.session.graph.nodes[node].name == "grep"
+    ]
+    assert [call.output for call in calls] == ["found 3", "found 1"]
+    assert again.openai() == request
+    again.close()

@@ -22,16 +22,18 @@ SELECT_STORED = "SELECT fixed, output, status, seq FROM nodes WHERE session_id =
 
 # The next seq is read in the insert itself: one round trip, under the session's lock.
 _INSERT = (
-    "INSERT INTO nodes (session_id, id, seq, role, status, fixed, output, words)"
-    " SELECT ?, ?, coalesce(max(seq), -1) + 1, ?, ?, ?, ?, ?"
+    "INSERT INTO nodes"
+    " (session_id, id, seq, role, status, fixed, output, words, predecessor, caller)"
+    " SELECT ?, ?, coalesce(max(seq), -1) + 1, ?, ?, ?, ?, ?, ?, ?"
     " FROM nodes WHERE session_id = ? RETURNING seq"
 )
 
 
 # The same row with its seq given: a write that waits for nothing (`rows.WriteRows`).
 _INSERT_AT = (
-    "INSERT INTO nodes (session_id, id, role, status, fixed, output, words, seq)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO nodes"
+    " (session_id, id, role, status, fixed, output, words, predecessor, caller, seq)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -61,6 +63,8 @@ def insert_statement(session_id: str, call: Call) -> tuple[str, tuple[object, ..
         fixed_text(record),
         canonical_json(record["output"]),
         _search_text(record),
+        call.predecessor,
+        call.caller,
         session_id,
     )
     return _INSERT, params
@@ -115,8 +119,8 @@ class PgNodes(GraphQueries):
         )
 
     def field(self, name: str) -> str:
-        """The SQL of the record's field ``name``: the text of its expression index."""
-        return f"((fixed::jsonb) ->> '{name}')"
+        """The SQL of the record's field ``name`` (``predecessor`` or ``caller``): its column."""
+        return name
 
     def running(self) -> str:
         """The SQL condition of a running node: that of its partial index."""

@@ -279,6 +279,34 @@ MIGRATIONS = (
             """,
         ),
     ),
+    Migration(
+        6,
+        "a node's predecessor and caller as columns: its fields were read as jsonb by the"
+        " edge indexes, which refuse a NUL escape, so a call whose arguments held a NUL"
+        " could not be stored",
+        (
+            "ALTER TABLE nodes ADD COLUMN predecessor text, ADD COLUMN caller text",
+            # Filling the new columns is the one change a stored node ever gets.
+            "ALTER TABLE nodes DISABLE TRIGGER nodes_append_only",
+            """
+            UPDATE nodes SET predecessor = (fixed::jsonb) ->> 'predecessor',
+                             caller = (fixed::jsonb) ->> 'caller'
+            """,
+            "ALTER TABLE nodes ENABLE TRIGGER nodes_append_only",
+            "DROP INDEX nodes_predecessor",
+            "DROP INDEX nodes_caller",
+            "DROP INDEX nodes_roots",
+            "CREATE INDEX nodes_predecessor ON nodes (session_id, predecessor)",
+            "CREATE INDEX nodes_caller ON nodes (session_id, caller)",
+            """
+            CREATE INDEX nodes_roots ON nodes (session_id, seq)
+            WHERE predecessor IS NULL AND caller IS NULL
+            """,
+            _NODES_GUARD.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION")
+            .replace("OLD.role, OLD.fixed)", "OLD.role, OLD.fixed, OLD.predecessor, OLD.caller)")
+            .replace("NEW.role, NEW.fixed)", "NEW.role, NEW.fixed, NEW.predecessor, NEW.caller)"),
+        ),
+    ),
 )
 
 #: The version a fully migrated database reports.
