@@ -74,8 +74,10 @@ class NodeHandles:
         if base.seen == len(order):
             return base if base.visited == 0 else attrs.evolve(base, visited=0)
         owners, clashes = base.owners.mutate(), base.clashes.mutate()
-        for position in range(base.seen, len(order)):
-            node_id = order[position]
+        # From the start, one walk of the order (a resumed graph's stored ids are a list);
+        # after it, a lookup for each of the few new nodes (a walk would skip all the rest).
+        fresh = iter(order) if base.seen == 0 else (order[p] for p in range(base.seen, len(order)))
+        for node_id in fresh:
             handle = handle_for(node_id)
             known = owners.get(handle)
             if known is None:

@@ -6,7 +6,6 @@ in every process, and the text that carries it never disturbs a cached prompt pr
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import re
 from collections.abc import Iterable
@@ -18,6 +17,9 @@ HANDLE_PREFIX = "h:"
 #: Base32 characters after the prefix: 40 bits, unique within any one session in practice
 #: (the recall index reports a collision rather than guessing).
 HANDLE_CHARS = 8
+#: Lowercase base32's alphabet, and every pair of its characters (10 bits each).
+_BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
+_PAIRS = tuple(a + b for a in _BASE32 for b in _BASE32)
 #: A handle anywhere in a text (the characters of lowercase base32, no padding).
 HANDLE_PATTERN = re.compile(r"(?<![A-Za-z0-9:])h:[a-z2-7]{8}(?![a-z2-7])")
 #: A summary's folds line (see `folds_line`), on a line of its own.
@@ -34,10 +36,17 @@ def handle_for(source_id: str) -> str:
     >>> handle_for("n1"), handle_for("n1") == handle_for("n1"), handle_for("n2") != handle_for("n1")
     ('h:m5vyxocm', True, True)
     """
-    # Base32 turns each 5 bytes into 8 characters: encoding only the bytes the handle shows
-    # gives the same characters at a third of the cost (a first recall hashes every node).
-    digest = hashlib.sha256(source_id.encode()).digest()[: -(-HANDLE_CHARS * 5 // 8)]
-    return HANDLE_PREFIX + base64.b32encode(digest).decode()[:HANDLE_CHARS].lower()
+    # The 8 characters are lowercase base32 of the digest's first 5 bytes (40 bits), read
+    # 10 bits at a time from a table of character pairs: the same characters as
+    # `base64.b32encode` at half its cost (a first recall after a resume hashes every node).
+    bits = int.from_bytes(hashlib.sha256(source_id.encode()).digest()[:5], "big")
+    return (
+        HANDLE_PREFIX
+        + _PAIRS[bits >> 30]
+        + _PAIRS[(bits >> 20) & 1023]
+        + _PAIRS[(bits >> 10) & 1023]
+        + _PAIRS[bits & 1023]
+    )
 
 
 def handle_source(item: ContextItem) -> str:
