@@ -54,9 +54,9 @@ def test_binary_tool_outputs_are_stored_and_read_back(store_url: str) -> None:
 
 
 def test_a_tool_call_whose_arguments_hold_a_nul_is_stored(store_url: str) -> None:
-    """A call's arguments with NUL (and an escaped backslash before ``u0000``) store and resume.
+    r"""A call's arguments with NUL (and an escaped backslash before ``u0000``) store and resume.
 
-    PostgreSQL's indexes read a node's fields as ``jsonb``, which refuses the ``\\u0000``
+    PostgreSQL's indexes read a node's fields as ``jsonb``, which refuses the ``\u0000``
     escape: the turn's write failed (``unsupported Unicode escape sequence``).
     """
     arguments = {"pattern": "a\x00b", "raw": "\\u0000 and \\\\u0000", "bytes": BINARY}
