@@ -107,13 +107,26 @@ class LayeredIds(Sequence[str]):
     (3, 'c', ['a', 'b', 'c'], ('b', 'c'))
     """
 
-    __slots__ = ("_below", "_load", "_own", "_size")
+    __slots__ = ("_below", "_load", "_own", "_size", "handle_owners")
 
     def __init__(
-        self, size: int, load: Callable[[], Sequence[str]], own: tuple[str, ...] = ()
+        self,
+        size: int,
+        load: Callable[[], Sequence[str]],
+        own: tuple[str, ...] = (),
+        *,
+        handle_owners: Callable[[str], Sequence[str] | None] | None = None,
     ) -> None:
         self._size, self._load, self._own = size, load, own
         self._below: list[Sequence[str]] = []
+        #: The source's answer to "which of the first ``stored`` ids have this recall
+        #: handle" (None when it cannot tell), so a recall need not hash every stored id.
+        self.handle_owners = handle_owners
+
+    @property
+    def stored(self) -> int:
+        """How many ids come from the source (the rest were appended)."""
+        return self._size
 
     def _base(self) -> Sequence[str]:
         if not self._below:
@@ -162,6 +175,8 @@ class LayeredIds(Sequence[str]):
 
     def append(self, node_id: str) -> LayeredIds:
         """The ids with ``node_id`` at the end (the stored ones shared, not read)."""
-        grown = LayeredIds(self._size, self._load, (*self._own, node_id))
+        grown = LayeredIds(
+            self._size, self._load, (*self._own, node_id), handle_owners=self.handle_owners
+        )
         grown._below = self._below
         return grown

@@ -151,23 +151,38 @@ class SessionRecall:
         return answer_tool_call(
             call.name,
             {str(k): v for k, v in arguments.items()},
-            index=self.handles(session, commit) if call.name == RECALL else RecallIndex(),
+            index=self.handles(session, commit, arguments.get("handle"))
+            if call.name == RECALL
+            else RecallIndex(),
             tokenizer=self.tokenizer,
             search=store_search(store, session) if store is not None else None,
             page_tokens=self.options.page_tokens,
             max_chars=max_chars,
         )
 
-    def handles(self, session: Session, commit: ContextCommit | None) -> SessionHandles:
-        """The session's handles now: the index grown by what is new since the last call."""
+    def handles(
+        self, session: Session, commit: ContextCommit | None, wanted: object = None
+    ) -> SessionHandles:
+        """The session's handles now: the index grown by what is new since the last call.
+
+        On a resumed session the stored nodes are not hashed: the store names those that
+        hold ``wanted`` (the handle asked for), so the index answers it exactly.
+        """
         self.nodes = self.nodes.grown(session.graph)
         self.indexed += self.nodes.visited
+        nodes = self.nodes
+        if isinstance(wanted, str):
+            nodes = self.nodes.answering(wanted.strip(), session.graph)
+            if not nodes.use_source:
+                # The store could not tell (rows older than stored handles): keep the whole index.
+                self.nodes = nodes
+                self.indexed += nodes.visited
         if commit is None:
             self.in_commit = CommitHandles()
         else:
             self.in_commit = self.in_commit.moved_to(commit, session.graph)
             self.indexed += self.in_commit.visited
-        return SessionHandles(session.graph, self.nodes, self.in_commit)
+        return SessionHandles(session.graph, nodes, self.in_commit)
 
     def offload(
         self, store: BlobStore, session: Session, commit: ContextCommit

@@ -12,13 +12,14 @@ old one (``immutables.Map``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
-from immutables import Map
+from immutables import Map, MapMutation
 
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.dag import Graph
+from ctxrules.dag.layered import LayeredIds
 from ctxrules.recall.lookup import (
     Fold,
     Original,
@@ -65,12 +66,25 @@ class NodeHandles:
     seen: int = 0
     last: str | None = None
     visited: int = 0
+    #: The first ``start`` nodes of the order are not hashed here: their source answers
+    #: which of them hold a handle (`answering`). 0 when every node is indexed.
+    start: int = 0
+    lookup: Callable[[str], Sequence[str] | None] | None = None
+    #: False once a source could not tell (its rows predate stored handles): hash them all.
+    use_source: bool = True
 
     def grown(self, graph: Graph) -> NodeHandles:
         """This index with the nodes of ``graph`` appended since; rebuilt for another graph."""
         order = graph.order
-        same = self.seen <= len(order) and (self.seen == 0 or order[self.seen - 1] == self.last)
-        base = self if same else NodeHandles()
+        same = self.seen <= len(order) and (
+            self.seen == self.start or order[self.seen - 1] == self.last
+        )
+        base = self if same else NodeHandles(use_source=self.use_source)
+        if base.seen == 0 and base.use_source and isinstance(order, LayeredIds):
+            lookup = order.handle_owners
+            if lookup is not None and order.stored:
+                # A resumed graph's stored nodes stay unread: the source knows their handles.
+                base = NodeHandles(seen=order.stored, start=order.stored, lookup=lookup)
         if base.seen == len(order):
             return base if base.visited == 0 else attrs.evolve(base, visited=0)
         owners, clashes = base.owners.mutate(), base.clashes.mutate()
@@ -78,16 +92,50 @@ class NodeHandles:
         # after it, a lookup for each of the few new nodes (a walk would skip all the rest).
         fresh = iter(order) if base.seen == 0 else (order[p] for p in range(base.seen, len(order)))
         for node_id in fresh:
-            handle = handle_for(node_id)
-            known = owners.get(handle)
-            if known is None:
-                owners[handle] = node_id
-            elif known != node_id:
-                clashes[handle] = _clash(
-                    clashes.get(handle, ()), _owner("node", known), _owner("node", node_id)
-                )
-        return NodeHandles(
-            owners.finish(), clashes.finish(), len(order), order[-1], len(order) - base.seen
+            _index(owners, clashes, handle_for(node_id), node_id)
+        return attrs.evolve(
+            base,
+            owners=owners.finish(),
+            clashes=clashes.finish(),
+            seen=len(order),
+            last=order[-1],
+            visited=len(order) - base.seen,
+        )
+
+    def answering(self, handle: str, graph: Graph) -> NodeHandles:
+        """This index able to answer ``handle`` exactly: the stored nodes holding it looked up.
+
+        A source that cannot tell (rows stored before handles were kept) makes every node
+        hashed instead, once.
+        """
+        if self.start == 0 or self.lookup is None:
+            return self
+        stored = self.lookup(handle)
+        if stored is None:
+            return NodeHandles(use_source=False).grown(graph)
+        owners, clashes = self.owners.mutate(), self.clashes.mutate()
+        known = owners.get(handle)
+        if known is not None:
+            # A new node holds it too: the stored ones come first in the order.
+            del owners[handle]
+        for node_id in (*stored, *((known,) if known is not None else ())):
+            _index(owners, clashes, handle, node_id)
+        return attrs.evolve(self, owners=owners.finish(), clashes=clashes.finish())
+
+
+def _index(
+    owners: MapMutation[str, str],
+    clashes: MapMutation[str, tuple[str, ...]],
+    handle: str,
+    node_id: str,
+) -> None:
+    """Record that ``node_id`` holds ``handle`` in the maps being built (a second holder clashes)."""
+    known = owners.get(handle)
+    if known is None:
+        owners[handle] = node_id
+    elif known != node_id:
+        clashes[handle] = _clash(
+            clashes.get(handle, ()), _owner("node", known), _owner("node", node_id)
         )
 
 

@@ -73,6 +73,23 @@ class GraphQueries:
         sql = f"SELECT id FROM nodes WHERE session_id = ? AND {where} AND seq < ? ORDER BY seq"  # noqa: S608 - constants
         return [str(row[0]) for row in self.rows.all(sql, (session_id, below))]
 
+    def handle_owners(self, session_id: str, handle: str, below: int) -> list[str] | None:
+        """Ids of the nodes under seq ``below`` whose recall handle is ``handle`` (by index).
+
+        None when a node under ``below`` was stored without its handle (before the schema
+        kept it): the answer would be incomplete.
+        """
+        # Any row of the session (not only those under ``below``): a bound on seq would
+        # make the planner walk the seq index instead of probing the handle's.
+        missing = self.rows.one(
+            "SELECT 1 FROM nodes WHERE session_id = ? AND handle IS NULL LIMIT 1", (session_id,)
+        )
+        if missing is not None:
+            return None
+        sql = "SELECT seq, id FROM nodes WHERE session_id = ? AND handle = ?"
+        found = sorted(self.rows.all(sql, (session_id, handle)))
+        return [str(row[1]) for row in found if row[0] < below]
+
     def ids(self, session_id: str, below: int) -> list[str]:
         """The session's node ids under seq ``below``, in seq order."""
         sql = "SELECT id FROM nodes WHERE session_id = ? AND seq < ? ORDER BY seq"
@@ -126,6 +143,10 @@ class NodeTable(Protocol):
 
     def marked(self, session_id: str, mark: Mark, below: int) -> list[str]:
         """Ids of the session's running nodes, or its roots, under seq ``below``."""
+        ...
+
+    def handle_owners(self, session_id: str, handle: str, below: int) -> list[str] | None:
+        """Ids of the nodes under seq ``below`` with this recall handle; None if one lacks a handle."""
         ...
 
     def ids(self, session_id: str, below: int) -> list[str]:

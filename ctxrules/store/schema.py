@@ -404,6 +404,34 @@ RESUME_STATE: tuple[Statement, ...] = (
     )
     """,
 )
+
+
+def _fill_handles(conn: sqlite3.Connection) -> str | None:
+    from ctxrules.rules.handles import handle_for  # noqa: PLC0415 - only this step hashes
+
+    rows = conn.execute("SELECT session_id, id FROM nodes WHERE handle IS NULL").fetchall()
+    conn.executemany(
+        "UPDATE nodes SET handle = ? WHERE session_id = ? AND id = ?",
+        [(handle_for(node_id), session_id, node_id) for session_id, node_id in rows],
+    )
+    return None
+
+
+#: Each node's recall handle, by index: a resumed session answers its first ``recall``
+#: from the rows that hold the handle, not by hashing every stored node's id. Rows stored
+#: before this step get theirs when the step runs.
+NODE_HANDLES: tuple[Statement, ...] = (
+    "ALTER TABLE nodes ADD COLUMN handle TEXT",
+    # The trigger that would refuse it goes first: filling the column is the one change a
+    # stored node ever gets.
+    "DROP TRIGGER nodes_append_only",
+    _fill_handles,
+    "CREATE INDEX nodes_handle ON nodes (session_id, handle)",
+    str(CHUNKED_OUTPUTS[-1]).replace(
+        "AND OLD.seq IS NEW.seq AND OLD.role IS NEW.role",
+        "AND OLD.seq IS NEW.seq AND OLD.role IS NEW.role AND OLD.handle IS NEW.handle",
+    ),
+)
 #: The schema as ordered steps: step ``i`` (0-based) takes a file from version ``i`` to
 #: ``i + 1``. A change to the tables is a new step at the end, never an edit of an old one.
 MIGRATIONS: tuple[tuple[Statement, ...], ...] = (
@@ -413,6 +441,7 @@ MIGRATIONS: tuple[tuple[Statement, ...], ...] = (
     CONTENTLESS_INDEX,
     CHUNKED_OUTPUTS,
     RESUME_STATE,
+    NODE_HANDLES,
 )
 #: The first version whose node rows have ``chunks`` (output pieces in ``node_chunks``).
 CHUNKED_VERSION = MIGRATIONS.index(CHUNKED_OUTPUTS) + 1

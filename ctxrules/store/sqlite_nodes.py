@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 
 from ctxrules.canonical import canonical_json
 from ctxrules.dag import Call, call_to_json
+from ctxrules.rules.handles import handle_for
 from ctxrules.store.chunks import is_huge, joined_output, output_pieces
 from ctxrules.store.errors import DamagedRow, row_json
 from ctxrules.store.index_text import index_text
@@ -96,8 +97,9 @@ class SqliteNodes(GraphQueries):
         record = {**call_to_json(call), "seq": seq}
         data, chunks = self._row(session_id, call.id, record)
         self.rows.run(
-            "INSERT INTO nodes (session_id, id, seq, role, data, chunks) VALUES (?, ?, ?, ?, ?, ?)",
-            (session_id, call.id, seq, call.role.value, data, chunks),
+            "INSERT INTO nodes (session_id, id, seq, role, data, chunks, handle)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (session_id, call.id, seq, call.role.value, data, chunks, handle_for(call.id)),
         )
         kind = STORED_RUNNING if record.get("status") == "running" else STORED
         self._index(session_id, call.id, kind, index_text(record, NODE_FIELDS))

@@ -175,5 +175,12 @@ class StoredGraph:
             children=Layered(partial(self.edges, "children"), partial(self._edge_keys, "children")),
             callees=Layered(partial(self.edges, "callees"), partial(self._edge_keys, "callees")),
             roots=pvector(roots),
-            order=LayeredIds(self.size, self.ids),
+            order=LayeredIds(self.size, self.ids, handle_owners=self.handle_owners),
         )
+
+    def handle_owners(self, handle: str) -> tuple[str, ...] | None:
+        """The stored nodes whose recall handle is ``handle``, by index; None if unknown."""
+        found = self._read(
+            "read_handle", lambda t: t.handle_owners(self.session_id, handle, self.size)
+        )
+        return None if found is None else tuple(found)

@@ -11,6 +11,7 @@ from typing import Any
 
 from ctxrules.canonical import canonical_json
 from ctxrules.dag import Call, call_to_json
+from ctxrules.rules.handles import handle_for
 from ctxrules.store.errors import DamagedRow, row_json
 from ctxrules.store.index_text import INDEXED_CHARS
 from ctxrules.store.nodes import GraphQueries, StoredNode, fixed_text
@@ -23,8 +24,8 @@ SELECT_STORED = "SELECT fixed, output, status, seq FROM nodes WHERE session_id =
 # The next seq is read in the insert itself: one round trip, under the session's lock.
 _INSERT = (
     "INSERT INTO nodes"
-    " (session_id, id, seq, role, status, fixed, output, words, predecessor, caller)"
-    " SELECT ?, ?, coalesce(max(seq), -1) + 1, ?, ?, ?, ?, ?, ?, ?"
+    " (session_id, id, seq, role, status, fixed, output, words, predecessor, caller, handle)"
+    " SELECT ?, ?, coalesce(max(seq), -1) + 1, ?, ?, ?, ?, ?, ?, ?, ?"
     " FROM nodes WHERE session_id = ? RETURNING seq"
 )
 
@@ -32,8 +33,8 @@ _INSERT = (
 # The same row with its seq given: a write that waits for nothing (`rows.WriteRows`).
 _INSERT_AT = (
     "INSERT INTO nodes"
-    " (session_id, id, role, status, fixed, output, words, predecessor, caller, seq)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " (session_id, id, role, status, fixed, output, words, predecessor, caller, handle, seq)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -65,6 +66,7 @@ def insert_statement(session_id: str, call: Call) -> tuple[str, tuple[object, ..
         _search_text(record),
         call.predecessor,
         call.caller,
+        handle_for(call.id),
         session_id,
     )
     return _INSERT, params

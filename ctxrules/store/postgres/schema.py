@@ -201,6 +201,18 @@ $$
 """
 
 
+def _fill_handles(conn: psycopg.Connection[Any]) -> str | None:
+    from ctxrules.rules.handles import handle_for  # noqa: PLC0415 - only this step hashes
+
+    rows = conn.execute("SELECT session_id, id FROM nodes WHERE handle IS NULL").fetchall()
+    with conn.cursor() as cursor:
+        cursor.executemany(
+            "UPDATE nodes SET handle = %s WHERE session_id = %s AND id = %s",
+            [(handle_for(node_id), session_id, node_id) for session_id, node_id in rows],
+        )
+    return None
+
+
 def _rewrite_commits(conn: psycopg.Connection[Any]) -> str | None:
     from ctxrules.store.postgres.rows import PgRows  # noqa: PLC0415 - rows imports connection
 
@@ -305,6 +317,30 @@ MIGRATIONS = (
             _NODES_GUARD.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION")
             .replace("OLD.role, OLD.fixed)", "OLD.role, OLD.fixed, OLD.predecessor, OLD.caller)")
             .replace("NEW.role, NEW.fixed)", "NEW.role, NEW.fixed, NEW.predecessor, NEW.caller)"),
+        ),
+    ),
+    Migration(
+        7,
+        "each node's recall handle, by index: a resumed session's first recall reads the rows"
+        " that hold it instead of hashing every stored id",
+        (
+            "ALTER TABLE nodes ADD COLUMN handle text",
+            # Filling the new column is, again, the one change a stored node gets.
+            "ALTER TABLE nodes DISABLE TRIGGER nodes_append_only",
+        ),
+        _fill_handles,
+        (
+            "ALTER TABLE nodes ENABLE TRIGGER nodes_append_only",
+            "CREATE INDEX nodes_handle ON nodes (session_id, handle)",
+            _NODES_GUARD.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION")
+            .replace(
+                "OLD.role, OLD.fixed)",
+                "OLD.role, OLD.fixed, OLD.predecessor, OLD.caller, OLD.handle)",
+            )
+            .replace(
+                "NEW.role, NEW.fixed)",
+                "NEW.role, NEW.fixed, NEW.predecessor, NEW.caller, NEW.handle)",
+            ),
         ),
     ),
 )
