@@ -70,5 +70,4 @@ def names_line(found: Iterable[str], chars: int = NAMES_LINE_CHARS, shown: str =
     >>> names_line(["parse_args", "cli.main"], chars=10), names_line(["a_b"], shown="a_b")
     ('[Names in use: cli.main; and 1 earlier]', '')
     """
-    ordered = [n for n in reversed(dict.fromkeys(reversed(list(found)))) if n not in shown]
-    return newest_listed(NAMES_LINE_PREFIX, ordered, chars)
+    return newest_listed(NAMES_LINE_PREFIX, (n for n in found if n not in shown), chars)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 
 #: Tool names (compared without case, ``_`` or ``-``) whose calls write the file they name.
 WRITE_TOOLS = frozenset(
@@ -111,17 +111,18 @@ def files_line(paths: Iterable[str], chars: int = FILES_LINE_CHARS) -> str:
     >>> files_line(["a.py", "b.py"], chars=6), files_line([])
     ('[Files written so far: b.py; and 1 earlier]', '')
     """
-    return newest_listed(
-        FILES_LINE_PREFIX, list(reversed(dict.fromkeys(reversed(list(paths))))), chars
-    )
+    return newest_listed(FILES_LINE_PREFIX, paths, chars)
 
 
-def newest_listed(prefix: str, ordered: Sequence[str], chars: int) -> str:
-    """``prefix`` and the newest of ``ordered`` that fit in ``chars``, the rest counted; ``]`` ends it.
+def newest_listed(prefix: str, entries: Iterable[str], chars: int) -> str:
+    """``prefix`` and the newest of ``entries`` (each once, by its last use) that fit in ``chars``.
 
-    >>> newest_listed("[Seen: ", ["a", "bb", "c"], 7)
-    '[Seen: bb, c; and 1 earlier]'
+    The rest are counted; ``]`` ends the line.
+
+    >>> newest_listed("[Seen: ", ["a", "bb", "a", "c"], 7)
+    '[Seen: a, c; and 1 earlier]'
     """
+    ordered = list(reversed(dict.fromkeys(reversed(list(entries)))))
     kept: list[str] = []
     room = chars
     for entry in reversed(ordered):
