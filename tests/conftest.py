@@ -60,6 +60,22 @@ def shared_sessions() -> Path:
     return path
 
 
+@pytest.fixture
+def hashed_handles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The source ids whose handle the growing recall index computes from here on, in order."""
+    from ctxrules.recall import growing  # noqa: PLC0415 - only the tests that count it
+    from ctxrules.rules.handles import handle_for  # noqa: PLC0415 - see above
+
+    seen: list[str] = []
+
+    def counted(source_id: str) -> str:
+        seen.append(source_id)
+        return handle_for(source_id)
+
+    monkeypatch.setattr(growing, "handle_for", counted)
+    return seen
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     """``--run-slow`` runs the tests marked slow (the 100k-item and kill -9 trials)."""
     parser.addoption("--run-slow", action="store_true", help="run tests marked slow")

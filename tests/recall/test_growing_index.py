@@ -44,44 +44,31 @@ def _grow(graph: Graph, start: int, count: int) -> Graph:
     return graph
 
 
-@pytest.fixture
-def computed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The source ids whose handle the growing index computes, in order."""
-    seen: list[str] = []
-
-    def counted(source_id: str) -> str:
-        seen.append(source_id)
-        return handle_for(source_id)
-
-    monkeypatch.setattr(growing, "handle_for", counted)
-    return seen
-
-
-def test_growing_computes_only_the_new_handles(computed: list[str]) -> None:
+def test_growing_computes_only_the_new_handles(hashed_handles: list[str]) -> None:
     """After 1,000 nodes, growing by 7 computes exactly those 7 handles; with nothing new, none."""
     graph = _grow(Graph(), 0, 1_000)
     first = NodeHandles().grown(graph)
-    assert (first.visited, len(computed)) == (1_000, 1_000)
-    computed.clear()
+    assert (first.visited, len(hashed_handles)) == (1_000, 1_000)
+    hashed_handles.clear()
     grown = _grow(graph, 1_000, 7)
     second = first.grown(grown)
-    assert (second.visited, computed) == (7, [f"n{i}" for i in range(1_000, 1_007)])
-    computed.clear()
+    assert (second.visited, hashed_handles) == (7, [f"n{i}" for i in range(1_000, 1_007)])
+    hashed_handles.clear()
     again = second.grown(grown)
-    assert (again.visited, computed, again.owners is second.owners) == (0, [], True)
+    assert (again.visited, hashed_handles, again.owners is second.owners) == (0, [], True)
     # The old version is a value: still the 1,000 nodes it was built from.
     assert (len(first.owners), len(second.owners)) == (1_000, 1_007)
 
 
-def test_another_graph_is_indexed_afresh(computed: list[str]) -> None:
+def test_another_graph_is_indexed_afresh(hashed_handles: list[str]) -> None:
     """An index grown on one graph, given a graph that is not its continuation, walks the new one once."""
     index = NodeHandles().grown(_grow(Graph(), 0, 10))
     other = Graph()
     for i in range(12):
         other = other.append(Call(f"m{i}", "user", output="x")).unwrap()
-    computed.clear()
+    hashed_handles.clear()
     rebuilt = index.grown(other)
-    assert (rebuilt.visited, len(computed)) == (12, 12)
+    assert (rebuilt.visited, len(hashed_handles)) == (12, 12)
     assert handle_for("n1") not in rebuilt.owners
 
 
@@ -221,7 +208,7 @@ max_chars = 400
 LOG = "".join(f"line {i}: all is well\n" for i in range(200))
 
 
-def test_a_recall_after_n_turns_visits_only_the_new_nodes(computed: list[str]) -> None:
+def test_a_recall_after_n_turns_visits_only_the_new_nodes(hashed_handles: list[str]) -> None:
     """Through `Context`: each answer indexes exactly the nodes added since the previous one (first: all)."""
     ctx = ctxrules.Context(SPEC, model="gpt-4o", clock=lambda: 0.0)
     first_tool = None
@@ -247,11 +234,11 @@ def test_a_recall_after_n_turns_visits_only_the_new_nodes(computed: list[str]) -
             "function": {"name": "recall", "arguments": arguments},
         }
         ctx.add({"role": "assistant", "content": None, "tool_calls": [recall]})
-        computed.clear()
+        hashed_handles.clear()
         indexed = ctx.recall.indexed
         answer = ctx.answer_recall(recall)
         size = len(ctx.session.graph)
-        assert ctx.recall.nodes.visited == len(computed) == size - answered_at
+        assert ctx.recall.nodes.visited == len(hashed_handles) == size - answered_at
         assert ctx.recall.indexed - indexed == size - answered_at  # no summary: no item looked at
         assert answer is not None
         # Paged to fit under the 400-character cap, so the model reads it whole.

@@ -187,6 +187,10 @@ def test_raw_sql_may_complete_a_running_node_once(
     complete = (
         "UPDATE nodes SET data = json_set(data, '$.output', ?, '$.status', 'done') WHERE id = ?"
     )
+    forged = complete.replace("WHERE", ", handle = 'h:forged00' WHERE")
+    assert _raw(db_path, forged, "out", tool) == (
+        "nodes are append-only: only a running node is completed, once"
+    )
     assert _raw(db_path, complete, "out", tool) == "ok"
     assert _raw(db_path, complete, "again", tool) == (
         "nodes are append-only: only a running node is completed, once"

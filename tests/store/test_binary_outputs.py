@@ -15,6 +15,16 @@ from ctxrules.tokens import HeuristicCounter
 BINARY = "ELF\x02\x01\x00 `X=\x18\x9e8Un\x00\x19wW` and `run_all()` " + "\x00\x7f\x1b" * 300
 
 
+def _context(store_url: str, session: str) -> Context:
+    return Context(
+        model="gpt-4o",
+        store=store_url,
+        session=session,
+        clock=lambda: 0.0,
+        tokenizer=HeuristicCounter(),
+    )
+
+
 def test_a_backtick_span_of_control_bytes_is_no_reference() -> None:
     """Printable spans are kept, spans holding control bytes are not."""
     found = distinctive_substrings("see `a\x00bcd` and `run_all()` and `x\x1b[0m`")
@@ -24,17 +34,7 @@ def test_a_backtick_span_of_control_bytes_is_no_reference() -> None:
 
 def test_binary_tool_outputs_are_stored_and_read_back(store_url: str) -> None:
     """Three turns of binary outputs: no store failure, and the outputs come back byte for byte."""
-
-    def context() -> Context:
-        return Context(
-            model="gpt-4o",
-            store=store_url,
-            session="bin",
-            clock=lambda: 0.0,
-            tokenizer=HeuristicCounter(),
-        )
-
-    ctx = context()
+    ctx = _context(store_url, "bin")
     ctx.add({"role": "user", "content": "read the binaries"})
     for turn in range(3):
         ctx.openai()
@@ -42,7 +42,7 @@ def test_binary_tool_outputs_are_stored_and_read_back(store_url: str) -> None:
         ctx.add_tool_result(f"c{turn}", f"{turn}{BINARY}")
     request = ctx.openai()
     ctx.close()
-    again = context()
+    again = _context(store_url, "bin")
     outputs = [
         again.session.graph.nodes[node].output
         for node in again.session.graph.order
@@ -61,16 +61,7 @@ def test_a_tool_call_whose_arguments_hold_a_nul_is_stored(store_url: str) -> Non
     """
     arguments = {"pattern": "a\x00b", "raw": "\\u0000 and \\\\u0000", "bytes": BINARY}
 
-    def context() -> Context:
-        return Context(
-            model="gpt-4o",
-            store=store_url,
-            session="nul-args",
-            clock=lambda: 0.0,
-            tokenizer=HeuristicCounter(),
-        )
-
-    ctx = context()
+    ctx = _context(store_url, "nul-args")
     ctx.add({"role": "user", "content": "grep for it"})
     ctx.openai()
     ctx.record(openai_response(0, "searching", [("c0", "grep", arguments)]))
@@ -79,7 +70,7 @@ def test_a_tool_call_whose_arguments_hold_a_nul_is_stored(store_url: str) -> Non
     ctx.add_tool_result("c1", "found 1")
     request = ctx.openai()
     ctx.close()
-    again = context()
+    again = _context(store_url, "nul-args")
     calls = [
         again.session.graph.nodes[node]
         for node in again.session.graph.order

@@ -90,6 +90,9 @@ def test_raw_sql_may_complete_a_running_node_once(
     pg_store.save_session(running).unwrap()
     tool = running.graph.order[-1]
     complete = "UPDATE nodes SET output = %s, status = 'done' WHERE id = %s"
+    for forged in ("handle = 'h:forged00'", "predecessor = 'forged'", "caller = 'forged'"):
+        sql = complete.replace("WHERE", f", {forged} WHERE")
+        assert _raw(url, sql, '"out"', tool).endswith("only a running node is completed, once")
     assert _raw(url, complete, '"out"', tool) == "ok"
     assert _raw(url, complete, '"again"', tool).endswith("only a running node is completed, once")
     assert pg_store.load_graph("s1") == running.complete(tool, "out").map(lambda s: s.graph)

@@ -10,13 +10,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-import pytest
-
 from ctxrules.canonical import canonical_json
 from ctxrules.dag import Call, Graph, Role
 from ctxrules.dag.session import Session
 from ctxrules.engine.context import Context
-from ctxrules.recall import growing
 from ctxrules.recall.growing import NodeHandles, SessionHandles
 from ctxrules.rules.handles import handle_for
 from ctxrules.store.protocol import Store
@@ -71,21 +68,8 @@ def _recall(ctx: Context, handle: str, n: int = 0) -> str | None:
     return ctx.answer_recall(call)
 
 
-@pytest.fixture
-def hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The ids the recall index hashes from here on."""
-    seen: list[str] = []
-
-    def counted(source_id: str) -> str:
-        seen.append(source_id)
-        return handle_for(source_id)
-
-    monkeypatch.setattr(growing, "handle_for", counted)
-    return seen
-
-
 def test_the_first_recall_after_a_resume_hashes_only_new_nodes(
-    store_url: str, hashed: list[str]
+    store_url: str, hashed_handles: list[str]
 ) -> None:
     """The answers equal an uninterrupted session's; no stored node's id is hashed."""
     alive = _context(None)
@@ -98,12 +82,12 @@ def test_the_first_recall_after_a_resume_hashes_only_new_nodes(
     assert all(text is not None and "def f_" in text for text in expected)
     again = _context(store_url)
     stored_ids = set(again.session.graph.order)
-    hashed.clear()
+    hashed_handles.clear()
     answers = [_recall(again, handle, n) for n, handle in enumerate(handles)]
     assert answers == expected
     # Only the nodes appended since the resume (three calls, three answers), never a stored one.
-    assert 0 < len(hashed) <= 6
-    assert not stored_ids & set(hashed)
+    assert 0 < len(hashed_handles) <= 6
+    assert not stored_ids & set(hashed_handles)
     again.close()
 
 
@@ -147,7 +131,9 @@ def test_a_stored_and_a_new_node_sharing_a_handle_are_ambiguous(store: Store) ->
     )
 
 
-def test_rows_without_handles_are_hashed_as_before(tmp_path: object) -> None:
+def test_rows_without_handles_are_hashed_as_before(
+    tmp_path: object, hashed_handles: list[str]
+) -> None:
     """A store whose rows lack their handles answers by hashing every id, and still right."""
     path = str(tmp_path) + "/old.sqlite"
     ctx = _context(path)
@@ -162,7 +148,10 @@ def test_rows_without_handles_are_hashed_as_before(tmp_path: object) -> None:
     _grow(alive, _ids())
     handle = _result_handle(alive, "c5")
     again = _context(path)
+    stored_ids = set(again.session.graph.order)
+    hashed_handles.clear()
     answer = _recall(again, handle)
+    assert stored_ids <= set(hashed_handles)
     assert answer is not None
     assert "module 5" in answer
     assert answer == _recall(alive, handle)
