@@ -8,7 +8,7 @@ from pathlib import Path
 
 import attrs
 
-from ctxrules.checker.hashseed import Case, differences
+from ctxrules.checker.hashseed import CHILDREN, OWN_CHILDREN, Case, differences
 from ctxrules.checker.runner import (
     RERUNS,
     Checked,
@@ -41,6 +41,8 @@ class SpecReport:
     examples: int
     sessions: int
     hash_seed_cases: int
+    #: The child processes (hash seeds) the cases were rerun in.
+    hash_seed_children: int = CHILDREN
 
 
 def session_examples(examples: int) -> int:
@@ -90,20 +92,24 @@ def check_pipeline(
     seed: int | None = None,
     allow_imports: bool = False,
     progress: Progress | None = None,
+    children: int | None = None,
 ) -> SpecReport:
     """Search for a counterexample of every law for each rule, the pipeline and its sessions.
 
-    Clean runs of each rule are then repeated in child processes with other hash seeds,
-    while generated sessions grow under the whole pipeline; what the children find is
-    reported before what the sessions find.
+    Clean runs of each rule are then repeated in ``children`` child processes with other
+    hash seeds (by default `CHILDREN` when the spec holds code of its own, `OWN_CHILDREN`
+    when it is made of ctxrules's rules alone), while generated sessions grow under the
+    whole pipeline; what the children find is reported before what the sessions find.
     """
     tasks = [*subjects(pipeline)]
     total = len(tasks) + 2
     cases: list[Case] = []
+    if children is None:
+        children = CHILDREN if is_user_code(pipeline.run) else OWN_CHILDREN
 
     def report(found: Counterexample | None) -> SpecReport:
         sessions = session_examples(examples)
-        return SpecReport(found, len(pipeline.rules), examples, sessions, len(cases))
+        return SpecReport(found, len(pipeline.rules), examples, sessions, len(cases), children)
 
     rules = [_checked(spec, named, index, allow_imports) for index, named in enumerate(tasks)]
     found = _check_each(rules, cases, examples=examples, seed=seed, progress=progress)
@@ -114,7 +120,9 @@ def check_pipeline(
     # The sessions grow here while the children, other processes, rerun the cases: the
     # check waits for the slower of the two, not for both in turn.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(differences, str(spec), cases, allow_imports=allow_imports, seed=seed)
+        pending = pool.submit(
+            differences, str(spec), cases, allow_imports=allow_imports, seed=seed, children=children
+        )
         sessions = check_sessions(pipeline, examples=session_examples(examples), seed=seed)
         difference = pending.result()
     if progress is not None:

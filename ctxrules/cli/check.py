@@ -67,6 +67,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         seed=args.seed,
         allow_imports=args.allow_imports,
         progress=lambda done, total, label: _progress(out, done, total, label),
+        children=args.hash_seeds,
     )
     if report.counterexample is not None:
         out.write(format_counterexample(report.counterexample) + "\n")
@@ -77,7 +78,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         f"ok: {spec_name}\n"
         f"  rules checked: {report.rules} and the whole pipeline\n"
         f"  examples: {report.examples} commits per rule (up to {LARGEST} items),"
-        f" {report.sessions} sessions, {report.hash_seed_cases} runs under other hash seeds\n"
+        f" {report.sessions} sessions, {report.hash_seed_cases} runs under"
+        f" {report.hash_seed_children} other hash seeds\n"
         f"  invariants: {names}\n"
         f"  seed: {args.seed if args.seed is not None else 'derandomized'}\n"
         f"  time: {seconds:.1f} s\n"
@@ -106,4 +108,12 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
         "--examples", type=int, default=200, help="generated commits per rule (default 200)"
     )
     parser.add_argument("--seed", type=int, default=None, help="seed for a reproducible search")
+    parser.add_argument(
+        "--hash-seeds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="child processes that rerun the rules under other PYTHONHASHSEEDs"
+        " (default 6 when the spec names Python code, 2 for ctxrules's own rules)",
+    )
     parser.set_defaults(run=run)

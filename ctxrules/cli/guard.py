@@ -34,7 +34,7 @@ READ = frozenset({"path"})
 #: Arguments naming a spec: a built-in spec's name, or a file read as such.
 SPECS = frozenset({"spec", "spec_option"})
 WRITTEN = frozenset({"report"})
-POSITIVE = frozenset({"examples"})
+POSITIVE = frozenset({"examples", "hash_seeds"})
 #: Arguments naming a model's context window (`MIN_CONTEXT_WINDOW` tokens at least).
 WINDOWS = frozenset({"window"})
 
