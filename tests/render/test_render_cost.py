@@ -303,7 +303,7 @@ def test_anthropic_turn_gathers_only_the_chunks_that_changed(
         new = range(len(parent.items), len(child.items))
         touched = {position // CHUNK for position in (*child.replaced, *new)}
         assert 1 <= gathered[0] <= len(touched)
-        assert len(new) <= visited[0] <= CHUNK * len(touched) < size // 4
+        assert len(new) <= visited[0] <= CHUNK * len(touched) < size // 3
         changed = [child.items[position] for position in {*child.replaced, *new}]
         # Blocks are converted for the new and changed items only, each once.
         assert 0 < built[0] <= sum(len(m.blocks) for i in changed for m in item_messages(i))
