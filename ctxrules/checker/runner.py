@@ -19,6 +19,7 @@ from ctxrules.check.violations import Violation
 from ctxrules.checker.fixed import FIXED_SIZES, bundled_session_items, fixed_facts, fixed_histories
 from ctxrules.checker.purity import module_state, run_trapped, state_changes
 from ctxrules.commit import ContextCommit, ContextItem
+from ctxrules.commit.item import copied_item
 from ctxrules.commit.vector import ItemVector
 from ctxrules.rules import Facts, Rule
 from ctxrules.testing.constants import rule_names
@@ -37,8 +38,6 @@ RERUNS = 3
 _LONG = 200
 
 _item_fields = operator.attrgetter(*(a.name for a in attrs.fields(ContextItem)))
-#: The fields an item is built from, in the order its ``__init__`` takes them.
-_init_fields = operator.attrgetter(*(a.name for a in attrs.fields(ContextItem) if a.init))
 
 
 @attrs.frozen
@@ -138,8 +137,8 @@ def _rerun(  # noqa: PLR0917 - private; called once, positionally
 
 def _copy(commit: ContextCommit) -> ContextCommit:
     """An equal commit made of new objects (the commit and each item), marks and digest kept."""
-    # Built from the fields in order, as attrs.evolve would (half its cost): no digest or memo kept.
-    items = ItemVector.of(ContextItem(*_init_fields(item)) for item in commit.items)
+    # The items' digests are kept (a value's hash, not its identity), their rendering memos not.
+    items = ItemVector.of(copied_item(item) for item in commit.items)
     return attrs.evolve(commit, items=items, digest=commit.digest)
 
 

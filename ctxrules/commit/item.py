@@ -13,6 +13,15 @@ from ctxrules.commit.state import State
 from ctxrules.dag import Role
 
 
+def _as_role(value: Role | str) -> Role:
+    # An enum's own call costs a microsecond even for a member: most items get one.
+    return value if value.__class__ is Role else Role(value)
+
+
+def _as_state(value: State | str) -> State:
+    return value if value.__class__ is State else State(value)
+
+
 @attrs.frozen
 class ContextItem:
     """What the model sees of one node: its state, rendered text and token count.
@@ -26,8 +35,8 @@ class ContextItem:
     """
 
     source_node_id: str
-    role: Role = attrs.field(converter=Role)
-    state: State = attrs.field(default=State.FULL, converter=State)
+    role: Role = attrs.field(converter=_as_role)
+    state: State = attrs.field(default=State.FULL, converter=_as_state)
     rendered: str = ""
     tokens: int = 0
     locked: bool = False
@@ -151,5 +160,21 @@ def stored_item(fields: Mapping[str, Any], digest: str) -> ContextItem:
     return item
 
 
+def copied_item(item: ContextItem) -> ContextItem:
+    """An equal item made of a new object, its digest kept and no rendering memo.
+
+    >>> item = ContextItem("n1", "tool", rendered="ok", tokens=1)
+    >>> copy = copied_item(item)
+    >>> (copy == item, copy is item, copy.digest == item.digest)
+    (True, False, True)
+    """
+    copy = _NEW(ContextItem)
+    for name in _ALL_FIELDS:
+        _SET(copy, name, getattr(item, name))
+    _SET(copy, "memo", None)
+    return copy
+
+
 _NEW = object.__new__
 _SET = object.__setattr__
+_ALL_FIELDS = tuple(a.name for a in attrs.fields(ContextItem) if a.name != "memo")
