@@ -7,7 +7,7 @@ import attrs
 from ctxrules.check import Violation, pins_kept, pins_sent
 from ctxrules.check.laws import RULE_LAWS, rule_laws_broken
 from ctxrules.commit import ContextCommit, ContextItem, State
-from ctxrules.render import counted
+from ctxrules.render import counted, render_commit
 from ctxrules.rules import Facts
 from ctxrules.tokens import HeuristicCounter
 
@@ -107,3 +107,11 @@ def test_a_pin_missing_from_the_request_is_named() -> None:
     assert pins_sent(commit, []) == [
         Violation(17, ("task",), "whole in every request", "missing from the request")
     ]
+
+
+def test_only_pins_must_be_in_the_request() -> None:
+    """Invariant 17 asks nothing of an unpinned item: one left out of the request is no violation."""
+    loose = counted(ContextItem("note", "user", rendered="an old remark"), RULER)
+    commit = ContextCommit("s").append_items([loose, _pinned()])
+    sent = list(render_commit(commit.with_items([_pinned()])))
+    assert pins_sent(commit, sent) == []

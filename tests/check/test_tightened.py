@@ -264,3 +264,11 @@ def test_the_replaced_report_is_exact_and_cut_at_five() -> None:
     # A rule that dropped an item is items_kept's to report, not a crash here.
     shorter = attrs.evolve(ContextCommit("s").with_items(items[:3]), replaced=())
     assert replaced_reported(base, shorter) == []
+
+
+def test_changed_pairs_goes_on_past_a_replaced_item() -> None:
+    """A position holding another item is passed over, and a change after it still yielded."""
+    third = ContextItem("t3", "tool", rendered="third", tool_name="cat", tool_call_id="c3")
+    before = BASE.append_items([third])
+    after = before.with_items([OTHER, TOOL, attrs.evolve(third, reason="x")])
+    assert [(p, new.reason) for p, _, new in changed_pairs(before, after)] == [(2, "x")]
