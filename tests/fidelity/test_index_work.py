@@ -1,0 +1,93 @@
+"""The history index reads every text of a replay: the words that are no reference cost no Python step each."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import ctxrules.fidelity.extract as extract_module
+from ctxrules.dag import Call, Graph
+from ctxrules.fidelity import HistoryIndex, atoms
+from ctxrules.fidelity.extract import TokenMemo
+from ctxrules.rules.text import ascii_runs
+
+TEXTS = (
+    "The Quick brown fox jumps over 12345 lazy dogs, a b c; Über naïve café 中文 text.",
+    "Fixed `parse_config` in src/app/config.py (see 966e0df2); ContextItem HTTP ABcd x.py",
+    "see https://example.com/a/b.html. and ./run.sh --no-verify v0.4.3 self.max_chars",
+    'an escaped "\\nDone" and a//b//c.txt, /span, ~/notes/x_y.md, +@~plus, 1.5rem 123456ms',
+    "\ud800 lone surrogate beside path/to/file_name.rs and os.path.join and gpt-4o",
+)
+
+
+def _graph(*outputs: str) -> tuple[Graph, list[Call]]:
+    graph, calls, parent = Graph(), [], None
+    for number, output in enumerate(outputs):
+        call = Call(f"n{number}", "user", output=output, predecessor=parent)
+        graph, parent = graph.append(call).unwrap(), call.id
+        calls.append(call)
+    return graph, calls
+
+
+def test_the_fast_word_runs_are_the_token_patterns_runs() -> None:
+    """`ascii_runs` with the extractor's table finds what ``_TOKEN.findall`` finds, non-ASCII and all."""
+    for text in (*TEXTS, "", "   ", "ü", "a-b_c.d/e~f@g+h", "x\ty\nz\x00w"):
+        assert ascii_runs(text, extract_module._TOKEN_BYTES) == extract_module._TOKEN.findall(text)
+
+
+def test_the_index_files_each_text_under_its_atoms() -> None:
+    """The index's keys for a text are `atoms` of it, the reference reading, word for word."""
+    graph, calls = _graph(*TEXTS, *TEXTS)
+    index = HistoryIndex()
+    for call in calls:
+        index.add_call(graph, call)
+    expected: dict[str, list[int]] = {}
+    for position, text in enumerate((*TEXTS, *TEXTS)):
+        for atom in atoms(text):
+            expected.setdefault(atom, []).append(position)
+    assert index.postings == expected
+    assert "parse_config" in index.postings
+    assert "config.py" in index.postings
+
+
+def test_plain_words_are_set_aside_without_judging_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work counted: words, capitalised words, numbers and short words are never judged one by one.
+
+    Most words of any text are plain; the index reads every text of the history, so a
+    Python call per plain word was most of its cost. Only the rest is judged, each once.
+    """
+    judged: list[str] = []
+    real = extract_module.is_distinctive
+
+    def counting(token: str) -> bool:
+        judged.append(token)
+        return real(token)
+
+    monkeypatch.setattr(extract_module, "is_distinctive", counting)
+    plain = "The quick brown Fox jumps over 12345 lazy dogs and a cat by the river bank"
+    graph, calls = _graph(plain, f"{plain} parse_config", f"parse_config {plain}")
+    index = HistoryIndex()
+    for call in calls:
+        index.add_call(graph, call)
+    assert judged == ["parse_config"]
+    assert list(index.postings) == ["parse_config"]
+
+
+def test_a_reply_read_before_it_is_indexed_is_judged_the_same_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reply path (`TokenMemo.tokens`) sets plain words aside too, and keeps their order."""
+    judged: list[str] = []
+    real = extract_module.is_distinctive
+
+    def counting(token: str) -> bool:
+        judged.append(token)
+        return real(token)
+
+    monkeypatch.setattr(extract_module, "is_distinctive", counting)
+    memo = TokenMemo()
+    text = "Then edit src/app/main.py and run_all so Some words follow 42 times"
+    found = list(memo.tokens((text,)))
+    assert found == ["src/app/main.py", "run_all"]
+    assert not [t for t in judged if re.fullmatch(r"[A-Z]?[a-z]+|[0-9]+", t)]
