@@ -136,3 +136,55 @@ def test_a_prefix_that_ends_inside_an_item_counts_only_the_items_unshared_messag
     assert shared_tokens == total - count_messages(after[2:], RULER)
     # The reply's count is read from its item: only the changed result is tokenized.
     assert counting.chars == len("[2 lines]")
+
+
+def test_the_naive_resend_builds_items_only_for_what_the_engine_tightened(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Work counted: the naive resend builds (renders, counts) an item only where the engine's differs.
+
+    Every other new node's count is the engine's, read from its commit; building its item
+    again rendered its payloads a second time (arguments as canonical JSON) for nothing.
+    """
+    import ctxrules.engine.replay as replay_module  # noqa: PLC0415 - the module whose names are patched
+    import ctxrules.generation.generate as generate_module  # noqa: PLC0415
+
+    session = import_session(BUNDLED, skip_bad=True).unwrap().session
+    built: list[str] = []
+    real = generate_module.item_for
+
+    def counting(call: object, turn: int) -> ContextItem:
+        item = real(call, turn)  # type: ignore[arg-type]
+        built.append(item.source_node_id)
+        return item
+
+    engine = DefaultContextEngine(pipeline=DEFAULT, tokenizer=RULER)
+    preps: list[TurnPrep] = []
+    prepare = engine.prepare
+
+    def recording(*args: object, **kwargs: object) -> object:
+        result = prepare(*args, **kwargs)  # type: ignore[arg-type]
+        preps.append(result.unwrap())
+        return result
+
+    engine.prepare = recording  # type: ignore[method-assign]
+    original = replay_module.naive_growth
+
+    def measured(*args: object, **kwargs: object) -> tuple[int, int]:
+        # Only the naive resend's builds are counted, not the engine's own.
+        with monkeypatch.context() as patch:
+            patch.setattr(generate_module, "item_for", counting)
+            patch.setattr(replay_module, "item_for", counting, raising=False)
+            return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay_module, "naive_growth", measured)
+    requests = replay(session, engine, window=200_000)
+    tightened = {
+        item.source_node_id
+        for prep in preps
+        for item in prep.commit.items
+        if item.reason != "new" and item.state is not State.SUMMARY
+    }
+    assert len(requests) == 18
+    assert set(built) <= tightened
+    assert len(built) == len(set(built))
