@@ -115,6 +115,20 @@ def split(label: str, total: float, spent: Counter[str], floor: float) -> str:
     )
 
 
+def fit(requests: list[int], floors: list[float], seconds: list[float]) -> tuple[float, float]:
+    """Least squares of ``seconds = a * requests + b * floor`` over the sessions: (a, b).
+
+    ``a`` is what each request costs whatever its text, ``b`` what the text costs in floors.
+    """
+    rr = sum(r * r for r in requests)
+    rf = sum(r * f for r, f in zip(requests, floors, strict=True))
+    ff = sum(f * f for f in floors)
+    rs = sum(r * t for r, t in zip(requests, seconds, strict=True))
+    fs = sum(f * t for f, t in zip(floors, seconds, strict=True))
+    det = rr * ff - rf * rf
+    return (rs * ff - fs * rf) / det, (fs * rr - rs * rf) / det
+
+
 def main(argv: list[str]) -> int:
     """Print each part of the engine's turns and of replay as a multiple of the floor, in all and per session."""
     folders = [Path(argv[0])] if argv else list(FOLDERS)
@@ -151,6 +165,13 @@ def main(argv: list[str]) -> int:
         )
     worst = max(r[0] / f for r, f in zip(runs["replay"], floors, strict=True))
     sys.stdout.write(f"worst session's replay: {worst:.2f}x its floor\n")
+    requests = [sum(1 for _ in llm_calls(s)) for s in sessions]
+    for label in labels:
+        each, per_floor = fit(requests, floors, [seconds for seconds, _ in runs[label]])
+        sys.stdout.write(
+            f"{label} over the sessions: {each * 1000:.2f} ms a request + {per_floor:.2f}x the"
+            " floor (least squares)\n"
+        )
     return 0
 
 
