@@ -178,7 +178,8 @@ def test_the_naive_resend_builds_items_only_for_what_the_engine_tightened(
             return original(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(replay_module, "naive_growth", measured)
-    requests = replay(session, engine, window=200_000)
+    # At 8,000 tokens the default spec's cap shrinks: a few results are capped on arrival.
+    requests = replay(session, engine, window=8_000)
     tightened = {
         item.source_node_id
         for prep in preps
@@ -186,5 +187,6 @@ def test_the_naive_resend_builds_items_only_for_what_the_engine_tightened(
         if item.reason != "new" and item.state is not State.SUMMARY
     }
     assert len(requests) == 18
+    assert 0 < len(built) < len(session.graph.nodes) // 4
     assert set(built) <= tightened
     assert len(built) == len(set(built))
