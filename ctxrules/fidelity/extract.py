@@ -59,6 +59,11 @@ _ERROR_LINE = re.compile(
     r"|panic|FAILED|FAIL|Traceback)\b.*\S)",
     re.MULTILINE,
 )
+#: What every match of `_ERROR_LINE` holds (the pattern ignores no case).
+_ERROR_WORDS = (
+    "Error", "Exception", "Warning", "Failure", "error", "ERROR", "fatal", "FATAL", "panic",
+    "FAIL", "Traceback",
+)  # fmt: skip
 #: A multi-word span needs at least this many characters to count.
 _SPAN_MIN = 8
 
@@ -344,8 +349,12 @@ def _judge(token: str, judged: dict[str, bool] | None) -> bool:
 
 def _multiword(text: str, judged: dict[str, bool] | None = None) -> Iterator[str]:
     """Quoted code spans with whitespace in them, and error lines, each holding a distinctive token."""
-    spans = (found.strip() for found in _SPAN.findall(text))
-    lines = (found.strip().strip("`").strip() for found in _ERROR_LINE.findall(text))
+    # A pattern is run only on a text holding what every match of it holds: a backtick, or
+    # one of the words an error line starts with (most texts hold neither).
+    found_spans = _SPAN.findall(text) if "`" in text else ()
+    found_lines = _ERROR_LINE.findall(text) if any(w in text for w in _ERROR_WORDS) else ()
+    spans = (found.strip() for found in found_spans)
+    lines = (found.strip().strip("`").strip() for found in found_lines)
     for whole in (*spans, *lines):
         if " " in whole and _SPAN_MIN <= len(whole) <= MAX_LINE_CHARS and key_tokens(whole, judged):
             yield whole

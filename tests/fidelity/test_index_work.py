@@ -91,3 +91,43 @@ def test_a_reply_read_before_it_is_indexed_is_judged_the_same_way(
     found = list(memo.tokens((text,)))
     assert found == ["src/app/main.py", "run_all"]
     assert not [t for t in judged if re.fullmatch(r"[A-Z]?[a-z]+|[0-9]+", t)]
+
+
+class _CountingPattern:
+    """A compiled pattern that counts its `findall` calls."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.calls = pattern, 0
+
+    def findall(self, text: str) -> list[str]:
+        self.calls += 1
+        return self.pattern.findall(text)
+
+
+def test_patterns_run_only_on_texts_that_can_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work counted: spans, error lines and handles are searched for only where a match could be.
+
+    Every match holds a backtick, an error word or ``h:``: a text without one is not read
+    by the pattern (a substring test in C instead). The answers are the patterns' own.
+    """
+    import ctxrules.rules.handles as handles_module  # noqa: PLC0415 - the module patched
+
+    span = _CountingPattern(extract_module._SPAN)
+    error = _CountingPattern(extract_module._ERROR_LINE)
+    handle = _CountingPattern(handles_module.HANDLE_PATTERN)
+    monkeypatch.setattr(extract_module, "_SPAN", span)
+    monkeypatch.setattr(extract_module, "_ERROR_LINE", error)
+    monkeypatch.setattr(handles_module, "HANDLE_PATTERN", handle)
+    plain = "ran the tests in src/app/main.py, all green; see parse_config for why"
+    assert extract_module.references(plain) == ("src/app/main.py", "parse_config")
+    assert handles_module.handles_in(plain) == ()
+    assert (span.calls, error.calls, handle.calls) == (0, 0, 0)
+    marked = "call `load_cfg(path, strict=True)` fails:\nValueError: bad key in cfg_file h:abcdefgh"
+    assert extract_module.references(marked) == (
+        "load_cfg",
+        "cfg_file",
+        "load_cfg(path, strict=True)",
+        "ValueError: bad key in cfg_file h:abcdefgh",
+    )
+    assert handles_module.handles_in(marked) == ("h:abcdefgh",)
+    assert (span.calls, error.calls, handle.calls) == (1, 1, 1)
