@@ -39,11 +39,8 @@ DEFAULT = load_spec(ROOT / "specs" / "default.toml").unwrap()
 RULER = load_encoding().unwrap()
 
 
-def _replayed(path: Path, window: int) -> None:
-    session = import_session(path, skip_bad=True).unwrap().session
-    engine = DefaultContextEngine(
-        pipeline=DEFAULT, tokenizer=RULER, summarizer=lambda _: "Summary of the work so far."
-    )
+def _recorded(engine: DefaultContextEngine) -> list[TurnPrep]:
+    """The turns ``engine.prepare`` will give, recorded as it gives them."""
     preps: list[TurnPrep] = []
     prepare = engine.prepare
 
@@ -53,6 +50,15 @@ def _replayed(path: Path, window: int) -> None:
         return result
 
     engine.prepare = recording  # type: ignore[method-assign]
+    return preps
+
+
+def _replayed(path: Path, window: int) -> None:
+    session = import_session(path, skip_bad=True).unwrap().session
+    engine = DefaultContextEngine(
+        pipeline=DEFAULT, tokenizer=RULER, summarizer=lambda _: "Summary of the work so far."
+    )
+    preps = _recorded(engine)
     requests = replay(session, engine, window=window)
     assert len(requests) == len(preps) > 0
     naive = NO_COMMITS
@@ -159,15 +165,7 @@ def test_the_naive_resend_builds_items_only_for_what_the_engine_tightened(
         return item
 
     engine = DefaultContextEngine(pipeline=DEFAULT, tokenizer=RULER)
-    preps: list[TurnPrep] = []
-    prepare = engine.prepare
-
-    def recording(*args: object, **kwargs: object) -> object:
-        result = prepare(*args, **kwargs)  # type: ignore[arg-type]
-        preps.append(result.unwrap())
-        return result
-
-    engine.prepare = recording  # type: ignore[method-assign]
+    preps = _recorded(engine)
     original = replay_module.naive_growth
 
     def measured(*args: object, **kwargs: object) -> tuple[int, int]:

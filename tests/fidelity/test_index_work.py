@@ -21,6 +21,20 @@ TEXTS = (
 )
 
 
+@pytest.fixture
+def judged(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every token `is_distinctive` is asked about, in order (the extractor's judging, counted)."""
+    asked: list[str] = []
+    real = extract_module.is_distinctive
+
+    def counting(token: str) -> bool:
+        asked.append(token)
+        return real(token)
+
+    monkeypatch.setattr(extract_module, "is_distinctive", counting)
+    return asked
+
+
 def _graph(*outputs: str) -> tuple[Graph, list[Call]]:
     graph, calls, parent = Graph(), [], None
     for number, output in enumerate(outputs):
@@ -51,20 +65,12 @@ def test_the_index_files_each_text_under_its_atoms() -> None:
     assert "config.py" in index.postings
 
 
-def test_plain_words_are_set_aside_without_judging_each(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plain_words_are_set_aside_without_judging_each(judged: list[str]) -> None:
     """Work counted: words, capitalised words, numbers and short words are never judged one by one.
 
     Most words of any text are plain; the index reads every text of the history, so a
     Python call per plain word was most of its cost. Only the rest is judged, each once.
     """
-    judged: list[str] = []
-    real = extract_module.is_distinctive
-
-    def counting(token: str) -> bool:
-        judged.append(token)
-        return real(token)
-
-    monkeypatch.setattr(extract_module, "is_distinctive", counting)
     plain = "The quick brown Fox jumps over 12345 lazy dogs and a cat by the river bank"
     graph, calls = _graph(plain, f"{plain} parse_config", f"parse_config {plain}")
     index = HistoryIndex()
@@ -74,18 +80,8 @@ def test_plain_words_are_set_aside_without_judging_each(monkeypatch: pytest.Monk
     assert list(index.postings) == ["parse_config"]
 
 
-def test_a_reply_read_before_it_is_indexed_is_judged_the_same_way(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_reply_read_before_it_is_indexed_is_judged_the_same_way(judged: list[str]) -> None:
     """The reply path (`TokenMemo.tokens`) sets plain words aside too, and keeps their order."""
-    judged: list[str] = []
-    real = extract_module.is_distinctive
-
-    def counting(token: str) -> bool:
-        judged.append(token)
-        return real(token)
-
-    monkeypatch.setattr(extract_module, "is_distinctive", counting)
     memo = TokenMemo()
     text = "Then edit src/app/main.py and run_all so Some words follow 42 times"
     found = list(memo.tokens((text,)))
