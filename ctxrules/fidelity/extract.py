@@ -262,24 +262,20 @@ class TokenMemo:
         return found
 
     def tokens(self, texts: Iterable[str], *, keep: bool = False) -> Iterator[str]:
-        """`_tokens` of the texts joined by newlines (no token spans a newline), each scanned once."""
-        found = self._joined(texts, keep=keep)
-        self._learn(found[1])
-        return _distinctive(found, self.judged, self.raw)
+        """`_tokens` of the texts joined by newlines (no token spans a newline), each scanned once.
+
+        Every word is judged (`_learn`) before the words are read, so the words that are no
+        reference are skipped by a lookup in C, not a step of Python per word.
+        """
+        urls, words = self._joined(texts, keep=keep)
+        self._learn(words)
+        return chain(
+            (url.rstrip(".,;:") for url in urls), filter(None, map(self.raw.__getitem__, words))
+        )
 
     def atoms(self, texts: Sequence[str]) -> set[str]:
-        """`atoms_of` the `tokens` of the texts: the keys `HistoryIndex` files them under.
-
-        The words that are no reference are skipped by a lookup in C, not a step of Python
-        per word: the index reads every text of the history.
-        """
-        urls, words = self._joined(texts)
-        raw = self.raw
-        self._learn(words)
-        found = chain(
-            (url.rstrip(".,;:") for url in urls), filter(None, map(raw.__getitem__, words))
-        )
-        return atoms_of(found, self.judged, self.expanded)
+        """`atoms_of` the `tokens` of the texts: the keys `HistoryIndex` files them under."""
+        return atoms_of(self.tokens(texts), self.judged, self.expanded)
 
     def distinctive(self, token: str) -> bool:
         """`is_distinctive`, remembered."""
