@@ -51,7 +51,7 @@ _EXTENSION = re.compile(r"[a-z0-9]{1,6}")
 _SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 #: Raw words that are no reference whatever `_trim` leaves of them: under `MIN_CHARS`
 #: characters, a plain or capitalised word (no internal capital), a number. Most words of
-#: any text are one of these; `TokenMemo.atoms` sets them aside in one pass, one per line.
+#: any text are one of these; `TokenMemo._learn` sets them aside in one pass, one per line.
 _PLAIN = re.compile(r"^(?:[A-Z]?[a-z]+|[0-9]+|[^\n]{1,3})$", re.MULTILINE)
 _ERROR_LINE = re.compile(
     r"^\s*(?:E\s+|>\s*)?"
