@@ -18,7 +18,7 @@ from ctxrules.dag import Call, Graph, Role, Session, branch
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.turn import TurnPrep
 from ctxrules.fidelity import Fidelity, HistoryIndex, SentText, measure, reply_references
-from ctxrules.generation import branch_items, node_text
+from ctxrules.generation import branch_nodes, item_for, node_text
 from ctxrules.render import Message, ToolUseBlock, count_messages
 from ctxrules.render.item import counted
 from ctxrules.render.render import RenderedMessages, item_messages
@@ -145,18 +145,18 @@ def naive_growth(
 
     The engine counted the same items when they arrived: their counts are read from the
     end of ``commit`` where the engine left them untouched, and only items it tightened on
-    arrival (or that do not line up) are counted again.
+    arrival (or that do not line up) are built and counted again.
     """
-    fresh = list(branch_items(graph, new))
-    tail = commit.items[len(commit.items) - len(fresh) :] if fresh else ()
+    nodes = list(branch_nodes(graph, new))
+    tail = commit.items[len(commit.items) - len(nodes) :] if nodes else ()
     tokens = 0
-    for index, item in enumerate(fresh):
-        ours = tail[index] if len(tail) == len(fresh) else None
-        if ours is not None and ours.source_node_id == item.source_node_id and ours.reason == "new":
+    for index, node in enumerate(nodes):
+        ours = tail[index] if len(tail) == len(nodes) else None
+        if ours is not None and ours.source_node_id == node.id and ours.reason == "new":
             tokens += ours.tokens
         else:
-            tokens += counted(item, tokenizer).tokens
-    return len(fresh), tokens
+            tokens += counted(item_for(node, 0), tokenizer).tokens
+    return len(nodes), tokens
 
 
 def visible_summary_tokens(commit: ContextCommit) -> int:

@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import builtins
 import re
+import string
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
 
 import attrs
+
+from ctxrules.rules.text import ascii_runs, byte_table
 
 #: Shortest reference, in characters (hashes need more: `HEX_MIN`).
 MIN_CHARS = 4
@@ -31,6 +35,8 @@ MAX_PARTS = 8
 
 #: Candidate tokens: ASCII letters, digits and the characters paths and names are made of.
 _TOKEN = re.compile(r"[A-Za-z0-9_./~@+\-]+")
+#: `_TOKEN`'s characters, for `ascii_runs` (the same runs, found several times faster).
+_TOKEN_BYTES = byte_table(string.ascii_letters + string.digits + "_./~@+-")
 _URL = re.compile(r"https?://[^\s'\"<>()\[\]{}`]+")
 _HEX = re.compile(r"(?:[0-9a-f]{7,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 _VERSION = re.compile(r"v?\d+(?:\.\d+){2,}")
@@ -43,12 +49,21 @@ _SNAKE = re.compile(r"[A-Za-z0-9]_+[A-Za-z0-9]")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 _EXTENSION = re.compile(r"[a-z0-9]{1,6}")
 _SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+#: Raw words that are no reference whatever `_trim` leaves of them: under `MIN_CHARS`
+#: characters, a plain or capitalised word (no internal capital), a number. Most words of
+#: any text are one of these; `TokenMemo._learn` sets them aside in one pass, one per line.
+_PLAIN = re.compile(r"^(?:[A-Z]?[a-z]+|[0-9]+|[^\n]{1,3})$", re.MULTILINE)
 _ERROR_LINE = re.compile(
     r"^\s*(?:E\s+|>\s*)?"
     r"((?:[A-Za-z_][\w.]*(?:Error|Exception|Warning|Failure)|error|Error|ERROR|fatal|FATAL"
     r"|panic|FAILED|FAIL|Traceback)\b.*\S)",
     re.MULTILINE,
 )
+#: What every match of `_ERROR_LINE` holds (the pattern ignores no case).
+_ERROR_WORDS = (
+    "Error", "Exception", "Warning", "Failure", "error", "ERROR", "fatal", "FATAL", "panic",
+    "FAIL", "Traceback",
+)  # fmt: skip
 #: A multi-word span needs at least this many characters to count.
 _SPAN_MIN = 8
 
@@ -215,7 +230,7 @@ def _scan(text: str) -> Scan:
         words = _URL.sub(" ", words)
     if "\\" in words:
         words = _ESCAPE.sub(" ", words)
-    return urls, tuple(dict.fromkeys(_TOKEN.findall(words)))
+    return urls, tuple(dict.fromkeys(ascii_runs(words, _TOKEN_BYTES)))
 
 
 @attrs.define
@@ -247,11 +262,45 @@ class TokenMemo:
         return found
 
     def tokens(self, texts: Iterable[str], *, keep: bool = False) -> Iterator[str]:
-        """`_tokens` of the texts joined by newlines (no token spans a newline), each scanned once."""
+        """`_tokens` of the texts joined by newlines (no token spans a newline), each scanned once.
+
+        Every word is judged (`_learn`) before the words are read, so the words that are no
+        reference are skipped by a lookup in C, not a step of Python per word.
+        """
+        urls, words = self._joined(texts, keep=keep)
+        self._learn(words)
+        return chain(
+            (url.rstrip(".,;:") for url in urls), filter(None, map(self.raw.__getitem__, words))
+        )
+
+    def atoms(self, texts: Sequence[str]) -> set[str]:
+        """`atoms_of` the `tokens` of the texts: the keys `HistoryIndex` files them under."""
+        return atoms_of(self.tokens(texts), self.judged, self.expanded)
+
+    def distinctive(self, token: str) -> bool:
+        """`is_distinctive`, remembered."""
+        return _judge(token, self.judged)
+
+    def _learn(self, words: Iterable[str]) -> None:
+        """Judge the raw words not met before: the plain ones (`_PLAIN`) in one pass over them all."""
+        raw = self.raw
+        new = set(words).difference(raw)
+        if not new:
+            return
+        plain = _PLAIN.findall("\n".join(new))
+        raw.update(dict.fromkeys(plain, ""))
+        for word in new.difference(plain):
+            token = _trim(word)
+            raw[word] = token if _judge(token, self.judged) else ""
+
+    def _joined(self, texts: Iterable[str], *, keep: bool = False) -> Scan:
+        """The scans of the texts as one: their URLs and their words, each once, in order."""
         scans = [self.scan(text, keep=keep) for text in texts]
-        urls = dict.fromkeys(url for found in scans for url in found[0])
-        words = dict.fromkeys(word for found in scans for word in found[1])
-        return _distinctive((tuple(urls), tuple(words)), self.judged, self.raw)
+        if len(scans) == 1:
+            return scans[0]
+        urls = dict.fromkeys(chain.from_iterable(found[0] for found in scans))
+        words = dict.fromkeys(chain.from_iterable(found[1] for found in scans))
+        return tuple(urls), tuple(words)
 
 
 def _tokens(
@@ -294,12 +343,16 @@ def _judge(token: str, judged: dict[str, bool] | None) -> bool:
     return known
 
 
-def _multiword(text: str) -> Iterator[str]:
+def _multiword(text: str, judged: dict[str, bool] | None = None) -> Iterator[str]:
     """Quoted code spans with whitespace in them, and error lines, each holding a distinctive token."""
-    spans = (found.strip() for found in _SPAN.findall(text))
-    lines = (found.strip().strip("`").strip() for found in _ERROR_LINE.findall(text))
+    # A pattern is run only on a text holding what every match of it holds: a backtick, or
+    # one of the words an error line starts with (most texts hold neither).
+    found_spans = _SPAN.findall(text) if "`" in text else ()
+    found_lines = _ERROR_LINE.findall(text) if any(w in text for w in _ERROR_WORDS) else ()
+    spans = (found.strip() for found in found_spans)
+    lines = (found.strip().strip("`").strip() for found in found_lines)
     for whole in (*spans, *lines):
-        if " " in whole and _SPAN_MIN <= len(whole) <= MAX_LINE_CHARS and key_tokens(whole):
+        if " " in whole and _SPAN_MIN <= len(whole) <= MAX_LINE_CHARS and key_tokens(whole, judged):
             yield whole
 
 
@@ -316,12 +369,15 @@ def references(text: str) -> tuple[str, ...]:
 
 def references_read(text: str, memo: TokenMemo) -> tuple[str, ...]:
     """`references` of ``text``, scanned through ``memo`` and the scan kept for its indexing."""
-    return tuple(dict.fromkeys([*memo.tokens((text,), keep=True), *_multiword(text)]))
+    return tuple(dict.fromkeys([*memo.tokens((text,), keep=True), *_multiword(text, memo.judged)]))
 
 
-def key_tokens(text: str) -> tuple[str, ...]:
-    """The distinctive tokens inside a multi-word reference: what it is looked up by."""
-    return tuple(dict.fromkeys(_tokens(text)))
+def key_tokens(text: str, judged: dict[str, bool] | None = None) -> tuple[str, ...]:
+    """The distinctive tokens inside a multi-word reference: what it is looked up by.
+
+    ``judged`` remembers `is_distinctive` by token across calls (a replay's memo).
+    """
+    return tuple(dict.fromkeys(_tokens(text, judged)))
 
 
 def _runs(token: str, sep: str) -> Iterator[str]:

@@ -16,7 +16,7 @@ import attrs
 
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Frozen, Graph, Role
-from ctxrules.fidelity.extract import TokenMemo, atoms_of, is_distinctive, key_tokens
+from ctxrules.fidelity.extract import TokenMemo, key_tokens
 from ctxrules.fidelity.trail import written_files
 from ctxrules.generation import node_text
 from ctxrules.recall.lookup import Fold, commit_entries
@@ -92,9 +92,13 @@ class HistoryIndex:
         self.visited += 1
         position = len(self.sources)
         self.sources.append(Source(source_id, handle_for(source_id), kind, text))
-        memo = self.memo
-        for atom in atoms_of(memo.tokens(parts or (text,)), memo.judged, memo.expanded):
-            self.postings.setdefault(atom, []).append(position)
+        postings = self.postings
+        for atom in self.memo.atoms(parts or (text,)):
+            held = postings.get(atom)
+            if held is None:
+                postings[atom] = [position]
+            else:
+                held.append(position)
 
     def add_call(self, graph: Graph, call: Call) -> None:
         """Index one branch node; an assistant's tool calls come with it (arguments, then results)."""
@@ -133,9 +137,11 @@ class HistoryIndex:
         A token is looked up whole; a multi-word reference by the rarest of its tokens, then
         each candidate text is searched for the whole string.
         """
-        if " " not in reference and is_distinctive(reference):
+        if " " not in reference and self.memo.distinctive(reference):
             return self.postings.get(reference, [])
-        found = [self.postings[t] for t in key_tokens(reference) if t in self.postings]
+        found = [
+            self.postings[t] for t in key_tokens(reference, self.memo.judged) if t in self.postings
+        ]
         if not found:
             return []
         rarest = min(found, key=len)

@@ -115,12 +115,28 @@ def new_branch_nodes(
     return Success(tuple(reversed(new)))
 
 
-def _tool_items(graph: Graph, call: Call, turn: int) -> Iterator[ContextItem]:
+def _tools(graph: Graph, call: Call) -> Iterator[Call]:
     # Tool calls hang off their assistant by caller and belong to its turn.
     for callee in graph.callees_of(call.id):
         tool = graph.nodes[callee]
         if tool.role is Role.TOOL:
-            yield item_for(tool, turn)
+            yield tool
+
+
+def _tool_items(graph: Graph, call: Call, turn: int) -> Iterator[ContextItem]:
+    return (item_for(tool, turn) for tool in _tools(graph, call))
+
+
+def branch_nodes(graph: Graph, calls: Iterable[Call]) -> Iterator[Call]:
+    """Each call followed, for an assistant, by its tool results: the nodes of `branch_items`.
+
+    For a reader that needs an item only for some of them (each `item_for` renders its
+    payloads).
+    """
+    for call in calls:
+        yield call
+        if call.role is Role.ASSISTANT:
+            yield from _tools(graph, call)
 
 
 def branch_items(graph: Graph, calls: Iterable[Call]) -> Iterator[ContextItem]:
@@ -129,10 +145,7 @@ def branch_items(graph: Graph, calls: Iterable[Call]) -> Iterator[ContextItem]:
     The tool results hang by ``caller``, so a walk of the branch alone never meets them;
     readers that must see what the commit will hold (the reference tracker) use this.
     """
-    for call in calls:
-        yield item_for(call, 0)
-        if call.role is Role.ASSISTANT:
-            yield from _tool_items(graph, call, 0)
+    return (item_for(node, 0) for node in branch_nodes(graph, calls))
 
 
 def _grow(  # noqa: PLR0917 - private; called once, positionally, below

@@ -22,6 +22,9 @@ from ctxrules.rules.facts import Facts
 READ_CHARS = 200_000
 #: Candidates: paths, dotted names, identifiers, hex ids.
 _CANDIDATE = re.compile(r"[A-Za-z0-9_.~/-]*[A-Za-z0-9_]")
+#: Candidates that are never a name whatever is stripped from them: under `_MIN_CHARS`
+#: characters, a plain or capitalised word, a number (one per line, as `_names` joins them).
+_PLAIN = re.compile(r"^(?:[A-Z]?[a-z]+|[0-9]+|[^\n]{1,3})$", re.MULTILINE)
 _V = TypeVar("_V")
 _HEX = re.compile(r"[0-9a-f]{7,64}")
 #: A line that reports a failure: kept before any name, as the model acts on it. A report
@@ -107,10 +110,15 @@ def _names(text: str) -> list[str]:
     if len(text) > READ_CHARS:
         half = READ_CHARS // 2
         text = f"{text[:half]}\n{text[-half:]}"
-    # Counted in C (findall, Counter); only distinct words are judged in Python.
+    # Counted in C (findall, Counter); only distinct words are judged in Python, and the
+    # plain ones (most of any text) are set aside in one pass first. Leaving them out of
+    # ``first`` keeps the other words' order, all the sort reads of it.
     counts: Counter[str] = Counter()
     first: dict[str, int] = {}
-    for raw, seen in Counter(_CANDIDATE.findall(text)).items():
+    found = Counter(_CANDIDATE.findall(text))
+    plain = set(_PLAIN.findall("\n".join(found)))
+    for raw in [raw for raw in found if raw not in plain]:
+        seen = found[raw]
         word = raw.strip(".-/~")
         if word not in first:
             first[word] = len(first) if _distinctive(word) else -1

@@ -10,6 +10,7 @@ from immutables import Map
 from pyrsistent import PVector, pvector
 
 from ctxrules.commit import ContextItem
+from ctxrules.rules.text import ascii_runs, byte_table
 
 MAX_PER_MESSAGE = 32
 #: Characters the tracker reads from each end of a longer text: the middle of a huge tool
@@ -46,17 +47,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _ID_DIGITS = "0123456789abcdef"
 
 
-def _byte_table(keep: str) -> bytes:
-    """A `bytes.translate` table keeping the ASCII characters ``keep``, blanking other bytes."""
-    return bytes(code if chr(code) in keep else ord(" ") for code in range(256))
-
-
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 # Splitting on blanks after a byte translation finds the runs a regular expression finds,
-# several times faster: the table keeps a run's characters, which are ASCII, and blanks
-# every other byte (those of UTF-8 sequences too).
-_WORD_BYTES = _byte_table(_ALNUM + "_./`-")
-_WORD_CHAR_BYTES = _byte_table(_ALNUM + "_")
+# several times faster (`ascii_runs`).
+_WORD_BYTES = byte_table(_ALNUM + "_./`-")
+_WORD_CHAR_BYTES = byte_table(_ALNUM + "_")
 
 
 def _words(text: str) -> list[str]:
@@ -64,8 +59,7 @@ def _words(text: str) -> list[str]:
 
     Every path lies inside one word; a later message's words are what it may mention.
     """
-    blanked = text.encode("utf-8", "surrogatepass").translate(_WORD_BYTES)
-    return blanked.decode("ascii").split()
+    return ascii_runs(text, _WORD_BYTES)
 
 
 def _word_runs(text: str) -> list[str]:

@@ -5,6 +5,23 @@ from __future__ import annotations
 ELLIPSIS = "…"
 
 
+def byte_table(keep: str) -> bytes:
+    """A `bytes.translate` table keeping the ASCII characters ``keep``, blanking every other byte."""
+    return bytes(code if chr(code) in keep else ord(" ") for code in range(256))
+
+
+def ascii_runs(text: str, table: bytes) -> list[str]:
+    """The runs of the characters a `byte_table` keeps, in order: ``re.findall("[keep]+", text)``.
+
+    Several times faster than the pattern: the table keeps a run's characters, which are
+    ASCII, and blanks every other byte, those of UTF-8 sequences too.
+
+    >>> ascii_runs("a.b, ünï c", byte_table("abc."))
+    ['a.b', 'c']
+    """
+    return text.encode("utf-8", "surrogatepass").translate(table).decode("ascii").split()
+
+
 def head(text: str, chars: int) -> str:
     """The first ``chars`` characters, with an ellipsis if anything was cut.
 

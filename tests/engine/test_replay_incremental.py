@@ -39,11 +39,8 @@ DEFAULT = load_spec(ROOT / "specs" / "default.toml").unwrap()
 RULER = load_encoding().unwrap()
 
 
-def _replayed(path: Path, window: int) -> None:
-    session = import_session(path, skip_bad=True).unwrap().session
-    engine = DefaultContextEngine(
-        pipeline=DEFAULT, tokenizer=RULER, summarizer=lambda _: "Summary of the work so far."
-    )
+def _recorded(engine: DefaultContextEngine) -> list[TurnPrep]:
+    """The turns ``engine.prepare`` will give, recorded as it gives them."""
     preps: list[TurnPrep] = []
     prepare = engine.prepare
 
@@ -53,6 +50,15 @@ def _replayed(path: Path, window: int) -> None:
         return result
 
     engine.prepare = recording  # type: ignore[method-assign]
+    return preps
+
+
+def _replayed(path: Path, window: int) -> None:
+    session = import_session(path, skip_bad=True).unwrap().session
+    engine = DefaultContextEngine(
+        pipeline=DEFAULT, tokenizer=RULER, summarizer=lambda _: "Summary of the work so far."
+    )
+    preps = _recorded(engine)
     requests = replay(session, engine, window=window)
     assert len(requests) == len(preps) > 0
     naive = NO_COMMITS
@@ -136,3 +142,49 @@ def test_a_prefix_that_ends_inside_an_item_counts_only_the_items_unshared_messag
     assert shared_tokens == total - count_messages(after[2:], RULER)
     # The reply's count is read from its item: only the changed result is tokenized.
     assert counting.chars == len("[2 lines]")
+
+
+def test_the_naive_resend_builds_items_only_for_what_the_engine_tightened(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Work counted: the naive resend builds (renders, counts) an item only where the engine's differs.
+
+    Every other new node's count is the engine's, read from its commit; building its item
+    again rendered its payloads a second time (arguments as canonical JSON) for nothing.
+    """
+    import ctxrules.engine.replay as replay_module  # noqa: PLC0415 - the module whose names are patched
+    import ctxrules.generation.generate as generate_module  # noqa: PLC0415
+
+    session = import_session(BUNDLED, skip_bad=True).unwrap().session
+    built: list[str] = []
+    real = generate_module.item_for
+
+    def counting(call: object, turn: int) -> ContextItem:
+        item = real(call, turn)  # type: ignore[arg-type]
+        built.append(item.source_node_id)
+        return item
+
+    engine = DefaultContextEngine(pipeline=DEFAULT, tokenizer=RULER)
+    preps = _recorded(engine)
+    original = replay_module.naive_growth
+
+    def measured(*args: object, **kwargs: object) -> tuple[int, int]:
+        # Only the naive resend's builds are counted, not the engine's own.
+        with monkeypatch.context() as patch:
+            patch.setattr(generate_module, "item_for", counting)
+            patch.setattr(replay_module, "item_for", counting, raising=False)
+            return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay_module, "naive_growth", measured)
+    # At 8,000 tokens the default spec's cap shrinks: a few results are capped on arrival.
+    requests = replay(session, engine, window=8_000)
+    tightened = {
+        item.source_node_id
+        for prep in preps
+        for item in prep.commit.items
+        if item.reason != "new" and item.state is not State.SUMMARY
+    }
+    assert len(requests) == 18
+    assert 0 < len(built) < len(session.graph.nodes) // 4
+    assert set(built) <= tightened
+    assert len(built) == len(set(built))

@@ -48,6 +48,58 @@ def test_a_remembered_answer_is_the_one_worked_out_anew() -> None:
         assert names(text) == hints_module._names(text)
 
 
+def _names_judging_every_word(text: str) -> list[str]:
+    """`_names` as it was, judging every distinct word: the reference the fast path must equal."""
+    from collections import Counter  # noqa: PLC0415 - this reference only
+
+    if len(text) > hints_module.READ_CHARS:
+        half = hints_module.READ_CHARS // 2
+        text = f"{text[:half]}\n{text[-half:]}"
+    counts: Counter[str] = Counter()
+    first: dict[str, int] = {}
+    for raw, seen in Counter(hints_module._CANDIDATE.findall(text)).items():
+        word = raw.strip(".-/~")
+        if word not in first:
+            first[word] = len(first) if hints_module._distinctive(word) else -1
+        if first[word] >= 0:
+            counts[word] += seen
+    return sorted(counts, key=lambda w: (-counts[w], first[w]))
+
+
+WORDY = [
+    "The quick brown Fox jumps over 12345 lazy dogs: parse_config, then Parse_config.",
+    "Hello. Hello- hello/ ~hello deadbeef Deadbeef facade1 acceded a.b c_d ABcd ab12cd34ef",
+    "src/app/run.py ./x.py -flag --long-flag v1.2.3 os.path.join HTTPServer xml2json" * 3,
+    "a b c ab abc abcd Abcd ABCD 0 00 000 0000 __init__ _x_ x.y.z ..dots.. ~/home/u/f.txt",
+    "中文 naïve café word_word\nNext tail-end... cli.main cli.main CLI.main",
+]
+
+
+def test_plain_words_are_never_judged_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted: words, capitalised words and numbers are set aside in one pass, never judged.
+
+    Most words of any text are plain, and a cold replay reads the names of every result it
+    ages: a Python call per plain word was most of the aging rule's time.
+    """
+    judged: list[str] = []
+    real = hints_module._distinctive
+
+    def counting(word: str) -> bool:
+        judged.append(word)
+        return real(word)
+
+    monkeypatch.setattr(hints_module, "_distinctive", counting)
+    text = "The quick brown Fox jumps over 12345 lazy dogs and then parse_config # plain_marker_7"
+    assert hints_module._names(text) == ["parse_config", "plain_marker_7"]
+    assert judged == ["parse_config", "plain_marker_7"]
+
+
+def test_setting_plain_words_aside_changes_no_answer() -> None:
+    """For texts mixing every kind of word the names and their order are the full judging's."""
+    for text in [*WORDY, " ".join(WORDY), "x" * 300_000, ""]:
+        assert hints_module._names(text) == _names_judging_every_word(text)
+
+
 #: Pieces that make failure lines and near misses: the words, "E", white space of every
 #: kind, colons, brackets, and letters that match others regardless of case (the Kelvin
 #: sign, the long s, the dotless i, the dotted I).
