@@ -47,7 +47,7 @@ class SqliteStore(StoreBase):
     >>> store.close()
     """
 
-    __slots__ = ("_chunked", "_conn", "_read_only", "_texts", "path")
+    __slots__ = ("_chunked", "_conn", "_read_only", "_texts", "_tx", "path")
 
     blob_column = TEXT_COLUMN
 
@@ -59,6 +59,8 @@ class SqliteStore(StoreBase):
         self._chunked = _chunked(conn)
         #: The texts of the index rows this store wrote that wait for the next sync.
         self._texts: IndexTexts = {}
+        # The transaction's view of the one connection, made once: it holds no state.
+        self._tx = _tx(conn, chunked=self._chunked, texts=self._texts)
 
     def _transaction(
         self, operation: str, work: Work[T], *, write: bool, durable: bool = True
@@ -71,8 +73,9 @@ class SqliteStore(StoreBase):
         with every other waiting: one index segment a request, not one per call.
         """
 
-        def run_work(conn: sqlite3.Connection) -> Result[T, StoreError]:
-            tx = _tx(conn, chunked=self._chunked, texts=self._texts)
+        tx = self._tx
+
+        def run_work(_conn: sqlite3.Connection) -> Result[T, StoreError]:
             done = work(tx)
             if write and durable and isinstance(done, Success):
                 fts5.index_waiting(tx.rows, self._texts)

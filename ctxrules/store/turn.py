@@ -10,6 +10,7 @@ node stored with the head not moved.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import attrs
@@ -194,7 +195,7 @@ class _Reads:
         if turn.head is not None:
             targets.add(turn.head[1])
         targets -= set(new)
-        commits = tuple(parents_first(turn.commits))
+        commits = tuple(parents_first(turn.commits)) if turn.commits else ()
         return cls(turn.session_id, ids, tuple(sorted(targets)), commits, turn.head_name)
 
     def read(self, tx: Tx) -> Result[_Found, StoreError]:
@@ -248,17 +249,21 @@ def state_query(
 
     A read not wanted (or the hold, when it goes apart) is ``NULL``.
     """
-    parts: list[str] = []
-    params: list[object] = []
-    for sql, values in (
-        (held, (session_id,)),
-        (NEXT_SEQ if seq else None, (session_id,)),
-        (SELECT_HEAD, (session_id, head_name)),
-        (objects.NEXT_COMMIT_SEQ if commit_seq else None, (session_id,)),
-    ):
-        parts.append(f"({sql})" if sql is not None else "NULL")
-        params += values if sql is not None else ()
-    return "SELECT " + ", ".join(parts), tuple(params)
+    params: list[object] = [session_id] if held is not None else []
+    if seq:
+        params.append(session_id)
+    params += (session_id, head_name)
+    if commit_seq:
+        params.append(session_id)
+    return _state_sql(held, seq=seq, commit_seq=commit_seq), tuple(params)
+
+
+@functools.cache
+def _state_sql(held: str | None, *, seq: bool, commit_seq: bool) -> str:
+    """The SQL of `state_query` (a few shapes, each built once)."""
+    commits = objects.NEXT_COMMIT_SEQ if commit_seq else None
+    wanted = (held, NEXT_SEQ if seq else None, SELECT_HEAD, commits)
+    return "SELECT " + ", ".join(f"({sql})" if sql is not None else "NULL" for sql in wanted)
 
 
 def _commits_query(ids: Sequence[str]) -> Query:
