@@ -184,12 +184,31 @@ def _leaves(chunks: list[AnyChunk], known: KnownObjects | None) -> tuple[list[st
             leaf = last[1]
             nodes += (Node(d, 0, (), c) for d, c in zip(leaf, group, strict=True) if d not in known)
         else:
-            made = [_leaf(chunk) for chunk in group]
-            leaf = tuple(node.digest for node in made)
+            leaf = tuple(_changed_group(group, last, known, nodes))
             known.groups[start] = (group, leaf)
-            nodes += made
         digests += leaf
     return digests, nodes
+
+
+def _changed_group(
+    group: tuple[AnyChunk, ...], last: Group | None, known: KnownObjects, nodes: list[Node]
+) -> Iterator[str]:
+    """The leaf digests of a group that changed since the last tree; its leaves not known go to ``nodes``.
+
+    A chunk still at its place in the last tree's group (the same object: a turn changes
+    the last chunks) takes its digest from there, and is a node only if not known stored.
+    """
+    before, digests = last if last is not None else ((), ())
+    for at, chunk in enumerate(group):
+        if at < len(before) and before[at] is chunk:
+            digest = digests[at]
+            if digest not in known:
+                nodes.append(Node(digest, 0, (), chunk))
+            yield digest
+            continue
+        node = _leaf(chunk)
+        nodes.append(node)
+        yield node.digest
 
 
 def tree_of(items: ItemVector, known: KnownObjects | None = None) -> tuple[str | None, list[Node]]:

@@ -17,21 +17,23 @@ from ctxrules.store.blobs import TEXT_COLUMN
 from ctxrules.store.connection import Synchronous, connect, run
 from ctxrules.store.errors import InvalidArgument, StoreError
 from ctxrules.store.rows import Rows, SqliteRows
-from ctxrules.store.schema import CHUNKED_VERSION
+from ctxrules.store.schema import CHUNKED_VERSION, EDGE_VERSION
 from ctxrules.store.search import SearchHit
 from ctxrules.store.sqlite_nodes import IndexTexts, SqliteNodes
 from ctxrules.store.tx import HOLD_SQLITE, T, Tx, Work
 
 
-def _tx(conn: sqlite3.Connection, *, chunked: bool, texts: IndexTexts | None = None) -> Tx:
+def _tx(conn: sqlite3.Connection, *, version: int, texts: IndexTexts | None = None) -> Tx:
     rows = SqliteRows(conn)
-    return Tx(rows, SqliteNodes(rows, chunked=chunked, texts=texts), HOLD_SQLITE)
+    nodes = SqliteNodes(
+        rows, chunked=version >= CHUNKED_VERSION, edge_index=version >= EDGE_VERSION, texts=texts
+    )
+    return Tx(rows, nodes, HOLD_SQLITE)
 
 
-def _chunked(conn: sqlite3.Connection) -> bool:
-    # A file opened read-only may be older than schema step 5 (no output pieces yet).
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    return version >= CHUNKED_VERSION
+def _version(conn: sqlite3.Connection) -> int:
+    # A file opened read-only may be older than the last schema step (not upgraded).
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
 class SqliteStore(StoreBase):
@@ -56,11 +58,12 @@ class SqliteStore(StoreBase):
         self._conn: sqlite3.Connection | None = conn
         self.path = path
         self._read_only = read_only
-        self._chunked = _chunked(conn)
+        version = _version(conn)
+        self._chunked = version >= CHUNKED_VERSION
         #: The texts of the index rows this store wrote that wait for the next sync.
         self._texts: IndexTexts = {}
         # The transaction's view of the one connection, made once: it holds no state.
-        self._tx = _tx(conn, chunked=self._chunked, texts=self._texts)
+        self._tx = _tx(conn, version=version, texts=self._texts)
 
     def _transaction(
         self, operation: str, work: Work[T], *, write: bool, durable: bool = True
@@ -72,7 +75,6 @@ class SqliteStore(StoreBase):
         A node's text goes into the search index at the next durable write (or search),
         with every other waiting: one index segment a request, not one per call.
         """
-
         tx = self._tx
 
         def run_work(_conn: sqlite3.Connection) -> Result[T, StoreError]:
