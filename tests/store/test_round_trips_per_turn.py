@@ -181,7 +181,8 @@ def test_a_sqlite_turn_runs_the_same_statements_at_any_length(tmp_path: Path) ->
 
 #: BEGIN, the reads (one of the session, next seq, head and how many of the new nodes, edge
 #: targets and commits are stored; a completion's node), the writes with each node's index
-#: row, COMMIT; the request also puts the turn's four index rows' texts into the index (a
-#: read of those waiting, one insert traced per row). Before the counts, the new nodes and
-#: the targets were read apart: 10, 15 and 17 statements.
-EXPECTED_SQLITE = {"add": {8}, "record": {13}, "add_tool_result": {7}, "openai": {16}}
+#: row, COMMIT. Before the counts, the new nodes and the targets were read apart (10, 15
+#: and 17 statements); before the index was filled a batch at a time, each request also
+#: read the rows waiting and put the turn's four into the index (16). A turn of these
+#: sessions (their 300 and 600 rows indexed at their first request) leaves its rows waiting.
+EXPECTED_SQLITE = {"add": {8}, "record": {13}, "add_tool_result": {7}, "openai": {11}}
