@@ -125,7 +125,8 @@ class KnownObjects(set[str]):
     chunks and their digests) and ``uppers`` the digests of the nodes above the leaves by
     level and children: a request whose vector shares a group's chunks (the same objects)
     neither visits its leaves nor hashes again the nodes above them. Both are caches of
-    pure functions; what was stored is only ever read from the digests in the set.
+    pure functions; what was stored is only ever read from the digests in the set, which
+    only grows: ``settled`` names the unchanged groups whose leaves were all in it.
     """
 
     #: Above this many remembered nodes, only the last tree's are kept.
@@ -135,6 +136,8 @@ class KnownObjects(set[str]):
         super().__init__(digests)
         self.uppers: dict[tuple[int, tuple[str, ...]], str] = {}
         self.groups: dict[int, Group] = {}
+        #: The groups (by position) whose every leaf was found known stored.
+        self.settled: set[int] = set()
 
 
 class StoredChunk(LazyChunk):
@@ -182,10 +185,19 @@ def _leaves(chunks: list[AnyChunk], known: KnownObjects | None) -> tuple[list[st
         # costs one pass in C, not a node per chunk.
         if last is not None and last[0] == group:
             leaf = last[1]
-            nodes += (Node(d, 0, (), c) for d, c in zip(leaf, group, strict=True) if d not in known)
+            if start not in known.settled:
+                fresh = [
+                    Node(d, 0, (), c) for d, c in zip(leaf, group, strict=True) if d not in known
+                ]
+                if not fresh:
+                    # Every leaf of it known stored: stored for good (objects are never
+                    # deleted), so while it is unchanged its leaves are not asked for again.
+                    known.settled.add(start)
+                nodes += fresh
         else:
             leaf = tuple(_changed_group(group, last, known, nodes))
             known.groups[start] = (group, leaf)
+            known.settled.discard(start)
         digests += leaf
     return digests, nodes
 
