@@ -83,7 +83,9 @@ class Keeper:
         usage = current = references = None
         if state is not None:
             hold = state.hold.until if state.hold is not None else None
-            current = attrs.evolve(state.usage, hold_until=hold)
+            current = state.usage
+            if current.hold_until != hold:
+                current = attrs.evolve(current, hold_until=hold)
             usage = None if current == self.saved_usage else current
             if state.observed_head is not None:
                 references = ReferencesWrite.of(

@@ -15,10 +15,11 @@ from ctxrules.rules.handles import handle_for
 from ctxrules.store.chunks import is_huge, joined_output, output_pieces
 from ctxrules.store.errors import DamagedRow, row_json
 from ctxrules.store.index_text import index_text
-from ctxrules.store.nodes import NEXT_SEQ, GraphQueries, StoredNode
+from ctxrules.store.nodes import EDGES, NEXT_SEQ, Edge, GraphQueries, StoredNode
 from ctxrules.store.rows import Query, Rows, placeholders
 from ctxrules.store.schema import (
     COMPLETED,
+    EDGE,
     NODE_FIELDS,
     OUTPUT_FIELDS,
     STORED,
@@ -53,10 +54,15 @@ def read_record(rows: Rows, session_id: str, node_id: str, data: object, chunks:
 class SqliteNodes(GraphQueries):
     """The `NodeTable` of a SQLite store, inside the caller's write transaction."""
 
-    __slots__ = ("chunks", "rows", "texts")
+    __slots__ = ("chunks", "edge_index", "rows", "texts")
 
     def __init__(
-        self, rows: Rows, *, chunked: bool = True, texts: IndexTexts | None = None
+        self,
+        rows: Rows,
+        *,
+        chunked: bool = True,
+        edge_index: bool = True,
+        texts: IndexTexts | None = None,
     ) -> None:
         self.rows = rows
         #: The texts of index rows written and not indexed yet (the store's, kept across
@@ -64,6 +70,8 @@ class SqliteNodes(GraphQueries):
         self.texts = texts
         # Before schema step 5 (a file opened read-only) no row has pieces.
         self.chunks = chunks_column(chunked)
+        # Before schema step 8 each edge had an index of its own (`GraphQueries.edge_ids`).
+        self.edge_index = edge_index
 
     def stored(self, session_id: str, node_id: str) -> StoredNode | None:
         """The stored node with this id, or None."""
@@ -116,6 +124,22 @@ class SqliteNodes(GraphQueries):
     def field(self, name: str) -> str:
         """The SQL of the record's field ``name``: the text of its expression index."""
         return f"json_extract(data, '$.{name}')"
+
+    def edge_ids(self, session_id: str, edge: Edge, node_id: str, below: int) -> list[str]:
+        """Ids of the nodes under seq ``below`` whose ``edge`` is ``node_id``, in seq order (by index).
+
+        One index holds the edge each node has (`ctxrules.store.schema.EDGE_INDEX`): the
+        nodes hanging from ``node_id`` by either edge are found by it, then those by
+        ``edge`` kept.
+        """
+        if not self.edge_index:
+            return super().edge_ids(session_id, edge, node_id, below)
+        sql = (
+            f"SELECT seq, id FROM nodes WHERE session_id = ? AND {EDGE} = ?"  # noqa: S608 - constants
+            f" AND {self.field(EDGES[edge])} = ?"
+        )
+        found = sorted(self.rows.all(sql, (session_id, node_id, node_id)))
+        return [str(row[1]) for row in found if row[0] < below]
 
     def running(self) -> str:
         """The SQL condition of a running node: that of its partial index."""

@@ -10,6 +10,7 @@ node stored with the head not moved.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import attrs
@@ -177,7 +178,8 @@ class _Reads:
     """The one batch of reads a turn (or a part of one) is planned from."""
 
     session_id: str
-    ids: tuple[str, ...]
+    new: tuple[str, ...]
+    done: tuple[str, ...]
     targets: tuple[str, ...]
     commits: tuple[ContextCommit, ...]
     head_name: str
@@ -185,54 +187,70 @@ class _Reads:
     @classmethod
     def of(cls, turn: TurnWrite) -> _Reads | None:
         """The reads of ``turn``, or None when it names a node twice (stored one by one)."""
-        new = [c.id for c in turn.nodes]
-        done = [d.node_id for d in turn.completions]
-        ids = (*new, *done)
-        if len(set(ids)) != len(ids):
+        new = tuple(c.id for c in turn.nodes)
+        done = tuple(d.node_id for d in turn.completions)
+        ids = {*new, *done}
+        if len(ids) != len(new) + len(done):
             return None  # each write must see the one before it
         targets = {t for c in turn.nodes for t in edge_targets(c)}
         if turn.head is not None:
             targets.add(turn.head[1])
         targets -= set(new)
-        commits = tuple(parents_first(turn.commits))
-        return cls(turn.session_id, ids, tuple(sorted(targets)), commits, turn.head_name)
+        commits = tuple(parents_first(turn.commits)) if turn.commits else ()
+        return cls(turn.session_id, new, done, tuple(sorted(targets)), commits, turn.head_name)
 
     def read(self, tx: Tx) -> Result[_Found, StoreError]:
         """Hold the session and read, in one batch, what the turn's writes are based on.
 
         The session's row, next seq, head and next commit seq are one statement of scalar
-        reads (`state_query`); PostgreSQL's hold, which locks the row, goes alone before
-        it, so the reads after it see every write the lock waited for.
+        reads (`state_query`), which also counts how many of the new nodes, of the edge
+        targets and of the commits are stored: the rows themselves are read (a second
+        batch) only when a count says the writes need them, as a retried or refused write
+        does. PostgreSQL's hold, which locks the row, goes alone before the statement, so
+        the reads after it see every write the lock waited for.
         """
         sid = self.session_id
         commit_ids = [c.id for c in self.commits]
         apart = tx.held != HOLD_SQLITE
+        counted = max(len(self.new), len(self.targets), len(commit_ids)) <= BATCH
         state = state_query(
             sid,
             self.head_name,
             held=None if apart else tx.held,
-            seq=bool(self.ids),
+            seq=bool(self.new),
             commit_seq=bool(commit_ids),
+            counts=(self.new, self.targets, commit_ids) if counted else None,
         )
-        wanted: list[list[Query]] = [
+        first: list[list[Query]] = [
             [(tx.held, (sid,))] if apart else [],
             [state],
-            [tx.nodes.stored_query(sid, b) for b in in_batches(self.ids)],
-            [present_query(sid, b) for b in in_batches(self.targets)],
-            [_commits_query(b) for b in in_batches(commit_ids)],
+            [tx.nodes.stored_query(sid, b) for b in in_batches(self.done)],
         ]
-        answers = iter(tx.rows.reads([q for group in wanted for q in group]))
-        held_rows, state_rows, stored_rows, present_rows, commit_rows = (
-            [row for _ in group for row in next(answers)] for group in wanted
+        answers = iter(tx.rows.reads([q for group in first for q in group]))
+        held_rows, state_rows, stored_rows = (
+            [row for _ in group for row in next(answers)] for group in first
         )
-        held, seq, head, commit_seq = state_rows[0]
+        held, seq, head, commit_seq, *counts = state_rows[0]
         if (held_rows if apart else held) in (None, []):
             return Failure(UnknownSession(sid))
-        found = dict(tx.nodes.stored_row(row) for row in stored_rows)
+        stored, present, committed = counts if counted else (None, None, None)
+        then: list[list[Query]] = [
+            [tx.nodes.stored_query(sid, b) for b in in_batches(self.new)] if stored != 0 else [],
+            [present_query(sid, b) for b in in_batches(self.targets)]
+            if present != len(self.targets)
+            else [],
+            [_commits_query(b) for b in in_batches(commit_ids)] if committed != 0 else [],
+        ]
+        wanted = [q for group in then for q in group]
+        answers = iter(tx.rows.reads(wanted) if wanted else [])
+        more, present_rows, commit_rows = ([row for _ in g for row in next(answers)] for g in then)
+        found = dict(tx.nodes.stored_row(row) for row in (*stored_rows, *more))
+        # Every target is stored when the count says so: none had to be read.
+        present_ids = set(self.targets) if present == len(self.targets) else set()
         return Success(
             _Found(
                 found,
-                {str(row[0]) for row in present_rows} | set(found),
+                present_ids | {str(row[0]) for row in present_rows} | set(found),
                 int(seq) if seq is not None else 0,
                 str(head) if head is not None else None,
                 {str(row[0]) for row in commit_rows},
@@ -241,24 +259,59 @@ class _Reads:
         )
 
 
+#: The most ids `state_query` counts in a list of its own (a batch of `in_batches`).
+BATCH = 500
+
+
 def state_query(
-    session_id: str, head_name: str, *, held: str | None, seq: bool, commit_seq: bool
+    session_id: str,
+    head_name: str,
+    *,
+    held: str | None,
+    seq: bool,
+    commit_seq: bool,
+    counts: tuple[Sequence[str], Sequence[str], Sequence[str]] | None = None,
 ) -> Query:
     """One statement of a turn's scalar reads: the held session's row, next seq, head, next commit seq.
 
-    A read not wanted (or the hold, when it goes apart) is ``NULL``.
+    A read not wanted (or the hold, when it goes apart) is ``NULL``. With ``counts`` (new
+    node ids, edge targets, commit ids: at most `BATCH` each) three more columns say how
+    many of each are stored.
     """
-    parts: list[str] = []
-    params: list[object] = []
-    for sql, values in (
-        (held, (session_id,)),
-        (NEXT_SEQ if seq else None, (session_id,)),
-        (SELECT_HEAD, (session_id, head_name)),
-        (objects.NEXT_COMMIT_SEQ if commit_seq else None, (session_id,)),
-    ):
-        parts.append(f"({sql})" if sql is not None else "NULL")
-        params += values if sql is not None else ()
-    return "SELECT " + ", ".join(parts), tuple(params)
+    params: list[object] = [session_id] if held is not None else []
+    if seq:
+        params.append(session_id)
+    params += (session_id, head_name)
+    if commit_seq:
+        params.append(session_id)
+    sizes = None
+    if counts is not None:
+        new, targets, commit_ids = counts
+        sizes = (len(new), len(targets), len(commit_ids))
+        params += (
+            *((session_id, *new) if new else ()),
+            *((session_id, *targets) if targets else ()),
+        )
+        params += tuple(commit_ids)
+    return _state_sql(held, seq=seq, commit_seq=commit_seq, sizes=sizes), tuple(params)
+
+
+@functools.lru_cache(maxsize=256)
+def _state_sql(
+    held: str | None, *, seq: bool, commit_seq: bool, sizes: tuple[int, int, int] | None
+) -> str:
+    """The SQL of `state_query` (a few shapes, each built once)."""
+    commits = objects.NEXT_COMMIT_SEQ if commit_seq else None
+    wanted = [held, NEXT_SEQ if seq else None, SELECT_HEAD, commits]
+    if sizes is not None:
+        nodes = "SELECT count(*) FROM nodes WHERE session_id = ? AND id IN ({})"
+        commit_rows = "SELECT count(*) FROM commits WHERE id IN ({})"
+        # An empty list is no statement (PostgreSQL has no empty IN list): nothing stored.
+        wanted += [
+            sql.format(placeholders(size)) if size else "0"
+            for sql, size in zip((nodes, nodes, commit_rows), sizes, strict=True)
+        ]
+    return "SELECT " + ", ".join(f"({sql})" if sql is not None else "NULL" for sql in wanted)
 
 
 def _commits_query(ids: Sequence[str]) -> Query:

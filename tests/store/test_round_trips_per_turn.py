@@ -131,13 +131,17 @@ def test_a_postgresql_turn_is_two_round_trips_a_call(
     assert {c: set(v) for c, v in small.items()} == EXPECTED_PG
 
 
-#: BEGIN, the lock, the reads (one of the next seq and head, stored, present), the writes,
+#: BEGIN, the lock, the reads (one statement of the next seq, the head and how many of the
+#: new nodes, edge targets and commits are stored; a completion's node), the writes,
 #: COMMIT; a call that only adds also sets ``synchronous_commit`` off (test_durability.py).
+#: The stored rows themselves are read only when a count says a write needs them: before,
+#: "add" and "record" read the new nodes and the targets apart (9 and 11 statements), and
+#: "openai" the commit (9).
 EXPECTED_PG = {
-    "add": {(9, 2)},  # one node and the head
-    "record": {(11, 2)},  # the reply, its tool call, the head and the usage
-    "add_tool_result": {(7, 2)},  # a completion: no next seq to read
-    "openai": {(9, 2)},  # the commit (its objects in two inserts) and the reference tracker
+    "add": {(7, 2)},  # one node and the head
+    "record": {(9, 2)},  # the reply, its tool call, the head and the usage
+    "add_tool_result": {(7, 2)},  # a completion: its node read, no next seq
+    "openai": {(8, 2)},  # the commit (its objects in two inserts) and the reference tracker
 }
 
 
@@ -175,7 +179,10 @@ def test_a_sqlite_turn_runs_the_same_statements_at_any_length(tmp_path: Path) ->
     assert {c: set(v) for c, v in small.items()} == EXPECTED_SQLITE
 
 
-#: BEGIN, the reads (one of the session, next seq and head; stored; present), the writes
-#: with each node's index row, COMMIT; the request also puts the turn's four index rows'
-#: texts into the index (a read of those waiting, one insert traced per row).
-EXPECTED_SQLITE = {"add": {10}, "record": {15}, "add_tool_result": {7}, "openai": {17}}
+#: BEGIN, the reads (one of the session, next seq, head and how many of the new nodes, edge
+#: targets and commits are stored; a completion's node), the writes with each node's index
+#: row, COMMIT. Before the counts, the new nodes and the targets were read apart (10, 15
+#: and 17 statements); before the index was filled a batch at a time, each request also
+#: read the rows waiting and put the turn's four into the index (16). A turn of these
+#: sessions (their 300 and 600 rows indexed at their first request) leaves its rows waiting.
+EXPECTED_SQLITE = {"add": {8}, "record": {13}, "add_tool_result": {7}, "openai": {11}}
