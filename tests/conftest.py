@@ -1,7 +1,9 @@
 """Shared test configuration: Hypothesis profiles and the shared-data location."""
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, find, settings
@@ -74,6 +76,27 @@ def hashed_handles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(growing, "handle_for", counted)
     return seen
+
+
+@pytest.fixture
+def recorded_calls(monkeypatch: pytest.MonkeyPatch) -> Callable[[object, str], list[Any]]:
+    """``record(owner, name)`` wraps ``owner.name`` for the test; the list it returns gets each call's first argument.
+
+    Work is counted by the calls a function gets (the words judged, the items converted).
+    """
+
+    def record(owner: object, name: str) -> list[Any]:
+        seen: list[Any] = []
+        real = getattr(owner, name)
+
+        def recording(first: Any, *args: Any, **options: Any) -> Any:
+            seen.append(first)
+            return real(first, *args, **options)
+
+        monkeypatch.setattr(owner, name, recording)
+        return seen
+
+    return record
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

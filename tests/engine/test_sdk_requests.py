@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -92,21 +93,16 @@ def test_a_turn_joins_only_the_new_items_of_its_last_chunk(
     assert joined == [3, 3, 3]
 
 
-def test_a_turn_converts_only_its_new_items(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_turn_converts_only_its_new_items(
+    recorded_calls: Callable[[object, str], list[Any]],
+) -> None:
     """The second request of a commit grown by one item converts that item alone."""
     from ctxrules.commit import ContextItem  # noqa: PLC0415 - only this test builds items
 
     items = [ContextItem(f"u{n}", "user", rendered=f"message {n}") for n in range(300)]
     commit = ContextCommit("s").append_items(items)
     sdk.openai_request("m", "Be brief.", render_commit(commit), ())
-    converted: list[object] = []
-    original = openai_adapter._parts
-
-    def counting(item: ContextItem) -> object:
-        converted.append(item)
-        return original(item)
-
-    monkeypatch.setattr(openai_adapter, "_parts", counting)
+    converted: list[object] = recorded_calls(openai_adapter, "_parts")
     grown = commit.append_items([ContextItem("u300", "user", rendered="one more")])
     request = sdk.openai_request("m", "Be brief.", render_commit(grown), ())
     assert len(request["messages"]) == 302  # type: ignore[arg-type]

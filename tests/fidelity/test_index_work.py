@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -22,17 +23,9 @@ TEXTS = (
 
 
 @pytest.fixture
-def judged(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def judged(recorded_calls: Callable[[object, str], list[str]]) -> list[str]:
     """Every token `is_distinctive` is asked about, in order (the extractor's judging, counted)."""
-    asked: list[str] = []
-    real = extract_module.is_distinctive
-
-    def counting(token: str) -> bool:
-        asked.append(token)
-        return real(token)
-
-    monkeypatch.setattr(extract_module, "is_distinctive", counting)
-    return asked
+    return recorded_calls(extract_module, "is_distinctive")
 
 
 def _graph(*outputs: str) -> tuple[Graph, list[Call]]:

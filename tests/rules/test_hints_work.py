@@ -6,6 +6,9 @@ Both give exactly what they gave before: the memo answers what `_names` computes
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -75,20 +78,15 @@ WORDY = [
 ]
 
 
-def test_plain_words_are_never_judged_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plain_words_are_never_judged_one_by_one(
+    recorded_calls: Callable[[object, str], list[Any]],
+) -> None:
     """Counted: words, capitalised words and numbers are set aside in one pass, never judged.
 
     Most words of any text are plain, and a cold replay reads the names of every result it
     ages: a Python call per plain word was most of the aging rule's time.
     """
-    judged: list[str] = []
-    real = hints_module._distinctive
-
-    def counting(word: str) -> bool:
-        judged.append(word)
-        return real(word)
-
-    monkeypatch.setattr(hints_module, "_distinctive", counting)
+    judged: list[str] = recorded_calls(hints_module, "_distinctive")
     text = "The quick brown Fox jumps over 12345 lazy dogs and then parse_config # plain_marker_7"
     assert hints_module._names(text) == ["parse_config", "plain_marker_7"]
     assert judged == ["parse_config", "plain_marker_7"]
