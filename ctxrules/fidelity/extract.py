@@ -20,7 +20,7 @@ from itertools import chain
 
 import attrs
 
-from ctxrules.rules.text import ascii_runs, byte_table
+from ctxrules.rules.text import ascii_runs, byte_table, plain_words
 
 #: Shortest reference, in characters (hashes need more: `HEX_MIN`).
 MIN_CHARS = 4
@@ -49,10 +49,6 @@ _SNAKE = re.compile(r"[A-Za-z0-9]_+[A-Za-z0-9]")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 _EXTENSION = re.compile(r"[a-z0-9]{1,6}")
 _SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
-#: Raw words that are no reference whatever `_trim` leaves of them: under `MIN_CHARS`
-#: characters, a plain or capitalised word (no internal capital), a number. Most words of
-#: any text are one of these; `TokenMemo._learn` sets them aside in one pass, one per line.
-_PLAIN = re.compile(r"^(?:[A-Z]?[a-z]+|[0-9]+|[^\n]{1,3})$", re.MULTILINE)
 _ERROR_LINE = re.compile(
     r"^\s*(?:E\s+|>\s*)?"
     r"((?:[A-Za-z_][\w.]*(?:Error|Exception|Warning|Failure)|error|Error|ERROR|fatal|FATAL"
@@ -282,12 +278,12 @@ class TokenMemo:
         return _judge(token, self.judged)
 
     def _learn(self, words: Iterable[str]) -> None:
-        """Judge the raw words not met before: the plain ones (`_PLAIN`) in one pass over them all."""
+        """Judge the raw words not met before: the plain ones (`plain_words`) in one pass over them all."""
         raw = self.raw
         new = set(words).difference(raw)
         if not new:
             return
-        plain = _PLAIN.findall("\n".join(new))
+        plain = plain_words(new)
         raw.update(dict.fromkeys(plain, ""))
         for word in new.difference(plain):
             token = _trim(word)

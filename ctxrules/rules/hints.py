@@ -17,14 +17,12 @@ from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.commit.vector import Chunk
 from ctxrules.dag import Role
 from ctxrules.rules.facts import Facts
+from ctxrules.rules.text import plain_words
 
 #: Characters of a text the hints are read from at most: a 50 MB output costs what this does.
 READ_CHARS = 200_000
 #: Candidates: paths, dotted names, identifiers, hex ids.
 _CANDIDATE = re.compile(r"[A-Za-z0-9_.~/-]*[A-Za-z0-9_]")
-#: Candidates that are never a name whatever is stripped from them: under `_MIN_CHARS`
-#: characters, a plain or capitalised word, a number (one per line, as `_names` joins them).
-_PLAIN = re.compile(r"^(?:[A-Z]?[a-z]+|[0-9]+|[^\n]{1,3})$", re.MULTILINE)
 _V = TypeVar("_V")
 _HEX = re.compile(r"[0-9a-f]{7,64}")
 #: A line that reports a failure: kept before any name, as the model acts on it. A report
@@ -116,9 +114,10 @@ def _names(text: str) -> list[str]:
     counts: Counter[str] = Counter()
     first: dict[str, int] = {}
     found = Counter(_CANDIDATE.findall(text))
-    plain = set(_PLAIN.findall("\n".join(found)))
-    for raw in [raw for raw in found if raw not in plain]:
-        seen = found[raw]
+    plain = set(plain_words(found))
+    for raw, seen in found.items():
+        if raw in plain:
+            continue
         word = raw.strip(".-/~")
         if word not in first:
             first[word] = len(first) if _distinctive(word) else -1

@@ -67,8 +67,7 @@ def _word_runs(text: str) -> list[str]:
     if not text.isascii():
         # Beyond ASCII a run may go on into a letter the table would blank.
         return _ALNUM_RUN.findall(text)
-    runs = text.encode("ascii").translate(_WORD_CHAR_BYTES).decode("ascii").split()
-    return [run for run in runs if run.isalnum()]
+    return [run for run in ascii_runs(text, _WORD_CHAR_BYTES) if run.isalnum()]
 
 
 def distinctive_substrings(text: str) -> tuple[str, ...]:

@@ -2,7 +2,27 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 ELLIPSIS = "…"
+
+
+#: A word that names nothing whatever is stripped from its ends: under four characters, a
+#: plain or capitalised word (no inner capital), a number. One word a line (`plain_words`).
+_PLAIN = re.compile(r"^(?:[A-Z]?[a-z]+|[0-9]+|[^\n]{1,3})$", re.MULTILINE)
+
+
+def plain_words(words: Iterable[str]) -> list[str]:
+    """The words (none holding a newline) that are never a distinctive name, found in one pass.
+
+    Most words of any text are plain: setting them aside at once spares judging each in
+    Python (the aging rule's hints, the fidelity extractor's references).
+
+    >>> plain_words(["parse_config", "The", "lazy", "12345", "ab", "Fox", "HTTPServer"])
+    ['The', 'lazy', '12345', 'ab', 'Fox']
+    """
+    return _PLAIN.findall("\n".join(words))
 
 
 def byte_table(keep: str) -> bytes:
