@@ -42,8 +42,14 @@ def split_words(text: str) -> list[str]:
 
 
 def words(text: str) -> str:
-    """The words of ``text`` joined by one space: what the ``tsvector`` is built from."""
-    return " ".join(split_words(text))
+    """The words of ``text`` joined by one space: what the ``tsvector`` is built from.
+
+    >>> words("Use json.loads: SRC/a_b.py")
+    'use json loads src a b py'
+    """
+    # Case folding maps each character on its own (no context, unlike `str.lower`'s final
+    # sigma), so folding the joined words is folding each: one call in C, not one a word.
+    return " ".join(WORD.findall(text)).casefold()
 
 
 def snippet(text: str, terms: frozenset[str], prefixes: frozenset[str], width: int = 16) -> str:
