@@ -530,10 +530,17 @@ class Context:
 
     @property
     def pinned(self) -> tuple[str, ...]:
-        """The node ids pinned in the last request, in order."""
-        if self._prep is None:
-            return ()
-        return tuple(i.source_node_id for i in self._prep.commit.items if i.pinned)
+        """The node ids pinned in the last request (after a reopen, the last one stored), in order."""
+        if self._prep is not None:
+            commit = self._prep.commit
+        else:
+            # Reopened: the stored session's last commit, restored with the engine's state.
+            state = self.engine.states.get(self.session.session_id)
+            head = state.head if state is not None else None
+            if state is None or head is None or head not in state.commits:
+                return ()
+            commit = state.commits[head]
+        return tuple(i.source_node_id for i in commit.items if i.pinned)
 
     def _node(self, node_id: str | None) -> str:
         node = node_id if node_id is not None else self.session.head

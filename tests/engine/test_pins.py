@@ -166,6 +166,8 @@ def test_pins_survive_a_restart(tmp_path: Path) -> None:
         node = ctx.pin()
         ctx.openai()
     with ctxrules.Context(model="gpt-4o", store=store, session="s1") as again:
+        # Before any request of its own, the reopened context reports the stored pins.
+        assert again.pinned == (node,)
         again.add({"role": "user", "content": "go on"})
         again.openai()
         assert again.pinned == (node,)
