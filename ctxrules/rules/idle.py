@@ -46,7 +46,8 @@ def clear_idle(
         changes: dict[int, ContextItem] = {}
         start = commit.marks.get(key, 0)
         stop = None  # the first position that may still need this rule
-        for index, item in scan(commit, start, facts):
+        # A summarized item is settled here (tighter than cleared): its spans go unread.
+        for index, item in scan(commit, start, facts, past=commit.hidden or ()):
             settled = (
                 not item.is_tool
                 or item.locked
