@@ -200,7 +200,37 @@ class ItemVector(Sequence["ContextItem"]):
 
     def chunks(self) -> list[AnyChunk]:
         """The chunks in order, each full but the last (what a store keeps apart); unread ones as they are."""
-        return [self._chunks[n] for n in range(len(self._chunks))]
+        # The map walked once in its own order and placed by number: a lookup a chunk costs
+        # ~160 ns, a walk ~40 ns an entry (1,563 chunks at 100k messages, every request).
+        placed: list[AnyChunk | None] = [None] * len(self._chunks)
+        for number, chunk in zip(self._chunks.keys(), self._chunks.values(), strict=True):
+            placed[number] = chunk
+        return placed  # type: ignore[return-value]  # every number below the length is a key
+
+    def first_difference(self, other: ItemVector) -> int | None:
+        """The first position where ``other`` differs from this vector (None: equal).
+
+        A chunk both share (the same object, read or not) is passed over unread: two
+        versions of one session differ in a few chunks, and the rest of a resumed one would
+        otherwise be read from the store to be compared.
+
+        >>> a = ItemVector.of(range(200))  # type: ignore[arg-type]
+        >>> a.first_difference(a.set(130, -1)), a.first_difference(a), a.first_difference(a.append(0))  # type: ignore[arg-type]
+        (130, None, 200)
+        """
+        for number, (mine, theirs) in enumerate(zip(self.chunks(), other.chunks(), strict=False)):
+            if mine is theirs:
+                continue
+            items, others = _read(mine), _read(theirs)
+            base = number << _SHIFT
+            for offset, (item, that) in enumerate(zip(items, others, strict=False)):
+                if item is not that and item != that:
+                    return base + offset
+            if len(items) != len(others):
+                return base + min(len(items), len(others))
+        if self._length != other._length:
+            return min(self._length, other._length)
+        return None
 
     @classmethod
     def from_chunks(cls, chunks: Sequence[AnyChunk]) -> ItemVector:

@@ -176,18 +176,11 @@ def rewritten(held: ContextCommit, landed: ContextCommit) -> int:
     >>> rewritten(held, held.replace_items({1: attrs.evolve(b, tokens=3)}))
     12
     """
-    first = next(
-        (
-            at
-            for at, (old, new) in enumerate(zip(held.items, landed.items, strict=False))
-            if old is not new and old != new
-        ),
-        None,
-    )
+    # Chunks the two share are not read: at a resumed session's batch point, reading every
+    # item to compare them loaded the whole history from the store (2.7 s at 100k).
+    first = held.items.first_difference(landed.items)
     if first is None:
-        if len(held.items) == len(landed.items):
-            return 0
-        first = min(len(held.items), len(landed.items))
+        return 0
     return sum(item.tokens for item in landed.items[first:])
 
 
