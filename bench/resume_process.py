@@ -1,6 +1,6 @@
 """Resume a stored session in this fresh process; print its cost as one JSON line.
 
-    python bench/resume_process.py STORE [--session S] [--history] [--trace] [--expected FILE] [--now T]
+    python bench/resume_process.py STORE [--session S] [--history] [--trace] [--expected FILE] [--now T] [--say TEXT]
 
 By default it opens the session in a `Context` and builds the next ``openai()`` request:
 ``cpu`` is the CPU seconds from the `Context` call to the request, ``peak_mib`` the rise of
@@ -9,7 +9,9 @@ the process's peak resident memory (VmHWM) over what the imports and the ruler t
 commit hold it (every node, every item): what the history occupies in memory. ``--trace``
 measures with tracemalloc (``traced_mib``: peak while resuming, or what the history holds
 once read), in a run of its own because tracing slows Python down. ``--expected`` compares
-the request's messages with a JSON file (``same``).
+the request's messages with a JSON file (``same``). ``--say`` adds a user message before the
+request, as a restarted agent does: the request is then a new commit, built by the rules
+(with ``--now`` far after the stored session, after the idle gap a restart usually is).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ def main() -> None:
     parser.add_argument("--trace", action="store_true")
     parser.add_argument("--expected")
     parser.add_argument("--now", type=float, default=1_000.0, help="the clock's reading")
+    parser.add_argument("--say", help="a user message added before the request")
     args = parser.parse_args()
     ruler = load_encoding("cl100k_base").unwrap()
     gc.collect()
@@ -66,6 +69,8 @@ def main() -> None:
             tokenizer=ruler,
             clock=lambda: args.now,
         )
+        if args.say is not None:
+            ctx.add({"role": "user", "content": args.say})
         request = ctx.openai()
         held = (ctx, request)
         if args.expected:

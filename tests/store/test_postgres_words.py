@@ -10,6 +10,7 @@ from ctxrules.store.postgres.words import WORD, split_words, words
 
 @given(st.text())
 def test_folding_the_joined_words_is_folding_each_word(text: str) -> None:
+    """Any text: the words indexed are the words a query splits."""
     # `words` folds the joined string in one call; the index and the query (`split_words`,
     # word by word) must see the same words, or a search misses what was indexed.
     assert words(text) == " ".join(split_words(text))
@@ -17,6 +18,7 @@ def test_folding_the_joined_words_is_folding_each_word(text: str) -> None:
 
 
 def test_letters_whose_folding_depends_on_context_fold_alike() -> None:
+    """Final sigma, sharp s, dotted I, a titlecase digraph and a ligature."""
     # Final sigma: `str.lower` looks at the neighbours, `casefold` does not.
     for text in ("ΟΔΟΣ ΟΔΟΣ", "straße STRASSE", "İstanbul ǅ ﬁle"):
         assert words(text).split(" ") == split_words(text)
