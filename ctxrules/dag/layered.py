@@ -9,7 +9,7 @@ itself: the reads are the source's, as a summarizer's calls are the summarizer's
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TypeVar, overload
+from typing import NamedTuple, TypeVar, overload
 
 from immutables import Map
 
@@ -97,6 +97,16 @@ class Layered(Mapping[K, V]):
         return Layered(self._read, self._keys, self._over.set(key, value), size)
 
 
+class Outline(NamedTuple):
+    """A stored node without its texts: what a walk over edges and metadata reads."""
+
+    id: str
+    predecessor: str | None
+    caller: str | None
+    status: str
+    metadata: Mapping[str, object]
+
+
 class LayeredIds(Sequence[str]):
     """Ids in seq order: the first ``size`` read from a source when first walked, then appended ones.
 
@@ -107,7 +117,7 @@ class LayeredIds(Sequence[str]):
     (3, 'c', ['a', 'b', 'c'], ('b', 'c'))
     """
 
-    __slots__ = ("_below", "_load", "_own", "_size", "handle_owners")
+    __slots__ = ("_below", "_load", "_own", "_size", "handle_owners", "outline")
 
     def __init__(
         self,
@@ -116,12 +126,16 @@ class LayeredIds(Sequence[str]):
         own: tuple[str, ...] = (),
         *,
         handle_owners: Callable[[str], Sequence[str] | None] | None = None,
+        outline: Callable[[], Sequence[Outline]] | None = None,
     ) -> None:
         self._size, self._load, self._own = size, load, own
         self._below: list[Sequence[str]] = []
         #: The source's answer to "which of the first ``stored`` ids have this recall
         #: handle" (None when it cannot tell), so a recall need not hash every stored id.
         self.handle_owners = handle_owners
+        #: The first ``stored`` nodes' outlines in seq order, read in one pass without their
+        #: texts (None: the source cannot): a walk over edges and metadata reads no record.
+        self.outline = outline
 
     @property
     def stored(self) -> int:
@@ -176,7 +190,11 @@ class LayeredIds(Sequence[str]):
     def append(self, node_id: str) -> LayeredIds:
         """The ids with ``node_id`` at the end (the stored ones shared, not read)."""
         grown = LayeredIds(
-            self._size, self._load, (*self._own, node_id), handle_owners=self.handle_owners
+            self._size,
+            self._load,
+            (*self._own, node_id),
+            handle_owners=self.handle_owners,
+            outline=self.outline,
         )
         grown._below = self._below
         return grown

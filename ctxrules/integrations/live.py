@@ -15,6 +15,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.dag import DagError, Role, Session, Status
+from ctxrules.dag.layered import LayeredIds, Outline
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.persist import Keeper, open_session
 from ctxrules.importers.messages import Message
@@ -94,22 +95,54 @@ class LiveSession:
         return self.keeper.store if self.keeper is not None else None
 
     def replay_keys(self) -> None:
-        """Rebuild the synced keys from the nodes' metadata (after loading from the store)."""
-        graph = self.session.graph
+        """Rebuild the synced keys from the nodes' metadata (after loading from the store).
+
+        A stored session is walked over its nodes' outlines, read in one pass without their
+        texts: opening a 100k-message session decoded every record before (6.5 s of CPU).
+        """
+        graph, order = self.session.graph, self.session.graph.order
+        stored = isinstance(order, LayeredIds) and len(order) == order.stored
+        if stored and order.outline is not None:  # type: ignore[union-attr]  # a LayeredIds
+            self._replay_outlines(order.outline())  # type: ignore[union-attr]
+            return
         for call in self.session.branch():
-            self._mark(call.metadata.get(KEY), call.id)
             tools = [graph.nodes[callee] for callee in graph.callees_of(call.id)]
-            for tool in tools:
-                self._mark(tool.metadata.get(KEY), call.id)
-            for tool in tools:
-                call_id = tool.metadata.get("tool_call_id")
-                if not isinstance(call_id, str):
-                    continue
-                if tool.status is Status.RUNNING:
-                    self.calls[call_id] = tool.id
-                else:
-                    # Tool nodes are recorded running: one that is not got its result.
-                    self._mark(result_key(call_id), call.id)
+            self._replay_turn(
+                Outline(call.id, call.predecessor, call.caller, call.status.value, call.metadata),
+                [
+                    Outline(t.id, t.predecessor, t.caller, t.status.value, t.metadata)
+                    for t in tools
+                ],
+            )
+
+    def _replay_outlines(self, outlines: Sequence[Outline]) -> None:
+        by_id = {node.id: node for node in outlines}
+        callees: dict[str, list[Outline]] = {}
+        for node in outlines:
+            if node.caller is not None:
+                callees.setdefault(node.caller, []).append(node)
+        chain, at = [], self.session.head
+        while at is not None and at in by_id:
+            node = by_id[at]
+            chain.append(node)
+            at = node.predecessor
+        for node in reversed(chain):
+            self._replay_turn(node, callees.get(node.id, []))
+
+    def _replay_turn(self, call: Outline, tools: Sequence[Outline]) -> None:
+        """One node of the branch and its tool calls: their keys, and the calls still waiting."""
+        self._mark(call.metadata.get(KEY), call.id)
+        for tool in tools:
+            self._mark(tool.metadata.get(KEY), call.id)
+        for tool in tools:
+            call_id = tool.metadata.get("tool_call_id")
+            if not isinstance(call_id, str):
+                continue
+            if tool.status == Status.RUNNING.value:
+                self.calls[call_id] = tool.id
+            else:
+                # Tool nodes are recorded running: one that is not got its result.
+                self._mark(result_key(call_id), call.id)
 
     def _mark(self, key: object, head: str | None) -> None:
         if isinstance(key, str):

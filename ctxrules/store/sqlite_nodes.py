@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 
 from ctxrules.canonical import canonical_json
 from ctxrules.dag import Call, call_to_json
+from ctxrules.dag.layered import Outline
 from ctxrules.rules.handles import handle_for
 from ctxrules.store.chunks import is_huge, joined_output, output_pieces
 from ctxrules.store.errors import DamagedRow, row_json
@@ -49,6 +50,15 @@ def read_record(rows: Rows, session_id: str, node_id: str, data: object, chunks:
         return {**record, "output": joined_output(pieces)}
     except ValueError as err:
         raise DamagedRow("node", node_id, f"output pieces are not JSON: {err}") from None
+
+
+#: A node's edges, status and metadata as one JSON array: one parse of the row.
+_OUTLINE_FIELDS = ("predecessor", "caller", "status", "metadata")
+_OUTLINE = (
+    "SELECT id, json_extract(data, "  # noqa: S608 - constants
+    + ", ".join(f"'$.{name}'" for name in _OUTLINE_FIELDS)
+    + ") FROM nodes WHERE session_id = ? AND seq < ? ORDER BY seq"
+)
 
 
 class SqliteNodes(GraphQueries):
@@ -144,6 +154,26 @@ class SqliteNodes(GraphQueries):
     def running(self) -> str:
         """The SQL condition of a running node: that of its partial index."""
         return "json_extract(data, '$.status') = 'running'"
+
+    def outline(self, session_id: str, below: int) -> list[Outline]:
+        """Every node under seq ``below`` without its texts, in seq order (`NodeTable.outline`).
+
+        The four fields come from one ``json_extract`` of the row (one parse of its JSON, in
+        SQLite), as a JSON array.
+        """
+        found = []
+        for node_id, fields in self.rows.all(_OUTLINE, (session_id, below)):
+            key = str(node_id)
+            values = row_json(fields, "node", key)
+            if not isinstance(values, list) or len(values) != len(_OUTLINE_FIELDS):
+                raise DamagedRow("node", key, "its outline is not four fields")
+            predecessor, caller, status, metadata = values
+            if not isinstance(metadata, dict) or not isinstance(status, str):
+                raise DamagedRow("node", key, "its status or metadata is not of its kind")
+            if not all(edge is None or isinstance(edge, str) for edge in (predecessor, caller)):
+                raise DamagedRow("node", key, "its edges are not ids")
+            found.append(Outline(key, predecessor, caller, status, metadata))
+        return found
 
     def scan(self, session_id: str) -> Iterator[tuple[str, int, object]]:
         """Every node's id, seq and JSON record, in seq order."""

@@ -16,7 +16,7 @@ from pyrsistent import PVector, pvector
 
 from ctxrules.dag import Call, Graph
 from ctxrules.dag.bulk import record_call
-from ctxrules.dag.layered import Layered, LayeredIds
+from ctxrules.dag.layered import Layered, LayeredIds, Outline
 from ctxrules.store.errors import CorruptRecord, LazyReadFailed
 from ctxrules.store.nodes import Edge, NodeTable
 
@@ -175,8 +175,14 @@ class StoredGraph:
             children=Layered(partial(self.edges, "children"), partial(self._edge_keys, "children")),
             callees=Layered(partial(self.edges, "callees"), partial(self._edge_keys, "callees")),
             roots=pvector(roots),
-            order=LayeredIds(self.size, self.ids, handle_owners=self.handle_owners),
+            order=LayeredIds(
+                self.size, self.ids, handle_owners=self.handle_owners, outline=self.outline
+            ),
         )
+
+    def outline(self) -> list[Outline]:
+        """The stored nodes' outlines in seq order, in one read of their own."""
+        return self._read("read_outline", lambda t: t.outline(self.session_id, self.size))
 
     def handle_owners(self, handle: str) -> tuple[str, ...] | None:
         """The stored nodes whose recall handle is ``handle``, by index; None if unknown."""

@@ -6,7 +6,7 @@ database checks a completion by comparing text; ``words`` feeds the index.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ctxrules.canonical import canonical_json
@@ -127,6 +127,18 @@ class PgNodes(GraphQueries):
     def running(self) -> str:
         """The SQL condition of a running node: that of its partial index."""
         return "status = 'running'"
+
+    def metadata_column(self) -> str:
+        """The record's fields that never change (its metadata among them), as JSON text."""
+        return "fixed"
+
+    def metadata_of(self, node_id: str, value: object) -> Mapping[str, object]:
+        """The metadata of the fixed fields' JSON."""
+        fixed = row_json(value, "node", node_id)
+        found = fixed.get("metadata", {}) if isinstance(fixed, dict) else None
+        if not isinstance(found, dict):
+            raise DamagedRow("node", node_id, "its metadata is not a JSON object")
+        return found
 
     def scan(self, session_id: str) -> Iterator[tuple[str, int, object]]:
         """Every node's id, seq and JSON record, in seq order."""
