@@ -109,10 +109,7 @@ class LiveSession:
             tools = [graph.nodes[callee] for callee in graph.callees_of(call.id)]
             self._replay_turn(
                 Outline(call.id, call.predecessor, call.caller, call.status.value, call.metadata),
-                [
-                    Outline(t.id, t.predecessor, t.caller, t.status.value, t.metadata)
-                    for t in tools
-                ],
+                [Outline(t.id, t.predecessor, t.caller, t.status.value, t.metadata) for t in tools],
             )
 
     def _replay_outlines(self, outlines: Sequence[Outline]) -> None:

@@ -93,9 +93,7 @@ class GraphQueries:
             key = str(node_id)
             if not isinstance(status, str) or not _optional_ids(predecessor, caller):
                 raise DamagedRow("node", key, "its edges or status are not text")
-            found.append(
-                Outline(key, predecessor, caller, status, self.metadata_of(key, metadata))
-            )
+            found.append(Outline(key, predecessor, caller, status, self.metadata_of(key, metadata)))
         return found
 
     def marked(self, session_id: str, mark: Mark, below: int) -> list[str]:
