@@ -6,10 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ctxrules.check import protocol_valid
 from ctxrules.commit import ContextCommit, ContextItem, State
-from ctxrules.compaction import CompactionPlan, CutParams, plan_compaction
+from ctxrules.compaction import CompactionPlan, CutParams, Outcome, compact, plan_compaction
 from ctxrules.compaction.plan import used_reads
-from ctxrules.render import counted
+from ctxrules.render import counted, render_commit
+from ctxrules.rules import Facts
+from ctxrules.testing.compaction import FakeSummarizer
 from ctxrules.tokens import HeuristicCounter
 
 RULER = HeuristicCounter()
@@ -110,3 +113,42 @@ def test_at_most_keep_reads_in_the_range_are_kept(
     assert len(kept) <= keep
     assert all(start <= j < cut and view[j].tool_name == "Read" for j in kept)
     assert {view[j].source_node_id for j in kept} <= {f"t{i}" for i in used}
+
+
+def _compacted(used: set[int], keep: int, tail: int) -> ContextCommit:
+    commit = ContextCommit("s").with_items(_session(tuple(sorted(used))))
+    params = CutParams(
+        keep_min_tokens=0,
+        keep_recent_tokens=tail,
+        protect_last_n=1,
+        keep_min_messages=1,
+        protect_first_n=1,
+        keep_used_reads=keep,
+    )
+    facts = Facts(now=5.0, context_window=32_000, tokenizer=RULER)
+    result = compact(commit, FakeSummarizer("ok"), facts, params=params)
+    assert result.outcome in (Outcome.FINISHED, Outcome.NO_OP)
+    return result.commit
+
+
+@given(used=st.sets(st.integers(0, 5)), keep=st.integers(0, 4), tail=st.integers(0, 300))
+def test_a_compaction_that_keeps_reads_back_stays_valid(
+    used: set[int], keep: int, tail: int
+) -> None:
+    """Invariants 11, 12 and 13: a valid request, one summary, every item shown or folded into it.
+
+    Against the same compaction keeping nothing back, what stays in view besides is at most
+    ``keep`` reads, each one the assistant used.
+    """
+    after = _compacted(used, keep, tail)
+    assert protocol_valid(render_commit(after)) == []
+    summaries = [i for i in after.items if i.state is State.SUMMARY]
+    assert len(summaries) <= 1
+    for item in after.items:
+        assert item.visible or (summaries and item.merged_into == summaries[0].source_node_id)
+    shown = {i.source_node_id for i in after.items if i.visible and i.state is not State.SUMMARY}
+    plain = _compacted(used, 0, tail)
+    before = {i.source_node_id for i in plain.items if i.visible and i.state is not State.SUMMARY}
+    assert before <= shown
+    assert len(shown - before) <= keep
+    assert shown - before <= {f"t{i}" for i in used}
