@@ -48,7 +48,10 @@ class CutParams:
     never more than ``max_budget_share`` of the input budget the compaction serves, so that a
     small window still has something to fold; at a window whose input budget is under
     ``scale_below`` tokens that share shrinks in proportion (a quarter at 16k), so that a fold
-    leaves room for more than a few turns before the next.
+    leaves room for more than a few turns before the next. The newest ``keep_used_reads``
+    file reads the assistant used, already tightened to a stub or a cut, stay out of the
+    fold at a window whose input budget is 16,000 tokens or more (see
+    `ctxrules.compaction.plan.used_reads`).
     """
 
     keep_ratio: float = attrs.field(default=0.10, validator=_non_negative)
@@ -62,6 +65,7 @@ class CutParams:
     keep_recent_tokens: int | None = None
     max_budget_share: float = attrs.field(default=0.5, validator=_non_negative)
     scale_below: int = attrs.field(default=16_000, validator=_non_negative)
+    keep_used_reads: int = attrs.field(default=2, validator=_non_negative)
 
     def __attrs_post_init__(self) -> None:
         if self.keep_min_tokens > self.keep_max_tokens:

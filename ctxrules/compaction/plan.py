@@ -9,8 +9,9 @@ from ctxrules.compaction.cut import CutParams, attach_blocks, fold_bounds
 from ctxrules.compaction.prompts import prompt_messages
 from ctxrules.render import Message
 from ctxrules.rules.arguments import cut_arguments
+from ctxrules.rules.artifacts import reads_file
 from ctxrules.rules.handles import handle_source, with_note
-from ctxrules.rules.hints import lookup_hints
+from ctxrules.rules.hints import item_names, lookup_hints, wrote
 from ctxrules.rules.text import head, one_line
 from ctxrules.tokens.budget import input_budget_for
 
@@ -22,6 +23,8 @@ LINE_ARGS_CHARS = 120
 LINE_HINT_CHARS = 120
 #: Input budgets under this many tokens keep the plain lines: their summary has room for few.
 LINE_HINTS_FROM = 16_000
+#: Distinct names of a file read the assistant must have written after it for it to count as used.
+USED_NAMES = 2
 
 
 def label(item: ContextItem) -> str:
@@ -66,6 +69,39 @@ def structural_line(item: ContextItem, *, hints: bool = True) -> str:
     names = lookup_hints(item.rendered, LINE_HINT_CHARS, shown)
     body = " | ".join(part for part in (shown, names) if part)
     return with_note(f"[{label(item)}] {body}".rstrip(), handle_source(item))
+
+
+def _used_read(item: ContextItem, written: set[str]) -> bool:
+    """A file read already tightened (stub or cut), unlocked, two of whose names are in ``written``."""
+    if not item.is_tool or item.state is not State.AGED or item.locked:
+        return False
+    if not reads_file(item.tool_name, item.arguments):
+        return False
+    return sum(1 for name in item_names(item) if name in written) >= USED_NAMES
+
+
+def used_reads(view: list[ContextItem], start: int, cut: int, keep: int) -> frozenset[int]:
+    """Positions in ``[start, cut)`` of the newest ``keep`` file reads the assistant used after them.
+
+    A file the agent read and then wrote after (its names in the assistant's later text or
+    calls) is the one it edits or models its own files on; its stub names what it holds.
+    Folded, those names shrink to the summary line's 120 characters, while the model goes
+    on citing them. These few stay out of the fold; older ones fold as newer ones come, so
+    the fold keeps at most ``keep`` of them (each bounded by the aging rule's stub or the cap).
+    Read from the newest item back, so each item's names are read once.
+    """
+    if keep <= 0 or start >= cut:
+        return frozenset()
+    written: set[str] = set()
+    found: list[int] = []
+    for j in range(len(view) - 1, start - 1, -1):
+        item = view[j]
+        if j < cut and _used_read(item, written):
+            found.append(j)
+            if len(found) == keep:
+                break
+        written.update(wrote(item))
+    return frozenset(found)
 
 
 @attrs.frozen
@@ -141,6 +177,9 @@ def plan_compaction(
         # Never stack summaries: stretch the run over the active one.
         start, cut = min(start, active[0]), max(cut, active[-1] + 1)
     barred = _locked_blocks(view)
+    hints = input_budget_for(window) >= LINE_HINTS_FROM
+    if hints:
+        barred |= used_reads(view, start, cut, params.keep_used_reads)
     chosen = [j for j in range(start, cut) if not view[j].locked and j not in barred]
     new = [j for j in chosen if view[j].state is not State.SUMMARY]
     if not any(view[j].tokens for j in new):
@@ -149,7 +188,6 @@ def plan_compaction(
         return NothingToFold("active_summary_locked", commit.id, tokens)
     previous = "\n\n".join(view[j].rendered for j in active) if active else None
     folded = tuple((label(view[j]), item_text(view[j])) for j in new if item_text(view[j]))
-    hints = input_budget_for(window) >= LINE_HINTS_FROM
     lines = tuple(structural_line(view[j], hints=hints) for j in new if item_text(view[j]))
     conversation = "\n\n".join(f"[{who}] {text}" for who, text in folded)
     return CompactionPlan(

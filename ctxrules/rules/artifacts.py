@@ -78,6 +78,32 @@ def written_paths(tool_name: str | None, arguments: str) -> tuple[str, ...]:
     return () if found is None else (found,)
 
 
+#: Characters of a call's arguments `reads_file` looks for a path in: paths come first.
+_READ_ARGS_CHARS = 2_000
+
+
+def reads_file(tool_name: str | None, arguments: str) -> bool:
+    r"""Whether a call of ``tool_name`` with these JSON ``arguments`` reads files: it names a path and writes none.
+
+    Its result is the workspace's content (source the agent may edit or model its own
+    files on, a listing, matches), not a command's output.
+
+    >>> reads_file("Read", '{"file_path": "/r/a.py"}'), reads_file("Grep", '{"pattern": "x", "path": "src"}')
+    (True, True)
+    >>> reads_file("Edit", '{"file_path": "/r/a.py"}'), reads_file("bash", '{"command": "cat a.py"}')
+    (False, False)
+    >>> reads_file("str_replace_editor", '{"command": "view", "path": "/r/a.py"}')
+    True
+    """
+    head = arguments[:_READ_ARGS_CHARS]
+    if _PATH_IN_JSON.search(head) is None:
+        return False
+    name = normal_tool_name(tool_name or "")
+    if name in WRITE_TOOLS or name == "applypatch":
+        return False
+    return name not in EDITOR_TOOLS or not any(f'"{c}"' in head for c in EDITOR_WRITES)
+
+
 def _patch_text(parsed: object, raw: str) -> str:
     if isinstance(parsed, Mapping):
         for key in ("input", "patch", "diff"):

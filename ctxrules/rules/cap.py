@@ -6,6 +6,7 @@ import attrs
 
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules.arguments import cut_arguments
+from ctxrules.rules.artifacts import reads_file
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.handles import handle_for, handle_source
 from ctxrules.rules.hints import READ_CHARS as HINT_READ_CHARS
@@ -44,11 +45,13 @@ class CapToolResult:
 
     ``scale_below`` (0: off) is an input budget in tokens: at a window whose budget is
     smaller, the three sizes shrink in proportion (`ctxrules.rules.scale`).
+    ``read_names_share`` (0: off) is the share of a file read's kept room given to the cut
+    middle's names (`ctxrules.rules.artifacts.reads_file`), a share, so it needs no scaling.
 
     >>> CapToolResult(4000, 0.33)
-    CapToolResult(max_chars=4000, tail_share=0.33, max_args_chars=0, handles=True, hint_chars=0, scale_below=0)
+    CapToolResult(max_chars=4000, tail_share=0.33, max_args_chars=0, handles=True, hint_chars=0, scale_below=0, read_names_share=0.0)
     >>> CapToolResult(4000, 0.33, hint_chars=1600, scale_below=16_000).at(Facts(context_window=16_000))
-    CapToolResult(max_chars=2000, tail_share=0.33, max_args_chars=0, handles=True, hint_chars=800, scale_below=0)
+    CapToolResult(max_chars=2000, tail_share=0.33, max_args_chars=0, handles=True, hint_chars=800, scale_below=0, read_names_share=0.0)
     """
 
     max_chars: int
@@ -57,6 +60,7 @@ class CapToolResult:
     handles: bool = True
     hint_chars: int = 0
     scale_below: int = 0
+    read_names_share: float = 0.0
     key: str = attrs.field(init=False, repr=False)
 
     @key.default
@@ -69,6 +73,9 @@ class CapToolResult:
             params["hint_chars"] = self.hint_chars
         if self.scale_below:
             params["scale_below"] = self.scale_below
+        if self.read_names_share:
+            # Only when set: a spec without it keeps the key (and mark) it had.
+            params["read_names_share"] = self.read_names_share
         return mark_key("cap_tool_result", params)
 
     def at(self, facts: Facts) -> CapToolResult:
@@ -82,6 +89,7 @@ class CapToolResult:
             scaled(self.max_args_chars, scale),
             self.handles,
             scaled(self.hint_chars, scale),
+            read_names_share=self.read_names_share,
         )
 
     def __call__(self, commit: ContextCommit, facts: Facts) -> ContextCommit:
@@ -135,8 +143,16 @@ class CapToolResult:
         if not (long_result or long_args):
             return None
         source = handle_source(item)
+        # A file read is the workspace's content: the model edits it or writes its own
+        # files after it, by name, often long after the result ages; its head is mostly
+        # imports and its tail a closing brace. Its room goes to the cut middle's names.
+        share = (
+            self.read_names_share
+            if long_result and self.read_names_share and reads_file(item.tool_name, item.arguments)
+            else 0.0
+        )
         rendered = (
-            self._cut_text(item.rendered, self.max_chars, source, hints=True)
+            self._cut_text(item.rendered, self.max_chars, source, hints=True, names_share=share)
             if long_result
             else None
         )
@@ -150,10 +166,21 @@ class CapToolResult:
         cut = cut_arguments(arguments, self.max_args_chars, marker.strip("\n"))
         return cut if cut is not None else self._cut_text(arguments, self.max_args_chars, source_id)
 
-    def _cut_text(self, text: str, limit: int, source_id: str, *, hints: bool = False) -> str:
+    def _cut_text(
+        self,
+        text: str,
+        limit: int,
+        source_id: str,
+        *,
+        hints: bool = False,
+        names_share: float = 0.0,
+    ) -> str:
         marker = cap_marker(len(text) - limit, len(text), source_id, handles=self.handles)
         room = max(limit - len(marker), 0)
-        hint_room = min(self.hint_chars, room // 2) if hints else 0
+        if names_share:
+            hint_room = int(room * names_share)
+        else:
+            hint_room = min(self.hint_chars, room // 2) if hints else 0
         room -= hint_room
         tail_chars = int(room * self.tail_share)
         head_chars = room - tail_chars
@@ -186,6 +213,7 @@ def cap_tool_result(
     handles: bool = True,
     hint_chars: int = 0,
     scale_below: int = 0,
+    read_names_share: float = 0.0,
 ) -> CapToolResult:
     """Any tool result over ``max_chars`` keeps its head and tail (inside the tail window too).
 
@@ -197,6 +225,12 @@ def cap_tool_result(
     ``hint_chars``, up to that much of the kept room names the cut middle's most distinctive
     names (paths, compound identifiers, ids, a failure line) after the marker. With
     ``scale_below``, a window whose input budget is under that many tokens gets every size
-    shrunk in proportion.
+    shrunk in proportion. With ``read_names_share``, the cut of a call that reads files (it
+    names a path and writes none: `ctxrules.rules.artifacts.reads_file`) gives that share of
+    its kept room to the middle's names, and the rest to head and tail: a file's contents
+    are looked up by name (a function to edit, a test to model), a command's output by its
+    ends (the error at the end of a log).
     """
-    return CapToolResult(max_chars, tail_share, max_args_chars, handles, hint_chars, scale_below)
+    return CapToolResult(
+        max_chars, tail_share, max_args_chars, handles, hint_chars, scale_below, read_names_share
+    )

@@ -171,11 +171,11 @@ def last_written(commit: ContextCommit, start: int, facts: Facts) -> dict[str, i
             last.update({name: base + at for name, at in _chunk_last(chunk).items()})
             continue
         for offset in range(low, high):
-            last.update(dict.fromkeys(_written(chunk[offset]), base + offset))
+            last.update(dict.fromkeys(wrote(chunk[offset]), base + offset))
     return last
 
 
-def _written(item: ContextItem) -> tuple[str, ...]:
+def wrote(item: ContextItem) -> tuple[str, ...]:
     """The names the assistant wrote in this item: its text, or its call's arguments."""
     if item.role is Role.ASSISTANT and item.state is not State.SUMMARY:
         return item_names(item)
@@ -225,7 +225,7 @@ def _chunk_last(chunk: Chunk) -> dict[str, int]:
     if found is None:
         found = {}
         for offset, item in enumerate(chunk):
-            found.update(dict.fromkeys(_written(item), offset))
+            found.update(dict.fromkeys(wrote(item), offset))
         chunk.memo[_LAST_KEY] = found
     return found
 

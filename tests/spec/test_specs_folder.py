@@ -64,10 +64,10 @@ scale_below = 16000
 min_gain_of_rewrite = 0.72
 [[rules]]
 use = "cap_tool_result"
-params = { max_chars = 2500, max_args_chars = 4000, hint_chars = 1600, scale_below = 16000 }
+params = { max_chars = 2500, max_args_chars = 4000, hint_chars = 1600, scale_below = 16000, read_names_share = 0.9 }
 [[rules]]
 use = "age_tool_results"
-params = { stub_head_chars = 0, stub_tail_chars = 0, stub_hint_chars = 60, used_tail_turns = 4, stub_hints_unseen = true, used_hint_chars = 1400, scale_below = 16000 }
+params = { stub_head_chars = 0, stub_tail_chars = 0, stub_hint_chars = 60, used_tail_turns = 4, stub_hints_unseen = true, used_hint_chars = 2500, scale_below = 16000 }
 [[rules]]
 use = "gate_tool_results"
 [[rules]]
