@@ -1,4 +1,4 @@
-"""Where a replay's time goes, in units of the floor: tokenizing, the reference tracker, the rest.
+"""Where a replay's time goes, in units of the floor: tokenizing, the reference tracker, fidelity, the rest.
 
     python bench/floor_split.py            # the real sessions beside the checkout (or bundled)
     python bench/floor_split.py DIR        # the sessions (.json, .jsonl) under DIR
@@ -6,9 +6,10 @@
 The floor is every node's text tokenized once (as in bench/test_replay_bench.py). Over all
 the sessions, the engine's turns and `replay` are each timed in CPU time (each session's best
 of three, summed), with the time spent inside the tokenizer and inside
-`ReferenceTracker.observe` apart: the two things that read every new text. Then each
-session's own ratios, since the goal holds for every session. docs/performance.md quotes
-the output.
+`ReferenceTracker.observe` apart: the two things that read every new text; and, for
+`replay`, inside its fidelity measure (the history index, the reply's references, the
+request's text and the measure itself). Then each session's own ratios, since the goal
+holds for every session. docs/performance.md quotes the output.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import ctxrules.engine.replay as replay_module
 from ctxrules.commit import ContextItem
 from ctxrules.dag import Session, branch
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.replay import llm_calls, replay
+from ctxrules.fidelity import HistoryIndex, SentText
 from ctxrules.generation import node_text
 from ctxrules.importers import import_session
 from ctxrules.rules import Pipeline, references
@@ -34,6 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = (ROOT.parent / "shared" / "data" / "sessions", ROOT / "ctxrules" / "data" / "sessions")
 RULER = load_encoding("cl100k_base").unwrap()
 SPENT: Counter[str] = Counter()
+#: The parts being timed now: a call inside another of the same part is not timed twice.
+INSIDE: set[str] = set()
 
 
 class TimedRuler:
@@ -62,6 +67,35 @@ def timed_observe(
     tracker = _observe(self, given)
     SPENT["tracker"] += time.process_time() - started
     return tracker
+
+
+def timed(name: str, function: Callable[..., object]) -> Callable[..., object]:
+    """``function``, with the seconds spent inside added to ``SPENT[name]`` (outermost call only)."""
+
+    def timing(*args: object, **options: object) -> object:
+        if name in INSIDE:
+            return function(*args, **options)
+        INSIDE.add(name)
+        started = time.process_time()
+        try:
+            return function(*args, **options)
+        finally:
+            SPENT[name] += time.process_time() - started
+            INSIDE.discard(name)
+
+    return timing
+
+
+def time_fidelity() -> None:
+    """Time what `replay` calls of `ctxrules.fidelity` under ``SPENT["fidelity"]``."""
+    for name in ("measure", "reply_references"):
+        setattr(replay_module, name, timed("fidelity", getattr(replay_module, name)))
+    for owner, name in (
+        (HistoryIndex, "add_call"),
+        (HistoryIndex, "add_summaries"),
+        (SentText, "grown"),
+    ):
+        setattr(owner, name, timed("fidelity", getattr(owner, name)))
 
 
 def floor_seconds(session: Session) -> float:
@@ -108,10 +142,12 @@ def run_one(label: str, session: Session, pipeline: Pipeline) -> None:
 
 def split(label: str, total: float, spent: Counter[str], floor: float) -> str:
     """One line: ``total`` and its parts in units of ``floor``."""
-    rest = total - spent["tokenize"] - spent["tracker"]
+    rest = total - spent["tokenize"] - spent["tracker"] - spent["fidelity"]
+    fidelity = f" + fidelity {spent['fidelity'] / floor:.2f}" if spent["fidelity"] else ""
     return (
         f"{label}: {total / floor:.2f}x the floor = tokenizing {spent['tokenize'] / floor:.2f}"
-        f" + reference tracker {spent['tracker'] / floor:.2f} + the rest {rest / floor:.2f}\n"
+        f" + reference tracker {spent['tracker'] / floor:.2f}{fidelity}"
+        f" + the rest {rest / floor:.2f}\n"
     )
 
 
@@ -142,6 +178,7 @@ def main(argv: list[str]) -> int:
     sessions = [import_session(p, skip_bad=True).unwrap().session for p in paths]
     pipeline = load_spec(ROOT / "specs" / "default.toml").unwrap()
     references.ReferenceTracker.observe = timed_observe  # type: ignore[method-assign]
+    time_fidelity()
     # Each session apart, best of three: the totals are the sums of the sessions' bests.
     floors = [best_of(3, lambda s=s: floor_seconds(s))[0] for s in sessions]
     labels = ("engine turns", "replay")

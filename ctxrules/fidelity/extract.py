@@ -216,6 +216,12 @@ Scan = tuple[tuple[str, ...], tuple[str, ...]]
 
 
 def _scan(text: str) -> Scan:
+    urls, words = _words_apart(text)
+    return urls, tuple(dict.fromkeys(ascii_runs(words, _TOKEN_BYTES)))
+
+
+def _words_apart(text: str) -> tuple[tuple[str, ...], str]:
+    """The text's URLs, each once, and the text with them and its escapes blanked (the words)."""
     # An escaped newline or tab in quoted code (``"\\nDone"``) ends the word before it.
     # Logs repeat their tokens: each distinct one is judged once. A pass that cannot match
     # (no ``http``, no backslash: a substring test in C) is skipped; most texts have neither.
@@ -226,7 +232,35 @@ def _scan(text: str) -> Scan:
         words = _URL.sub(" ", words)
     if "\\" in words:
         words = _ESCAPE.sub(" ", words)
-    return urls, tuple(dict.fromkeys(ascii_runs(words, _TOKEN_BYTES)))
+    return urls, words
+
+
+#: The characters a token's runs and trims cut at (`_trim`, `_runs`): blanked, what is left
+#: of a token are its pieces.
+_CUTS = str.maketrans(dict.fromkeys("/.~+@-", " "))
+#: `_TOKEN_BYTES` without the cut characters: the runs it keeps are the words' pieces.
+_PIECE_BYTES = byte_table(string.ascii_letters + string.digits + "_")
+
+
+def pieces(text: str) -> set[str]:
+    """The pieces of every word and URL of ``text``: what they hold between cut characters.
+
+    Every piece of an atom of the text (`atoms`, `pieces_of`) is one of them, so a text
+    without one of an atom's pieces cannot hold it: a test in C, no word judged.
+
+    >>> sorted(pieces("see src/app_main.py and https://x.org/a?b=1;"))
+    ['a?b=1', 'and', 'app_main', 'https:', 'org', 'py', 'see', 'src', 'x']
+    """
+    urls, words = _words_apart(text)
+    found = set(ascii_runs(words, _PIECE_BYTES))
+    for url in urls:
+        found.update(pieces_of(url.rstrip(".,;:")))
+    return found
+
+
+def pieces_of(atom: str) -> list[str]:
+    """The pieces of one atom (`pieces`)."""
+    return atom.translate(_CUTS).split()
 
 
 @attrs.define
@@ -234,36 +268,28 @@ class TokenMemo:
     """What the extractor already read, for one reader (a replay's index) across many texts.
 
     ``judged`` is `is_distinctive` by token; ``raw`` the token a raw word trims to (empty
-    when it is not distinctive), so a word met again costs one lookup; ``ahead`` holds the
-    scans of texts read before they enter the history (a reply is read for its references,
-    then indexed at the next request): each text is scanned once. ``scans`` counts the
+    when it is not distinctive), so a word met again costs one lookup. ``scans`` counts the
     texts scanned (work counted, for the tests that guard it).
     """
 
     judged: dict[str, bool] = attrs.field(factory=dict)
     raw: dict[str, str] = attrs.field(factory=dict)
-    ahead: dict[str, Scan] = attrs.field(factory=dict)
     scans: int = 0
     #: Each token's parts (`atoms_of`), cut once.
     expanded: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
 
-    def scan(self, text: str, *, keep: bool = False) -> Scan:
-        """`_scan` of ``text``, scanned once: kept for one later call when ``keep``."""
-        found = self.ahead.pop(text, None)
-        if found is None:
-            self.scans += 1
-            found = _scan(text)
-        if keep:
-            self.ahead[text] = found
-        return found
+    def scan(self, text: str) -> Scan:
+        """`_scan` of ``text``, counted."""
+        self.scans += 1
+        return _scan(text)
 
-    def tokens(self, texts: Iterable[str], *, keep: bool = False) -> Iterator[str]:
+    def tokens(self, texts: Iterable[str]) -> Iterator[str]:
         """`_tokens` of the texts joined by newlines (no token spans a newline), each scanned once.
 
         Every word is judged (`_learn`) before the words are read, so the words that are no
         reference are skipped by a lookup in C, not a step of Python per word.
         """
-        urls, words = self._joined(texts, keep=keep)
+        urls, words = self._joined(texts)
         self._learn(words)
         return chain(
             (url.rstrip(".,;:") for url in urls), filter(None, map(self.raw.__getitem__, words))
@@ -289,9 +315,9 @@ class TokenMemo:
             token = _trim(word)
             raw[word] = token if _judge(token, self.judged) else ""
 
-    def _joined(self, texts: Iterable[str], *, keep: bool = False) -> Scan:
+    def _joined(self, texts: Iterable[str]) -> Scan:
         """The scans of the texts as one: their URLs and their words, each once, in order."""
-        scans = [self.scan(text, keep=keep) for text in texts]
+        scans = [self.scan(text) for text in texts]
         if len(scans) == 1:
             return scans[0]
         urls = dict.fromkeys(chain.from_iterable(found[0] for found in scans))
@@ -364,8 +390,8 @@ def references(text: str) -> tuple[str, ...]:
 
 
 def references_read(text: str, memo: TokenMemo) -> tuple[str, ...]:
-    """`references` of ``text``, scanned through ``memo`` and the scan kept for its indexing."""
-    return tuple(dict.fromkeys([*memo.tokens((text,), keep=True), *_multiword(text, memo.judged)]))
+    """`references` of ``text``, its words judged through ``memo`` (a replay's, across replies)."""
+    return tuple(dict.fromkeys([*memo.tokens((text,)), *_multiword(text, memo.judged)]))
 
 
 def key_tokens(text: str, judged: dict[str, bool] | None = None) -> tuple[str, ...]:

@@ -181,8 +181,8 @@ def reply_references(
 ) -> tuple[str, ...]:
     """The references of what an assistant call wrote: its text and its tool calls' arguments.
 
-    Given the replay's ``index``, each text is read through its memo and kept for the
-    index, which takes the call in at the next request: the reply is read once.
+    Given the replay's ``index``, the words are judged through its memo: a name judged for
+    one reply, or for a region of the history, is not judged again.
     """
     texts = reply_texts(graph, call)
     if index is None:
@@ -245,11 +245,12 @@ def measure(
     direct: list[set[str]] = []
     recalled: set[str] = set()
     searches = 0
-    kept = [(r, where) for r in found if index.first_kind(where := index.containing(r)) == "tool"]
-    for reference, where in kept:
+    kept = _from_tools(index, found)
+    for reference, first in kept:
         if sent_text.contains(reference):
             counts[Reach.VISIBLE] += 1
             continue
+        where = index.containing(reference)
         best: tuple[int, int] = (_UNREACHABLE, -1)
         handles: set[str] = set()
         for position in where:
@@ -271,7 +272,7 @@ def measure(
         else:
             reach = Reach.LOST
         counts[reach] += 1
-        hidden.append(Hidden(reference, reach, index.sources[where[0]].source_id))
+        hidden.append(Hidden(reference, reach, index.sources[first].source_id))
     missing = tuple(path for path in index.trail if not sent_text.contains(path))
     return Fidelity(
         references=len(kept),
@@ -284,6 +285,20 @@ def measure(
         trail_missing=missing,
         hidden=tuple(hidden),
     )
+
+
+def _from_tools(index: HistoryIndex, found: Sequence[str]) -> list[tuple[str, int]]:
+    """The references whose first text is a tool result's, each with that text's position.
+
+    Where a reference first stood decides whether it counts; its other texts matter only
+    when it is not visible, so only then are they all looked for (`HistoryIndex.containing`).
+    """
+    kept: list[tuple[str, int]] = []
+    for reference in found:
+        first = index.first_source(reference)
+        if first is not None and index.sources[first].kind == "tool":
+            kept.append((reference, first))
+    return kept
 
 
 def _cover(options: list[set[str]], already: set[str]) -> set[str]:

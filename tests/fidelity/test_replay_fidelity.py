@@ -126,5 +126,5 @@ def test_a_replay_cuts_each_path_into_its_runs_once(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(extract_module, "_runs", counting)
     replay(session, engine, window=4_000)
-    assert len(cut) > 20
+    assert len(cut) > 5
     assert {key: count for key, count in cut.items() if count > 1} == {}
