@@ -29,11 +29,12 @@ INTERNAL = 70
 #: Set to show the traceback of an internal fault.
 DEBUG_VARIABLE = "CTXRULES_DEBUG"
 
-#: Arguments read as files (positional ``store`` is read; ``--store`` is written).
-READ = frozenset({"path"})
+#: Arguments read as files (positional ``store`` is read; ``--store`` is written). A
+#: migration's ``source`` is read: a missing one must not be created empty and copied.
+READ = frozenset({"path", "source"})
 #: Arguments naming a spec: a built-in spec's name, or a file read as such.
 SPECS = frozenset({"spec", "spec_option"})
-WRITTEN = frozenset({"report"})
+WRITTEN = frozenset({"report", "target"})
 POSITIVE = frozenset({"examples", "hash_seeds"})
 #: Arguments naming a model's context window (`MIN_CONTEXT_WINDOW` tokens at least).
 WINDOWS = frozenset({"window"})

@@ -93,3 +93,24 @@ def test_demo_shows_the_spec_tightening_and_the_saving(capsys: pytest.CaptureFix
     assert match is not None
     sent, naive = (int(group.replace(",", "")) for group in match.groups())
     assert 0 < sent < naive
+
+
+def test_migrate_from_a_store_that_is_not_there_creates_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped source is one line and exit 2: no empty store made, "0 sessions" not said."""
+    missing, target = tmp_path / "typo.sqlite", tmp_path / "new.sqlite"
+    assert main(["migrate", str(missing), str(target)]) == 2
+    err = capsys.readouterr().err
+    assert "typo.sqlite" in err
+    assert "No such file" in err
+    assert len(err.splitlines()) == 1
+    assert not missing.exists()
+    assert not target.exists()
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    source = tmp_path / "real.sqlite"
+    assert main(["replay", "--window", "32000", "--store", str(source)]) == 0
+    capsys.readouterr()
+    assert main(["migrate", str(source), str(folder)]) == 2
+    assert "cannot write a file here (a folder)" in capsys.readouterr().err
