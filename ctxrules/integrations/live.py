@@ -101,9 +101,12 @@ class LiveSession:
         texts: opening a 100k-message session decoded every record before (6.5 s of CPU).
         """
         graph, order = self.session.graph, self.session.graph.order
-        stored = isinstance(order, LayeredIds) and len(order) == order.stored
-        if stored and order.outline is not None:  # type: ignore[union-attr]  # a LayeredIds
-            self._replay_outlines(order.outline())  # type: ignore[union-attr]
+        if (
+            isinstance(order, LayeredIds)
+            and order.outline is not None
+            and len(order) == order.stored
+        ):
+            self._replay_outlines(order.outline())
             return
         for call in self.session.branch():
             tools = [graph.nodes[callee] for callee in graph.callees_of(call.id)]

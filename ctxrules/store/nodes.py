@@ -86,15 +86,14 @@ class GraphQueries:
             f" {self.field('status')}, {self.metadata_column()}"
             " FROM nodes WHERE session_id = ? AND seq < ? ORDER BY seq"
         )
-        found = []
-        for node_id, predecessor, caller, status, metadata in self.rows.all(
-            sql, (session_id, below)
-        ):
-            key = str(node_id)
-            if not isinstance(status, str) or not _optional_ids(predecessor, caller):
-                raise DamagedRow("node", key, "its edges or status are not text")
-            found.append(Outline(key, predecessor, caller, status, self.metadata_of(key, metadata)))
-        return found
+        return [
+            outline_of(
+                str(node_id), predecessor, caller, status, self.metadata_of(str(node_id), metadata)
+            )
+            for node_id, predecessor, caller, status, metadata in self.rows.all(
+                sql, (session_id, below)
+            )
+        ]
 
     def marked(self, session_id: str, mark: Mark, below: int) -> list[str]:
         """Ids of the session's running nodes, or its roots, under seq ``below`` (by partial index)."""
@@ -349,5 +348,12 @@ def load_graph(table: NodeTable, session_id: str) -> Result[Graph, StoreError]:
     return built.alt(lambda bad: CorruptRecord("node", bad[0], bad[1]))
 
 
-def _optional_ids(*values: object) -> bool:
-    return all(value is None or isinstance(value, str) for value in values)
+def outline_of(
+    node_id: str, predecessor: object, caller: object, status: object, metadata: object
+) -> Outline:
+    """A node's outline from the values a backend read, or `DamagedRow` saying which is wrong."""
+    if not all(edge is None or isinstance(edge, str) for edge in (predecessor, caller)):
+        raise DamagedRow("node", node_id, "its edges are not ids")
+    if not isinstance(status, str) or not isinstance(metadata, dict):
+        raise DamagedRow("node", node_id, "its status or metadata is not of its kind")
+    return Outline(node_id, predecessor, caller, status, metadata)  # type: ignore[arg-type]

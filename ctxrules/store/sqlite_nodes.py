@@ -16,7 +16,7 @@ from ctxrules.rules.handles import handle_for
 from ctxrules.store.chunks import is_huge, joined_output, output_pieces
 from ctxrules.store.errors import DamagedRow, row_json
 from ctxrules.store.index_text import index_text
-from ctxrules.store.nodes import EDGES, NEXT_SEQ, Edge, GraphQueries, StoredNode
+from ctxrules.store.nodes import EDGES, NEXT_SEQ, Edge, GraphQueries, StoredNode, outline_of
 from ctxrules.store.rows import Query, Rows, placeholders
 from ctxrules.store.schema import (
     COMPLETED,
@@ -167,12 +167,7 @@ class SqliteNodes(GraphQueries):
             values = row_json(fields, "node", key)
             if not isinstance(values, list) or len(values) != len(_OUTLINE_FIELDS):
                 raise DamagedRow("node", key, "its outline is not four fields")
-            predecessor, caller, status, metadata = values
-            if not isinstance(metadata, dict) or not isinstance(status, str):
-                raise DamagedRow("node", key, "its status or metadata is not of its kind")
-            if not all(edge is None or isinstance(edge, str) for edge in (predecessor, caller)):
-                raise DamagedRow("node", key, "its edges are not ids")
-            found.append(Outline(key, predecessor, caller, status, metadata))
+            found.append(outline_of(key, *values))
         return found
 
     def scan(self, session_id: str) -> Iterator[tuple[str, int, object]]:
