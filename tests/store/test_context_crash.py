@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -43,8 +44,10 @@ def _acks(out: str) -> list[tuple[str, int, str]]:
 def _kill_trial(url: str, seed: int, durability: Durability = "request") -> int:
     """One trial: the loop killed after a random time; the store checked; the acks counted."""
     rng = random.Random(seed)  # noqa: S311 - reproducible trials, not cryptography
+    tag = f"crash-{uuid.uuid4().hex[:12]}"
+    writer_url = f"{url}&application_name={tag}" if url.startswith("postgresql://") else url
     loop = subprocess.Popen(
-        [sys.executable, str(WRITER), url, durability],
+        [sys.executable, str(WRITER), writer_url, durability],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -57,6 +60,8 @@ def _kill_trial(url: str, seed: int, durability: Durability = "request") -> int:
     assert loop.returncode == -signal.SIGKILL, err[-2000:]
     acks = _acks(first + out)
     assert acks, f"the loop wrote nothing before the kill: {err[-2000:]}"
+    if writer_url != url:
+        _until_the_server_lets_go(url, tag)
     _kind, nodes, head = acks[-1]
 
     with open_store(url).unwrap() as store:
@@ -86,6 +91,25 @@ def _kill_trial(url: str, seed: int, durability: Durability = "request") -> int:
     finally:
         ctx.close()
     return len(acks)
+
+
+def _until_the_server_lets_go(url: str, tag: str) -> None:
+    """Wait until the killed writer's server backend has ended.
+
+    A COMMIT the writer sent just before the kill still completes on the server (it was
+    never acknowledged); until the backend ends, a read may see the store before it and a
+    later read after it, so the checks and the replica would each see another state.
+    """
+    import psycopg  # noqa: PLC0415 - only where PostgreSQL runs
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for _ in range(600):
+            sql = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+            row = conn.execute(sql, (tag,)).fetchone()
+            if row is not None and row[0] == 0:
+                return
+            time.sleep(0.05)
+    raise AssertionError(f"the killed writer's backend {tag} is still there after 30 s")
 
 
 def _replica(stored: Graph, prepared: str | None) -> Context:
