@@ -28,8 +28,7 @@ from ctxrules.engine.recall import memory_search
 from ctxrules.engine.replay import llm_calls, replay
 from ctxrules.engine.turn import SessionState
 from ctxrules.importers import ImportResult, import_session
-from ctxrules.recall.audit import audit_commits, audit_line, latest_commit
-from ctxrules.recall.offload import BlobStore, offload
+from ctxrules.recall.audit import audit_commits, audit_line
 from ctxrules.spec import load_spec
 from ctxrules.spec.recall import recall_options
 from ctxrules.tokens import default_tokenizer
@@ -239,16 +238,7 @@ def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO, fm
         if isinstance(saved, Failure):
             sys.stderr.write(f"{saved.failure()}\n")
             return 2
-        final = latest_commit(state.by_id.values())
-        # Only a store that keeps blobs (the SQLite one so far) takes offloaded originals.
-        kept = (
-            offload(store, session.session_id, final, session.graph)
-            if final is not None and isinstance(store, BlobStore)
-            else None
-        )
-        if isinstance(kept, Failure):
-            sys.stderr.write(f"{kept.failure()}\n")
-            return 2
+        # No offloaded copies: the stored nodes are the originals (`Store.get_blob`).
     finally:
         store.close()
     out.write(f"stored session {session.session_id} in {path}\n")

@@ -32,7 +32,6 @@ from ctxrules.engine.settings import argument_problem, room_problem, store_folde
 from ctxrules.engine.shapes import Said, ToolCall, ToolOutput, read_message, read_response
 from ctxrules.engine.turn import TurnPrep
 from ctxrules.importers.records import Unreadable
-from ctxrules.recall.offload import BlobStore
 from ctxrules.render import Message, TextBlock, count_messages
 from ctxrules.render.system_prompt import AgentProfile, SystemPrompt, build_system_prompt
 from ctxrules.rules import Facts, Pipeline
@@ -257,9 +256,6 @@ class Context:
         self._check_room()
         self.session = Session(session)
         self._keeper: Keeper | None = None
-        #: The store, when it keeps offloaded originals (checked once: a check against
-        #: the protocol walks its members each time).
-        self._blobs: BlobStore | None = None
         self._prep: TurnPrep | None = None
         self._waiting_calls: dict[str, str] = {}
         self._owns_store = isinstance(store, str | os.PathLike)
@@ -271,12 +267,6 @@ class Context:
         self._keeper, self.session = _unwrap(
             open_session(store, session, self.engine, created_at=self.clock()), error
         )
-        self._blobs = store if isinstance(store, BlobStore) else None
-        restored = self.engine.states.get(session)
-        if restored is not None and restored.by_id:
-            # The stored commit's originals were offloaded by the process that made it:
-            # the next offload visits what changed since, not the whole history.
-            self.recall.last = next(iter(restored.by_id.values()))
 
     def _check_room(self) -> None:
         # A window the system prompt and tool schemas fill alone could only send cut requests.
@@ -449,8 +439,9 @@ class Context:
         if usage is not None and self._prep is not None:
             self.engine.after_turn(self.session.session_id, usage, self._prep)
         # The reply, its tool calls and the usage land together: never a reply without them.
+        # No offload: the store holds every node whole, and `Store.get_blob` answers a
+        # handle from its node, so a capped output is not written a second time.
         self._store()
-        self._offload()
         return Reply(said.text, said.tool_calls, usage)
 
     # -- the recall tools --------------------------------------------------------------------
@@ -478,11 +469,6 @@ class Context:
             self.engine.observer.recalled(self.session.session_id, read.name, answer)
         self.add_tool_result(read.id, answer.text, is_error=answer.is_error)
         return answer.text
-
-    def _offload(self) -> None:
-        # Large originals go whole into the store after each turn, when it keeps blobs.
-        if self._blobs is not None and self._prep is not None:
-            _unwrap(self.recall.offload(self._blobs, self.session, self._prep.commit), StoreFailed)
 
     # -- async twins -------------------------------------------------------------------------
 
@@ -575,7 +561,7 @@ class Context:
         session = self.session.session_id
         self.engine.cancel_background(session)
         asked = self.engine.states.pop(session, None)
-        self._prep, self.recall.last = None, None
+        self._prep = None
         self._waiting_calls.clear()
         self._resume(self._keeper.store, StoreFailed)
         if asked is not None and asked.pins:

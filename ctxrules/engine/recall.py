@@ -1,9 +1,9 @@
-"""The recall tools as `Context` offers them: schemas in the request, answers, offload after a turn.
+"""The recall tools as `Context` offers them: schemas in the request and answers.
 
 The shell around `ctxrules.recall`: it reads a tool call in whichever shape the host has
 (OpenAI, Anthropic, an SDK object or a `Reply`'s `ToolCall`), answers it from the session
-(searching with the store's full-text index when there is a store), and keeps large
-originals in a blob store, visiting only the items that changed since the last turn.
+(searching with the store's full-text index when there is a store). Large originals need
+no copy: a stored session keeps every node whole.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import attrs
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Result
 
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Session
@@ -22,7 +22,6 @@ from ctxrules.importers.messages import openai_tool_calls
 from ctxrules.importers.records import Unreadable
 from ctxrules.recall.growing import CommitHandles, NodeHandles, SessionHandles
 from ctxrules.recall.lookup import RecallIndex
-from ctxrules.recall.offload import BlobStore, changed_positions, offload_plan
 from ctxrules.recall.tools import (
     RECALL,
     SEARCH_HISTORY,
@@ -107,23 +106,17 @@ def memory_search(session: Session) -> Iterator[HistorySearch | None]:
 
 @attrs.define
 class SessionRecall:
-    """One session's recall: the options from the spec, its handles so far, what offload has kept.
+    """One session's recall: the options from the spec and its handles so far.
 
     ``nodes`` and ``in_commit`` are the handle index, grown on each ``recall`` by the nodes
     appended and the items changed since the last one (a `Context` resumed from a store
-    starts empty and walks the graph once, on its first recall). ``offloaded`` holds the
-    handles already in the blob store; ``last`` the commit the previous offload saw, so
-    the next visits only the items changed since.
+    starts empty and walks the graph once, on its first recall).
     """
 
     options: RecallOptions
     tokenizer: Tokenizer
-    offloaded: set[str] = attrs.field(factory=set)
-    last: ContextCommit | None = None
     nodes: NodeHandles = attrs.field(factory=NodeHandles)
     in_commit: CommitHandles = attrs.field(factory=CommitHandles)
-    #: Items examined by the offloads so far (work counted, for the tests that guard it).
-    visited: int = 0
     #: Nodes and commit items the handle index has looked at so far (work counted too).
     indexed: int = 0
 
@@ -183,26 +176,3 @@ class SessionRecall:
             self.in_commit = self.in_commit.moved_to(commit, session.graph)
             self.indexed += self.in_commit.visited
         return SessionHandles(session.graph, nodes, self.in_commit)
-
-    def offload(
-        self, store: BlobStore, session: Session, commit: ContextCommit
-    ) -> Result[int, object]:
-        """Keep the large originals tightened since the last offload; how many were written.
-
-        Visits the items replaced or added since the previous commit (every item after a
-        compaction, which moves positions), not the whole history.
-        """
-        positions = changed_positions(self.last, commit)
-        self.visited += len(commit.items) if positions is None else len(positions)
-        plan = offload_plan(commit, session.graph, self.options.offload_chars, positions=positions)
-        written = 0
-        for handle, text in plan:
-            if handle in self.offloaded:
-                continue
-            put = store.put_blob(session.session_id, handle, text)
-            if isinstance(put, Failure):
-                return Failure(put.failure())
-            self.offloaded.add(handle)
-            written += 1
-        self.last = commit
-        return Success(written)

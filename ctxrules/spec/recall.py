@@ -18,8 +18,8 @@ RECALL_KEYS = ("tools", "page_tokens", "offload_chars")
 class RecallOptions:
     """``tools``: offer ``recall`` and ``search_history`` to the model (off unless the spec says).
 
-    ``page_tokens`` bounds one recalled page; ``offload_chars`` is the size from which a
-    tightened tool result's original is kept whole in the blob store.
+    ``page_tokens`` bounds one recalled page; ``offload_chars`` is the size from which
+    `ctxrules.recall.offload` keeps a tightened result's original (a stored session needs none).
     """
 
     tools: bool = False

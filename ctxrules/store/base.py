@@ -343,10 +343,16 @@ class StoreBase(abc.ABC):
         return self._transaction("put_blob", work, write=True)
 
     def get_blob(self, session_id: str, handle: str) -> Result[str | None, StoreError]:
-        """The text kept under ``handle``, or None."""
+        """The whole original under ``handle``: a text put there, else its stored node's; or None."""
         column = self.blob_column
-        work = reading(session_id, lambda tx: get_blob(tx.rows, column, session_id, handle))
-        return self._transaction("get_blob", work, write=False)
+
+        def work(tx: Tx) -> Result[str | None, StoreError]:
+            kept = get_blob(tx.rows, column, session_id, handle)
+            if isinstance(kept, Success) and kept.unwrap() is None:
+                return nodes.handle_original(tx.nodes, session_id, handle)
+            return kept
+
+        return self._transaction("get_blob", reading(session_id, work), write=False)
 
     def session_blobs(self, session_id: str) -> Result[dict[str, str], StoreError]:
         """Every offloaded text of a session by handle."""

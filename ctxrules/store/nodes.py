@@ -28,8 +28,9 @@ from ctxrules.dag import (
     freeze,
     thaw,
 )
-from ctxrules.dag.bulk import graph_from_records
+from ctxrules.dag.bulk import graph_from_records, record_call
 from ctxrules.dag.layered import Outline
+from ctxrules.generation import node_text
 from ctxrules.store.errors import CorruptRecord, DagRefused, DamagedRow, NodeConflict, StoreError
 from ctxrules.store.rows import Query, Rows, in_batches, placeholders
 
@@ -346,6 +347,27 @@ def load_graph(table: NodeTable, session_id: str) -> Result[Graph, StoreError]:
     """Read the session's graph back in one pass (`graph_from_records`), every row checked."""
     built = graph_from_records(table.scan(session_id))
     return built.alt(lambda bad: CorruptRecord("node", bad[0], bad[1]))
+
+
+#: Above every seq a store gives out (PostgreSQL's are bigint): "any node of the session".
+ANY_SEQ = 2**62
+
+
+def handle_original(
+    table: NodeTable, session_id: str, handle: str
+) -> Result[str | None, StoreError]:
+    """The text of the session's node with recall handle ``handle`` (the first, by seq), or None.
+
+    What an offloaded copy would hold: a stored node is whole, so its original needs no copy.
+    """
+    owners = table.handle_owners(session_id, handle, ANY_SEQ)
+    stored = table.stored(session_id, owners[0]) if owners else None
+    if stored is None:
+        return Success(None)
+    call = record_call(stored.record, stored.seq)
+    if isinstance(call, str):
+        return Failure(CorruptRecord("node", owners[0] if owners else handle, call))
+    return Success(node_text(call.output))
 
 
 def outline_of(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 
 import pytest
 
@@ -145,20 +146,25 @@ def test_search_uses_the_store_and_offload_keeps_the_whole_log(tmp_path) -> None
     store.close()
 
 
-def test_offload_visits_each_item_once_not_the_history_every_turn(tmp_path) -> None:
-    """Work counted: over 30 turns offload examines every item exactly once in total, and writes each big log once."""
-    store = SqliteStore.open(tmp_path / "s.sqlite").unwrap()
+def test_a_capped_log_is_stored_once_and_its_original_still_comes_back(tmp_path) -> None:
+    """Over 30 turns no copy of a capped log is written: `get_blob` gives each back from its node."""
+    path = tmp_path / "s.sqlite"
+    store = SqliteStore.open(path).unwrap()
     ctx = ctxrules.Context(SPEC, model="gpt-4o", tools=TOOLS, store=store, session="s")
     ctx.add({"role": "user", "content": "watch the log"})
     turns = 30
     client = FakeOpenAI([*([[("read_log", {})]] * turns), "done"])
-    seen: list[tuple[int, int]] = []
     for turn in range(turns + 1):
         reply = ctx.record(client.chat.completions.create(**ctx.openai()))
-        assert ctx.last is not None
-        seen.append((ctx.recall.visited, len(ctx.last.commit.items)))
         for call in reply.tool_calls:
             ctx.add_tool_result(call.id, f"turn {turn}\n{LOG}")
-    assert [visited for visited, _ in seen] == [items for _, items in seen]
-    assert len(ctx.recall.offloaded) == turns
+    assert ctx.last is not None
+    capped = [i for i in ctx.last.commit.items if i.is_tool and i.state.value != "full"]
+    assert len(capped) == turns
+    logs = [n for n in ctx.session.graph.nodes.values() if n.name == "read_log"]
+    originals = sorted(store.get_blob("s", handle_for(n.id)).unwrap() or "" for n in logs)
+    assert originals == sorted(f"turn {t}\n{LOG}" for t in range(turns))
+    assert store.get_blob("s", "h:zzzzzzzz").unwrap() is None
     store.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM blobs").fetchone() == (0,)

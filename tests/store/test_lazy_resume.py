@@ -18,7 +18,7 @@ import pytest
 
 from ctxrules.commit.vector import LazyChunk
 from ctxrules.engine.context import Context, StoreFailed
-from ctxrules.store import open_store
+from ctxrules.store import SqliteStore, open_store
 from ctxrules.tokens import HeuristicCounter
 
 AGENT = Path(__file__).parents[1] / "engine" / "restart_agent.py"
@@ -184,8 +184,10 @@ def test_a_damaged_chunk_read_on_demand_is_a_store_failure(tmp_path: Path) -> No
         ctx.close()
 
 
-def test_a_reply_to_the_first_request_after_a_resume_visits_no_old_item(tmp_path: Path) -> None:
-    """The resumed request reuses the stored commit; offloading after its reply visits nothing old."""
+def test_a_reply_to_the_first_request_after_a_resume_visits_no_old_item(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The resumed request reuses the stored commit; storing its reply reads no stored chunk."""
     agent, path, clock = _agent(), str(tmp_path / "agent.sqlite"), [0.0]
     _run(agent, path, clock, range(40), small=True)
     ctx = agent._context(path, clock)
@@ -198,7 +200,16 @@ def test_a_reply_to_the_first_request_after_a_resume_visits_no_old_item(tmp_path
         assert ctx.openai() == request
         assert ctx.last is not None
         assert ctx.last.decision_path[0] == "reuse_commit"
+        operations: list[str] = []
+        run = SqliteStore._transaction
+
+        def counted(self: SqliteStore, operation: str, *args: object, **kwargs: object) -> object:
+            operations.append(operation)
+            return run(self, operation, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(SqliteStore, "_transaction", counted)
         ctx.record(agent._reply(40, request))
-        assert ctx.recall.visited == 0, "the offload walked the resumed commit's items"
+        assert "write_turn" in operations
+        assert "read_chunk" not in operations, "the reply read the resumed commit's items"
     finally:
         ctx.close()

@@ -19,6 +19,7 @@ import pytest
 
 from ctxrules.dag import Session
 from ctxrules.engine.context import Context
+from ctxrules.recall import handle_for
 from ctxrules.store import open_store
 from ctxrules.store.postgres.rows import PIECE_CHARS
 from ctxrules.store.protocol import Store
@@ -73,7 +74,7 @@ def _largest_sent(path: Path) -> int:
 def test_a_huge_output_goes_in_pieces_and_is_stored_whole(
     postgres_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No message over a piece (~1 MB) for a 3.5 MB output, its node and original stored whole."""
+    """No message over a piece (~1 MB) for a 3.5 MB output, stored once, whole, and recalled whole."""
     store = open_store(pg_server.fresh_schema_url(postgres_server)).unwrap()
     ctx = Context(
         model="gpt-4o",
@@ -95,8 +96,12 @@ def test_a_huge_output_goes_in_pieces_and_is_stored_whole(
     # Before: one message held the whole output (3.5 MB), another its original.
     assert _largest_sent(trace) < PIECE_CHARS + 64_000
     graph = store.load_graph("t").unwrap()
-    assert [n.output for n in graph.nodes.values() if n.role.value == "tool"] == [huge]
-    assert list(store.session_blobs("t").unwrap().values()) == [huge]
+    tools = [n for n in graph.nodes.values() if n.role.value == "tool"]
+    assert [n.output for n in tools] == [huge]
+    tool = tools[0]
+    # The node is the original: no copy is written, and its handle gives it back whole.
+    assert store.session_blobs("t").unwrap() == {}
+    assert store.get_blob("t", handle_for(tool.id)).unwrap() == huge
     assert len(store.search("compiling", session_id="t").unwrap()) == 1
     store.close()
 

@@ -23,6 +23,7 @@ from ctxrules.canonical import canonical_json
 from ctxrules.cli.main import main
 from ctxrules.commit import ContextCommit, commit_to_json
 from ctxrules.engine.context import Context
+from ctxrules.recall import offload
 from ctxrules.store import OpenFailed, Store, open_store
 from ctxrules.store import schema as sqlite_schema
 from ctxrules.store.schema import SCHEMA_VERSION as SQLITE_VERSION
@@ -67,7 +68,8 @@ def _context(url: str, session: str, clock: list[float]) -> Context:
 
 
 def _drive(url: str, session: str) -> None:
-    # Each tool result is longer than the cap, so each is offloaded whole as a blob.
+    # Each tool result is longer than the cap; each is then offloaded whole as a blob, as
+    # `Context` did before it answered handles from the stored nodes.
     clock = [1_000.0]
     with _context(url, session, clock) as ctx:
         ctx.add({"role": "user", "content": f"Summarise the {session} package."})
@@ -78,6 +80,10 @@ def _drive(url: str, session: str) -> None:
             ctx.record(_reply(turn, path))
             body = f"line {turn} of {session}: x = {turn}\n" * 300
             ctx.add({"role": "tool", "tool_call_id": f"call_{turn}", "content": body})
+    with open_store(url).unwrap() as store:
+        last = store.last_commit(session).unwrap()
+        assert last is not None
+        offload(store, session, last, store.load_graph(session).unwrap()).unwrap()
 
 
 def _next_request(url: str, session: str) -> dict[str, object]:
