@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import attrs
 
 from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.commit.layout import Spans
 from ctxrules.rules.arguments import cut_arguments
 from ctxrules.rules.cap import CAPPED, cap_marker, cap_tool_result
 from ctxrules.rules.facts import Facts
@@ -113,6 +116,21 @@ class _Stubs:
     handles: bool
     seen: frozenset[str] | None = None
     last: dict[str, int] | None = None
+    used: frozenset[str] | None = None
+
+    def holds(self, item: ContextItem, used_since: int | None, cited_cutoff: int) -> bool:
+        """Whether the result stays whole: the assistant wrote its names lately, or a later message cites it.
+
+        The mark stops at a held result, so that the next batch point looks at it again.
+        ``used_since`` is None when the rule does not look at what the assistant wrote.
+        """
+        if used_since is not None and item.is_tool and item.state is not State.CLEARED:
+            # Read once, and only when a result could age: what the assistant wrote lately.
+            if self.used is None:
+                self.used = written_names(self.commit, used_since)
+            if _in_use(item, self.used):
+                return True
+        return item.turn >= cited_cutoff and item.source_node_id in self.facts.cited
 
     def aged(self, item: ContextItem, index: int, args_chars: int) -> ContextItem | None:
         """The result at ``index`` as its stub, with its call's arguments cut; None if unchanged."""
@@ -144,6 +162,30 @@ class _Stubs:
             shown=arguments if self.unseen else "",
             seen=self.seen or frozenset(),
         )
+
+
+def _walk(
+    commit: ContextCommit, start: int, facts: Facts, held: list[bool]
+) -> Iterator[tuple[int, ContextItem]]:
+    """The items from ``start``; once ``held[0]`` is set, the summarized spans are stepped over.
+
+    Past a held result the mark stays put and only a result that can age matters: a
+    summarized one never can (invariant 3), so its spans go unread. Before, every item is
+    read, since any may hold the mark. Summarized history piles up behind a held result: a
+    batch point at 10k messages read 9,545 items to stub 158.
+    """
+    hidden: Spans = commit.hidden or ()
+    position = start
+    past: Spans = ()
+    while True:
+        for index, item in scan(commit, position, facts, past=past):
+            yield index, item
+            if held[0] and hidden and past is not hidden:
+                # Held now: from the next item on, the spans are stepped over.
+                position, past = index + 1, hidden
+                break
+        else:
+            return
 
 
 def aged_arguments(arguments: str, chars: int) -> str:
@@ -211,7 +253,6 @@ def age_tool_results(
         cutoff = facts.head_turn - tail
         cited_cutoff = facts.head_turn - max(scaled_turns(cited_tail_turns, scale), tail)
         used_since = facts.head_turn - scaled_turns(used_tail_turns, scale)
-        used: frozenset[str] | None = None
         changes: dict[int, ContextItem] = {}
         stop = commit.marks.get(key, 0)
         stubs = _Stubs(
@@ -223,25 +264,17 @@ def age_tool_results(
             unseen=stub_hints_unseen,
             handles=handles,
         )
-        held = False
-        for index, item in scan(commit, stop, facts):
+        held = [False]
+        for index, item in _walk(commit, stop, facts, held):
             if item.turn >= cutoff:
                 break
-            if held and not _agable(item, protected):
+            if held[0] and not _agable(item, protected):
                 # Past a held result the mark stays put: only a result that can age matters.
                 continue
-            if used_tail_turns and item.is_tool and item.state is not State.CLEARED:
-                # Read once, and only when a result could age: what the assistant wrote lately.
-                used = written_names(commit, used_since) if used is None else used
-                if _in_use(item, used):
-                    held = True
-                    continue
-            if item.turn >= cited_cutoff and item.source_node_id in facts.cited:
-                # A result a later message cites stays whole a while longer; the mark stops
-                # here so that the next batch point looks at it again.
-                held = True
+            if stubs.holds(item, used_since if used_tail_turns else None, cited_cutoff):
+                held[0] = True
                 continue
-            if not held:
+            if not held[0]:
                 stop = index + 1
             aged = stubs.aged(item, index, args_chars) if _agable(item, protected) else None
             if aged is not None:
