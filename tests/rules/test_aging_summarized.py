@@ -7,8 +7,6 @@ result never ages again, so once held the walk steps over the summarized spans.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,8 +16,8 @@ from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.commit.commit import summarized_spans
 from ctxrules.rules import Facts, WorkMeter, age_tool_results
 from ctxrules.rules.cap import CAPPED
-from ctxrules.rules.scan import scan
 from ctxrules.tokens import HeuristicCounter
+from tests.rules.full_walk import reading_every_item
 
 RULER = HeuristicCounter()
 NAMES = ("load_config", "parse_settings", "src/app/main.py", "ERR_TIMEOUT", "fetchRows")
@@ -74,17 +72,6 @@ def commit_of(spec: list[tuple[str, State, list[str], int, bool]]) -> tuple[Cont
             cited.add(f"n{n}")
     facts = Facts(head_turn=turn + 1, tokenizer=RULER, cited=frozenset(cited))
     return ContextCommit("s").with_items(items), facts
-
-
-def reading_every_item(
-    commit: ContextCommit,
-    start: int,
-    facts: Facts,
-    *,
-    past: object = (),  # noqa: ARG001 - what it ignores
-) -> Iterator[tuple[int, ContextItem]]:
-    """`scan` as it was: the spans to step over ignored."""
-    return scan(commit, start, facts)
 
 
 def as_it_was(commit: ContextCommit, facts: Facts) -> ContextCommit:

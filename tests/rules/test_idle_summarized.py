@@ -6,8 +6,6 @@ clear cost the first request after a restart 2.8 s at 100k messages.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,7 +13,7 @@ from hypothesis import strategies as st
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules import Facts, WorkMeter, idle
 from ctxrules.rules.idle import IDLE_PLACEHOLDER, clear_idle
-from ctxrules.rules.scan import scan
+from tests.rules.full_walk import reading_every_item
 
 STATES = st.sampled_from([State.FULL, State.AGED, State.CLEARED, State.SUMMARIZED])
 
@@ -37,17 +35,6 @@ def commit_of(states: list[tuple[State, bool]]) -> ContextCommit:
             for i, (state, is_tool) in enumerate(states)
         ]
     )
-
-
-def reading_every_item(
-    commit: ContextCommit,
-    start: int,
-    facts: Facts,
-    *,
-    past: object = (),  # noqa: ARG001 - what it ignores
-) -> Iterator[tuple[int, ContextItem]]:
-    """`scan` as it was: the spans to step over ignored."""
-    return scan(commit, start, facts)
 
 
 @given(st.lists(st.tuples(STATES, st.booleans()), max_size=80))
