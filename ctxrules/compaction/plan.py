@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.commit.layout import visible_ranges
 from ctxrules.compaction.cut import CutParams, attach_blocks, fold_bounds
 from ctxrules.compaction.prompts import prompt_messages
 from ctxrules.render import Message
@@ -168,7 +169,13 @@ def plan_compaction(
     `NothingToFold`.
     """
     tokens = commit.total_tokens + fixed_tokens
-    visible = [(position, item) for position, item in enumerate(commit.items) if item.visible]
+    # The summarized spans go unread: a resumed session's are in the store, chunk by chunk.
+    visible: list[tuple[int, ContextItem]] = []
+    for run in visible_ranges(commit.hidden or (), len(commit.items)):
+        position = run.start
+        for chunk, low, high in commit.items.runs(run.start, run.stop):
+            visible += enumerate(chunk[low:high], position)
+            position += high - low
     view = [item for _, item in visible]
     room = None if budget is None else max(budget - fixed_tokens, 0)
     start, cut = fold_bounds(view, window, params, room, ahead=ahead)

@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
 from ctxrules.commit import ContextCommit, ContextItem, State
-from ctxrules.commit.vector import Chunk
+from ctxrules.commit.layout import Spans, visible_ranges
+from ctxrules.commit.vector import CHUNK, Chunk
 from ctxrules.dag import Role
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.text import plain_words
@@ -150,7 +151,8 @@ def shown_names(commit: ContextCommit, start: int, facts: Facts) -> frozenset[st
     name they hold stays in view as long as a stub would: a stub's hints need not repeat it.
     """
     found: set[str] = set()
-    for _, chunk, low, high in _runs(commit, start, facts):
+    # A summarized message shows nothing: its spans go unread.
+    for _, chunk, low, high in _runs(commit, start, facts, past=commit.hidden or ()):
         if low == 0 and high == len(chunk):
             found.update(_chunk_names(chunk, _SHOWN_KEY, _shown))
             continue
@@ -193,20 +195,43 @@ def _shown(item: ContextItem) -> tuple[str, ...]:
 _SHOWN_KEY, _LAST_KEY = "shown_names", "last_written"
 
 
-def _runs(commit: ContextCommit, start: int, facts: Facts) -> Iterator[tuple[int, Chunk, int, int]]:
-    """The commit's chunks from ``start`` on, each with its first position; every item counts as visited.
+def _runs(
+    commit: ContextCommit, start: int, facts: Facts, *, past: Spans = ()
+) -> Iterator[tuple[int, Chunk, int, int]]:
+    """The commit's chunks from ``start`` on (``past`` stepped over), each with its first position.
 
-    A batch point reads every item from the rule's mark, and summarized history piles up
-    behind a held result: a whole chunk, which never changes, is read once and its answer
-    kept with it (`Chunk.memo`).
+    Every item yielded counts as visited. A batch point reads every item from the rule's
+    mark, and summarized history piles up behind a held result: a whole chunk, which never
+    changes, is read once and its answer kept with it (`Chunk.memo`).
     """
     meter = facts.meter
-    position = start
-    for chunk, low, high in commit.items.runs(start, len(commit.items)):
-        if meter is not None:
-            meter.items_visited += high - low
-        yield position - low, chunk, low, high
-        position += high - low
+    for low_at, high_at in _whole_chunks(past, start, len(commit.items)):
+        position = low_at
+        for chunk, low, high in commit.items.runs(low_at, high_at):
+            if meter is not None:
+                meter.items_visited += high - low
+            yield position - low, chunk, low, high
+            position += high - low
+
+
+def _whole_chunks(past: Spans, start: int, length: int) -> Iterator[tuple[int, int]]:
+    """The ranges from ``start`` outside ``past``, widened to whole chunks and merged.
+
+    A chunk ``past`` covers entirely is not read; one it covers in part is read whole, so
+    its answer is the one kept with it.
+
+    >>> list(_whole_chunks(((10, 200),), 0, 300)), list(_whole_chunks((), 5, 70))
+    ([(0, 64), (192, 300)], [(5, 70)])
+    """
+    merged: list[tuple[int, int]] = []
+    for run in visible_ranges(past, length, start):
+        low = max(start, run.start - run.start % CHUNK)
+        high = min(length, -(-run.stop // CHUNK) * CHUNK)
+        if merged and low <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+        else:
+            merged.append((low, high))
+    return iter(merged)
 
 
 def _chunk_names(

@@ -150,7 +150,10 @@ class _Stubs:
         room, used_room = self.hints
         if used_room > room:
             if self.last is None:
-                self.last = last_written(self.commit, self.start, self.facts)
+                # Only writes after a result tell of its use, and results come in position
+                # order: from past the first one on is enough (not the mark, which a held
+                # result keeps before history a resumed session would read from the store).
+                self.last = last_written(self.commit, index + 1, self.facts)
             room = used_room if _used_after(item, index, self.last) else room
         if self.unseen and self.seen is None:
             self.seen = shown_names(self.commit, self.start, self.facts)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.dag import Role
-from ctxrules.rules import Facts
+from ctxrules.rules import Facts, WorkMeter
 from ctxrules.rules import hints as hints_module
 from ctxrules.rules.hints import last_written, names, shown_names
 
@@ -247,3 +247,19 @@ def test_batch_point_readers_read_each_whole_chunk_once(
     assert shown_names(commit, start, facts) == expected_shown
     # Only the partial chunk the mark falls in is read item by item again.
     assert len(read) <= 2 * (-start % 64)
+
+
+def test_names_in_view_skip_the_chunks_a_summary_covers() -> None:
+    """Work counted: 4,000 summarized messages show nothing, and their whole chunks go unread."""
+    old = [
+        ContextItem(f"s{n}", "assistant", state="summarized", rendered=f"see old_mod_{n}.py")
+        for n in range(4_000)
+    ]
+    recent = [ContextItem(f"a{n}", "assistant", rendered=f"now new_mod_{n}.py") for n in range(10)]
+    commit = ContextCommit("s").with_items([*old, *recent])
+    meter = WorkMeter()
+    shown = shown_names(commit, 0, Facts(meter=meter))
+    assert shown == frozenset(f"new_mod_{n}.py" for n in range(10))
+    # The chunk the summary ends in is read whole (its answer is kept with it): 4,000 is
+    # 62 chunks and 32 items; 4,000 were read before.
+    assert meter.items_visited == 4_010 - 62 * 64
