@@ -246,6 +246,20 @@ class ItemVector(Sequence["ContextItem"]):
         length = sum(len(chunk) for chunk in chunks)
         return cls(Map(enumerate(chunks)), length)
 
+    def positioned(self, ranges: Iterable[range]) -> Iterator[tuple[int, ContextItem]]:
+        """Each item of these ranges (ascending) with its position, read chunk by chunk.
+
+        >>> list(ItemVector.of("abcdef").positioned([range(1, 3), range(4, 5)]))  # type: ignore[arg-type]
+        [(1, 'b'), (2, 'c'), (4, 'e')]
+        """
+        for run in ranges:
+            index = run.start
+            # Chunk by chunk: indexing the vector item by item looks up the chunk for each.
+            for chunk, first, last in self.runs(run.start, run.stop):
+                for item in chunk[first:last]:
+                    yield index, item
+                    index += 1
+
     def append(self, item: ContextItem) -> ItemVector:
         """The vector with ``item`` at the end: one chunk copied."""
         number = self._length >> _SHIFT

@@ -170,12 +170,7 @@ def plan_compaction(
     """
     tokens = commit.total_tokens + fixed_tokens
     # The summarized spans go unread: a resumed session's are in the store, chunk by chunk.
-    visible: list[tuple[int, ContextItem]] = []
-    for run in visible_ranges(commit.hidden or (), len(commit.items)):
-        position = run.start
-        for chunk, low, high in commit.items.runs(run.start, run.stop):
-            visible += enumerate(chunk[low:high], position)
-            position += high - low
+    visible = list(commit.items.positioned(visible_ranges(commit.hidden or (), len(commit.items))))
     view = [item for _, item in visible]
     room = None if budget is None else max(budget - fixed_tokens, 0)
     start, cut = fold_bounds(view, window, params, room, ahead=ahead)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ctxrules.commit import ContextCommit, ContextItem
-from ctxrules.commit.layout import Spans
+from ctxrules.commit.layout import Spans, visible_ranges
 from ctxrules.rules.facts import Facts
 
 
@@ -21,31 +21,8 @@ def scan(
     from the store chunk by chunk.
     """
     meter = facts.meter
-    for low, high in _between(start, len(commit.items), past):
-        index = low
-        # Chunk by chunk: indexing the vector item by item looked up the chunk for each one.
-        for chunk, first, last in commit.items.runs(low, high):
-            for item in chunk[first:last]:
-                if meter is not None:
-                    meter.items_visited += 1
-                yield index, item
-                index += 1
-
-
-def _between(start: int, stop: int, past: Spans) -> Iterator[tuple[int, int]]:
-    """The runs of positions from ``start`` to ``stop`` outside the spans of ``past``.
-
-    >>> list(_between(0, 10, ((2, 4), (6, 7)))), list(_between(3, 10, ((0, 5),)))
-    ([(0, 2), (4, 6), (7, 10)], [(5, 10)])
-    """
-    at = start
-    for low, high in past:
-        if high <= at:
-            continue
-        if low >= stop:
-            break
-        if low > at:
-            yield at, low
-        at = max(at, high)
-    if at < stop:
-        yield at, stop
+    ranges = visible_ranges(past, len(commit.items), start)
+    for index, item in commit.items.positioned(ranges):
+        if meter is not None:
+            meter.items_visited += 1
+        yield index, item

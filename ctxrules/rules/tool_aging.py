@@ -117,6 +117,8 @@ class _Stubs:
     seen: frozenset[str] | None = None
     last: dict[str, int] | None = None
     used: frozenset[str] | None = None
+    #: Whether a result held the mark this run: past it only a result that can age matters.
+    held: bool = False
 
     def holds(self, item: ContextItem, used_since: int | None, cited_cutoff: int) -> bool:
         """Whether the result stays whole: the assistant wrote its names lately, or a later message cites it.
@@ -167,10 +169,8 @@ class _Stubs:
         )
 
 
-def _walk(
-    commit: ContextCommit, start: int, facts: Facts, held: list[bool]
-) -> Iterator[tuple[int, ContextItem]]:
-    """The items from ``start``; once ``held[0]`` is set, the summarized spans are stepped over.
+def _walk(commit: ContextCommit, start: int, stubs: _Stubs) -> Iterator[tuple[int, ContextItem]]:
+    """The items from ``start``; once ``stubs.held`` is set, the summarized spans are stepped over.
 
     Past a held result the mark stays put and only a result that can age matters: a
     summarized one never can (invariant 3), so its spans go unread. Before, every item is
@@ -181,9 +181,9 @@ def _walk(
     position = start
     past: Spans = ()
     while True:
-        for index, item in scan(commit, position, facts, past=past):
+        for index, item in scan(commit, position, stubs.facts, past=past):
             yield index, item
-            if held[0] and hidden and past is not hidden:
+            if stubs.held and hidden and past is not hidden:
                 # Held now: from the next item on, the spans are stepped over.
                 position, past = index + 1, hidden
                 break
@@ -267,17 +267,16 @@ def age_tool_results(
             unseen=stub_hints_unseen,
             handles=handles,
         )
-        held = [False]
-        for index, item in _walk(commit, stop, facts, held):
+        for index, item in _walk(commit, stop, stubs):
             if item.turn >= cutoff:
                 break
-            if held[0] and not _agable(item, protected):
+            if stubs.held and not _agable(item, protected):
                 # Past a held result the mark stays put: only a result that can age matters.
                 continue
             if stubs.holds(item, used_since if used_tail_turns else None, cited_cutoff):
-                held[0] = True
+                stubs.held = True
                 continue
-            if not held[0]:
+            if not stubs.held:
                 stop = index + 1
             aged = stubs.aged(item, index, args_chars) if _agable(item, protected) else None
             if aged is not None:

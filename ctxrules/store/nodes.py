@@ -366,7 +366,7 @@ def handle_original(
         return Success(None)
     call = record_call(stored.record, stored.seq)
     if isinstance(call, str):
-        return Failure(CorruptRecord("node", owners[0] if owners else handle, call))
+        return Failure(CorruptRecord("node", handle, call))
     return Success(node_text(call.output))
 
 
