@@ -7,7 +7,8 @@
     python bench/store_turns.py --sizes 100000 --seed big.sqlite   # sessions copied, not filled
 
 A backend named ``KIND:every_call`` is that store with ``Context(durability="every_call")``
-(a sync at every call); else the default, a sync at each request.
+(a sync at every call), ``KIND:turn`` with ``durability="turn"`` (one transaction a turn,
+at the request); else the default, a sync at each request.
 ``--seed`` starts the stores' sessions of the largest size from a SQLite store whose session ``bench`` holds
 the history (made by this loop): SQLite's from a copy of the file, PostgreSQL's by
 `copy_sessions` (what ``ctxrules migrate`` runs; its time is printed); the no-store session
@@ -271,7 +272,7 @@ def measure(
                 seeded = seed if kind != "none" and size == max(sizes) else None
                 path = folder / f"{size}-{sync or 'request'}.sqlite"
                 store = _store(kind, path, make_pg, seeded)
-                durability: Durability = "every_call" if sync == "every_call" else "request"
+                durability: Durability = sync if sync in ("every_call", "turn") else "request"  # type: ignore[assignment]
                 loop = Loop(store, size, ruler, fill=seeded is None, durability=durability)
                 sides.append(Side(backend, loop, Meter(kind, store, folder, backend)))
             for side in sides:
@@ -324,6 +325,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "postgresql",
             "sqlite:every_call",
             "postgresql:every_call",
+            "sqlite:turn",
+            "postgresql:turn",
         ],
     )
     parser.add_argument("--rounds", type=int, help="timed turns per backend and size")

@@ -47,8 +47,9 @@ from ctxrules.tokens.usage import ProviderUsage
 
 T = TypeVar("T")
 
-#: When a store write waits for the disk: at each request built, or at every call.
-Durability = Literal["request", "every_call"]
+#: When a store write waits for the disk: at each request built, or at every call; or
+#: (``"turn"``) the calls between requests are stored with the next request, in its transaction.
+Durability = Literal["request", "every_call", "turn"]
 
 
 class ContextError(Exception):
@@ -188,7 +189,10 @@ class Context:
     acknowledged write survives the process being killed (kill -9) at any point; against
     power loss or an OS crash, everything up to the last request built.
     ``durability="every_call"`` syncs every call, so every acknowledged write survives
-    power loss too.
+    power loss too. ``durability="turn"`` stores the calls that only add with the next
+    request (or `close`), in its one synced transaction: one transaction per agent turn,
+    and a kill -9 loses what was added since the last request built (a request is the
+    acknowledgement).
     """
 
     def __init__(
@@ -213,11 +217,13 @@ class Context:
     ) -> None:
         if not isinstance(background, bool):
             raise ConfigError(background, f"background={background!r}: expected True or False")
-        if durability not in ("request", "every_call"):
-            expected = "expected 'request' or 'every_call'"
+        if durability not in ("request", "every_call", "turn"):
+            expected = "expected 'request', 'every_call' or 'turn'"
             raise ConfigError(durability, f"durability={durability!r}: {expected}")
         #: Whether a call that only adds to the history waits for the disk.
         self._sync_each_call = durability == "every_call"
+        #: Whether such a call is stored only with the next request (one transaction a turn).
+        self._store_per_turn = durability == "turn"
         problem = argument_problem(
             spec=spec,
             model=model,
@@ -457,6 +463,9 @@ class Context:
         read = read_tool_call(call)
         if isinstance(read, Unreadable):
             raise InputError(f"cannot read tool call {call!r:.80}: {read.reason}")
+        if self._keeper is not None and self._store_per_turn:
+            # A search reads the store's index: what was added since the request goes in first.
+            self._store(now=True)
         store = self._keeper.store if self._keeper is not None else None
         commit = self._prep.commit if self._prep is not None else None
         # Paged to fit under the pipeline's cap, so the answer reaches the model whole.
@@ -541,10 +550,11 @@ class Context:
         """What the engine decided for the last request (tokens, commit, decision path)."""
         return self._prep
 
-    def _store(self) -> None:
+    def _store(self, *, now: bool = False) -> None:
         # One transaction per call that changed the session: what it added, the head, and
-        # (after a response) the usage; a request adds its commits.
-        if self._keeper is not None:
+        # (after a response) the usage; a request adds its commits. Stored per turn, the
+        # keeper holds the call's nodes until the next request (or ``now``).
+        if self._keeper is not None and (now or not self._store_per_turn):
             state = self.engine.states.get(self.session.session_id)
             head = self._prep.head if self._prep is not None else None
             durable = self._sync_each_call
@@ -571,10 +581,17 @@ class Context:
                     self.engine.pin(session, node, pinned=pinned)
 
     def close(self) -> None:
-        """Cancel the background summary, if one is under way, and close the store if this object opened it."""
+        """Cancel the background summary, store what waits (``durability="turn"``), close the store if this object opened it."""
         self.engine.cancel_background(self.session.session_id)
-        if self._keeper is not None and self._owns_store:
-            self._keeper.store.close()
+        try:
+            if self._keeper is not None and self._store_per_turn:
+                # What was added since the last request is written now, synced.
+                state = self.engine.states.get(self.session.session_id)
+                head = self._prep.head if self._prep is not None else None
+                _stored(self._keeper.flush(self.session, state, head))
+        finally:
+            if self._keeper is not None and self._owns_store:
+                self._keeper.store.close()
 
     def __enter__(self) -> Self:
         return self

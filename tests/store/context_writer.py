@@ -3,7 +3,8 @@
 ``context_writer.py STORE [DURABILITY]``: turns of request, reply with a tool call and the tool's
 result, forever. After each `Context` call returns it prints ``ack KIND NODES HEAD``
 (the call, how many nodes the session holds, its head): every printed line is a write the
-store acknowledged. Tool outputs come in every size, up to 60,000 characters.
+store acknowledged. With ``turn`` (``durability="turn"``) only a request stores, so only
+requests are acknowledged. Tool outputs come in every size, up to 60,000 characters.
 """
 
 from __future__ import annotations
@@ -64,10 +65,14 @@ def loop_context(
 def main() -> None:
     """Run turns until killed."""
     clock = [1_000.0]
-    durability: Durability = "every_call" if sys.argv[2:] == ["every_call"] else "request"
+    chosen = sys.argv[2] if sys.argv[2:] else "request"
+    durability: Durability = (
+        "turn" if chosen == "turn" else "every_call" if chosen == "every_call" else "request"
+    )
     ctx = loop_context(sys.argv[1], clock, durability)
     for kind in steps(ctx, clock):
-        _ack(ctx, kind)
+        if durability != "turn" or kind == "request":
+            _ack(ctx, kind)
 
 
 if __name__ == "__main__":

@@ -137,11 +137,12 @@ def _replica(stored: Graph, prepared: str | None) -> Context:
 def test_a_killed_agent_loop_loses_nothing(fresh_store_url: Callable[[], str]) -> None:
     """Two kills of a live loop: every acknowledged call is stored and the session goes on.
 
-    One loop syncs at each request (the default), the other at every call.
+    One loop syncs at each request (the default), one at every call, one stores per turn.
     """
     acked = [
         _kill_trial(fresh_store_url(), 7, "request"),
         _kill_trial(fresh_store_url(), 8, "every_call"),
+        _kill_trial(fresh_store_url(), 9, "turn"),
     ]
     assert min(acked) > 0
 
@@ -155,3 +156,14 @@ def test_forty_kills_of_a_live_loop_per_backend(fresh_store_url: Callable[[], st
         acked = list(pool.map(_kill_trial, urls, seeds))
     assert len(acked) == 40
     assert sum(acked) > 40 * 4, acked
+
+
+@pytest.mark.slow
+def test_thirty_kills_of_a_loop_stored_per_turn(fresh_store_url: Callable[[], str]) -> None:
+    """``durability="turn"``: each acknowledged request, with the turn before it, survives a kill."""
+    seeds = range(100, 130)
+    urls = [fresh_store_url() for _ in seeds]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        acked = list(pool.map(_kill_trial, urls, seeds, ["turn"] * len(urls)))
+    assert len(acked) == 30
+    assert sum(acked) > 30, acked

@@ -21,6 +21,7 @@ from ctxrules.engine.persist import Keeper
 from ctxrules.store import SqliteStore, open_store
 from ctxrules.store.protocol import Store
 from ctxrules.store.turn import TurnWrite
+from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import HeuristicCounter
 
 
@@ -193,9 +194,59 @@ def test_the_durable_flags_of_a_turn() -> None:
         ctx.close()
 
 
+def test_stored_per_turn_a_turn_is_one_synced_transaction() -> None:
+    """``durability="turn"``: the calls that only add write nothing; the request writes them all.
+
+    Its one turn holds the user message, the reply with its tool call, the tool's result,
+    the head, the commit and the usage, synced; nothing else is written in the turn.
+    """
+    recording = Recording()
+    ctx = _context(recording, "turn")  # type: ignore[arg-type]
+    recording.turns.clear()
+    writes: list[int] = []
+    _turn(ctx, 0, lambda _call: writes.append(len(recording.turns)))
+    assert writes == [0, 0, 0, 1]
+    [turn] = recording.turns
+    assert turn.durable
+    assert [n.role.value for n in turn.nodes] == ["user", "assistant", "tool"]
+    assert turn.head is not None
+    assert turn.commits
+    assert turn.usage is not None
+    ctx.close()
+
+
+def test_stored_per_turn_close_stores_what_waits(tmp_path: Path) -> None:
+    """What was added after the last request is written by `close`, and a reopen finds it."""
+    path = tmp_path / "turn.sqlite"
+    ctx = _context(SqliteStore.open(path).unwrap(), "turn")
+    ctx.add({"role": "user", "content": "one more thing"})
+    with SqliteStore.open(path).unwrap() as other:
+        assert len(other.load_session("d").unwrap().graph) == 1  # not stored yet
+    ctx.close()
+    with SqliteStore.open(path).unwrap() as other:
+        graph = other.load_session("d").unwrap().graph
+    assert "one more thing" in {n.output for n in graph.nodes.values()}
+
+
+def test_stored_per_turn_a_search_sees_what_was_added_since_the_request() -> None:
+    """A ``search_history`` call reads the store's index: what waits is written first."""
+    recording = Recording()
+    ctx = _context(recording, "turn")  # type: ignore[arg-type]
+    ctx.add({"role": "user", "content": "the zebrafish fixture lives in data/zebra.csv"})
+    ctx.openai()
+    call = ("s1", "search_history", {"query": "zebrafish"})
+    reply = ctx.record(openai_response(1, "looking", [call], (3_000, 0)))
+    before = len(recording.turns)
+    answer = ctx.answer_recall(reply.tool_calls[0])
+    assert answer is not None
+    assert "zebra.csv" in answer
+    assert len(recording.turns) == before + 1  # the reply went in before the search ran
+    ctx.close()
+
+
 def test_an_unknown_durability_is_refused() -> None:
-    """A misspelt setting is a `ConfigError` naming the two it may be."""
-    with pytest.raises(ConfigError, match="'request' or 'every_call'"):
+    """A misspelt setting is a `ConfigError` naming the three it may be."""
+    with pytest.raises(ConfigError, match="'request', 'every_call' or 'turn'"):
         Context(model="gpt-4o", durability="always")  # type: ignore[arg-type]
 
 
