@@ -300,7 +300,14 @@ _MEMO: _Memo[str] = _Memo(entries=4_096, characters=2_000_000)
 _NAMES: _Memo[tuple[str, ...]] = _Memo(entries=4_096, characters=2_000_000)
 
 
-def lookup_hints(text: str, chars: int, shown: str = "", seen: frozenset[str] = frozenset()) -> str:
+def lookup_hints(
+    text: str,
+    chars: int,
+    shown: str = "",
+    seen: frozenset[str] = frozenset(),
+    *,
+    failure: str | None = None,
+) -> str:
     """``names: a, b, …`` of ``text``'s distinctive names not in ``shown`` nor ``seen``, within ``chars``.
 
     ``seen`` holds names the request shows elsewhere (`shown_names`): the bounded room goes
@@ -309,7 +316,8 @@ def lookup_hints(text: str, chars: int, shown: str = "", seen: frozenset[str] = 
     The first line reporting a failure (an error, a traceback, "not found"), cut to 120
     characters, comes first when it takes at most half the room.
 
-    Empty when ``chars`` leaves no room or the text has no such name.
+    Empty when ``chars`` leaves no room or the text has no such name. ``failure``, when
+    given, is `failure_line` of ``text``, already read (`item_failure`).
 
     >>> lookup_hints("use parse_args and load_config; parse_args twice", 40, shown="load_config")
     'names: parse_args'
@@ -317,16 +325,45 @@ def lookup_hints(text: str, chars: int, shown: str = "", seen: frozenset[str] = 
     key = (text, chars, shown, seen)
     found = _MEMO.found.get(key)
     if found is None:
-        found = _lookup_hints(text, chars, shown, seen)
+        found = _lookup_hints(text, chars, shown, seen, failure)
         _MEMO.keep(key, found)
     return found
 
 
-def _lookup_hints(text: str, chars: int, shown: str, seen: frozenset[str]) -> str:
+def failure_line(text: str) -> str:
+    r"""The first line of ``text`` reporting a failure, on one line and cut to 120 characters; or "".
+
+    >>> failure_line("ok\nValueError: bad  value\nmore")
+    'ValueError: bad value'
+    """
+    error = _error_line(text[:READ_CHARS])
+    return " ".join(error.group().split())[:_ERROR_CHARS] if error else ""
+
+
+#: The key under which an item keeps `failure_line` of its text.
+FAILURE_KEY = "failure_line"
+
+
+def item_failure(item: ContextItem) -> str:
+    """`failure_line` of the item's text, read once per item and kept with it.
+
+    A pending result's stub is built again at every batch point weighed and declined, each
+    time with other names in view: the line it leads with is the same every time.
+    """
+    memo = item.memo
+    found: str | None = memo.get(FAILURE_KEY) if memo is not None else None  # type: ignore[assignment]
+    if found is None:
+        found = failure_line(item.rendered)
+        item.remember(FAILURE_KEY, found)
+    return found
+
+
+def _lookup_hints(
+    text: str, chars: int, shown: str, seen: frozenset[str], failure: str | None
+) -> str:
     room = chars - len(HINTS_PREFIX)
     kept: list[str] = []
-    error = _error_line(text[:READ_CHARS])
-    line = " ".join(error.group().split())[:_ERROR_CHARS] if error else ""
+    line = failure_line(text) if failure is None else failure
     if line and line not in shown and len(line) + 2 <= room // 2:
         kept.append(line)
         room -= len(line)

@@ -13,6 +13,7 @@ from ctxrules.rules.cap import CAPPED, cap_marker, cap_tool_result
 from ctxrules.rules.facts import Facts
 from ctxrules.rules.handles import handle_source, with_note
 from ctxrules.rules.hints import (
+    item_failure,
     item_names,
     last_written,
     lookup_hints,
@@ -59,18 +60,41 @@ def tool_stub(
     >>> tool_stub(ContextItem("n", "tool", rendered="def load_config(): ...\n" * 9, tool_name="cat"), 4, 3, hint_chars=40)
     '[tool cat] output: def … ... | names: load_config [recall h:dmlldx2t]'
     """
-    text = one_line(item.rendered)
+    text = _one_line(item)
     short = len(text) <= head_chars + tail_chars
     body = text if short else f"{text[:head_chars]}… {text[len(text) - tail_chars :]}"
     hints = (
         ""
         if short or not hint_chars
-        else lookup_hints(item.rendered, hint_chars, f"{body}\n{shown}" if shown else body, seen)
+        else lookup_hints(
+            item.rendered,
+            hint_chars,
+            f"{body}\n{shown}" if shown else body,
+            seen,
+            failure=item_failure(item),
+        )
     )
     body = f"{body} | {hints}" if hints else body
     return with_note(
         f"[tool {item.tool_name or 'unknown'}] output: {body}", handle_source(item), on=handles
     )
+
+
+#: The key under which an item keeps its text on one line (a stub's head and tail read it).
+_ONE_LINE_KEY = "one_line"
+
+
+def _one_line(item: ContextItem) -> str:
+    """`one_line` of the item's text, read once per item and kept with it.
+
+    Pending results are stubbed again at every batch point weighed and declined.
+    """
+    memo = item.memo
+    found: str | None = memo.get(_ONE_LINE_KEY) if memo is not None else None  # type: ignore[assignment]
+    if found is None:
+        found = one_line(item.rendered)
+        item.remember(_ONE_LINE_KEY, found)
+    return found
 
 
 def _agable(item: ContextItem, protected: frozenset[str]) -> bool:
@@ -90,12 +114,19 @@ def _in_use(item: ContextItem, used: frozenset[str]) -> bool:
     """Whether the assistant lately wrote at least `USED_NAMES` of the result's names."""
     if not used:
         return False
-    return sum(1 for name in item_names(item) if name in used) >= USED_NAMES
+    # A result's names are distinct: the intersection counts them, in C, not name by name.
+    return len(used.intersection(item_names(item))) >= USED_NAMES
 
 
 def _used_after(item: ContextItem, index: int, last: dict[str, int]) -> bool:
     """Whether the assistant wrote `USED_NAMES` of the result's names after it (`last_written`)."""
-    return sum(1 for name in item_names(item) if last.get(name, -1) > index) >= USED_NAMES
+    found = 0
+    for name in item_names(item):
+        if last.get(name, -1) > index:
+            found += 1
+            if found >= USED_NAMES:
+                return True
+    return False
 
 
 @attrs.define
