@@ -18,6 +18,7 @@ from ctxrules.dag import Role
 from ctxrules.rules import Facts, WorkMeter
 from ctxrules.rules import hints as hints_module
 from ctxrules.rules.hints import last_written, names, shown_names
+from ctxrules.rules.tool_aging import tool_stub
 
 
 def test_names_reads_a_text_once_and_answers_a_new_list(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -263,3 +264,24 @@ def test_names_in_view_skip_the_chunks_a_summary_covers() -> None:
     # The chunk the summary ends in is read whole (its answer is kept with it): 4,000 is
     # 62 chunks and 32 items; 4,000 were read before.
     assert meter.items_visited == 4_010 - 62 * 64
+
+
+def test_a_pending_stub_reads_its_failure_line_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A result stubbed again with other names in view (the next declined point) reads its text once."""
+    read: list[str] = []
+    real = hints_module._error_line
+
+    def counting(text: str) -> Any:
+        read.append(text)
+        return real(text)
+
+    monkeypatch.setattr(hints_module, "_error_line", counting)
+    text = "ok load_config\nValueError: bad pending_marker_77 value\n" + "row parse_args\n" * 40
+    item = ContextItem("t1", "tool", rendered=text, tool_name="cat")
+    stubs = [
+        tool_stub(item, 0, 0, hint_chars=120, seen=frozenset(seen))
+        for seen in ((), ("load_config",), ("load_config", "parse_args"))
+    ]
+    assert all("| names: ValueError: bad pending_marker_77 value, " in stub for stub in stubs)
+    assert stubs[0] != stubs[2]
+    assert read == [text]
