@@ -60,9 +60,7 @@ def tool_stub(
     >>> tool_stub(ContextItem("n", "tool", rendered="def load_config(): ...\n" * 9, tool_name="cat"), 4, 3, hint_chars=40)
     '[tool cat] output: def … ... | names: load_config [recall h:dmlldx2t]'
     """
-    text = _one_line(item)
-    short = len(text) <= head_chars + tail_chars
-    body = text if short else f"{text[:head_chars]}… {text[len(text) - tail_chars :]}"
+    body, short = _stub_body(item, head_chars, tail_chars)
     hints = (
         ""
         if short or not hint_chars
@@ -80,21 +78,36 @@ def tool_stub(
     )
 
 
-#: The key under which an item keeps its text on one line (a stub's head and tail read it).
-_ONE_LINE_KEY = "one_line"
+#: The key under which an item keeps its text's ends on one line (a stub's head and tail).
+_ENDS_KEY = "one_line_ends"
+#: The most characters of each end kept with an item: a stub's head or tail past it is cut
+#: from the whole text again (the default stubs keep none).
+_ENDS = 512
 
 
-def _one_line(item: ContextItem) -> str:
-    """`one_line` of the item's text, read once per item and kept with it.
+def _stub_body(item: ContextItem, head_chars: int, tail_chars: int) -> tuple[str, bool]:
+    """A stub's body (the text on one line, or its head and tail) and whether it is whole.
 
-    Pending results are stubbed again at every batch point weighed and declined.
+    The length and the ends of `one_line` of the item's text are kept with the item:
+    pending results are stubbed again at every batch point weighed and declined, and the
+    ends, not a copy of the whole text, bound what each item keeps.
     """
     memo = item.memo
-    found: str | None = memo.get(_ONE_LINE_KEY) if memo is not None else None  # type: ignore[assignment]
-    if found is None:
-        found = one_line(item.rendered)
-        item.remember(_ONE_LINE_KEY, found)
-    return found
+    ends: tuple[int, str, str] | None = memo.get(_ENDS_KEY) if memo is not None else None  # type: ignore[assignment]
+    text = None
+    if ends is None:
+        text = one_line(item.rendered)
+        ends = (len(text), text[:_ENDS], text[max(0, len(text) - _ENDS) :])
+        item.remember(_ENDS_KEY, ends)
+    length, head, tail = ends
+    if length <= head_chars + tail_chars:
+        return (
+            text if text is not None else head if length <= _ENDS else one_line(item.rendered)
+        ), True
+    if head_chars > _ENDS or tail_chars > _ENDS:
+        text = text if text is not None else one_line(item.rendered)
+        return f"{text[:head_chars]}… {text[length - tail_chars :]}", False
+    return f"{head[:head_chars]}… {tail[len(tail) - tail_chars :] if tail_chars else ''}", False
 
 
 def _agable(item: ContextItem, protected: frozenset[str]) -> bool:

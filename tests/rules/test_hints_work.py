@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ctxrules.commit import ContextCommit, ContextItem, State
@@ -18,6 +18,8 @@ from ctxrules.dag import Role
 from ctxrules.rules import Facts, WorkMeter
 from ctxrules.rules import hints as hints_module
 from ctxrules.rules.hints import last_written, names, shown_names
+from ctxrules.rules.text import one_line
+from ctxrules.rules.tool_aging import _stub_body as stub_body
 from ctxrules.rules.tool_aging import tool_stub
 
 
@@ -285,3 +287,23 @@ def test_a_pending_stub_reads_its_failure_line_once(monkeypatch: pytest.MonkeyPa
     assert all("| names: ValueError: bad pending_marker_77 value, " in stub for stub in stubs)
     assert stubs[0] != stubs[2]
     assert read == [text]
+
+
+@given(
+    text=st.text(alphabet="ab \n\tc", max_size=1_400),
+    head=st.integers(0, 700),
+    tail=st.integers(0, 700),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_stubs_kept_ends_give_the_body_of_the_whole_text(text: str, head: int, tail: int) -> None:
+    """The ends an item keeps give the stub body `one_line` of its whole text gives, at any size."""
+    line = one_line(text)
+    short = len(line) <= head + tail
+    expected = line if short else f"{line[:head]}… {line[len(line) - tail :]}"
+    item = ContextItem("t", "tool", rendered=text, tool_name="cat")
+    for _ in range(2):  # the first reads the text, the second the kept ends
+        assert stub_body(item, head, tail) == (expected, short)
+    kept = item.memo["one_line_ends"] if item.memo else None
+    assert isinstance(kept, tuple)
+    assert len(kept[1]) <= 512
+    assert len(kept[2]) <= 512
