@@ -67,6 +67,14 @@ class LazyChunk(Sequence["ContextItem"]):
         """Whether the chunk has been read."""
         return self._chunk is not None
 
+    def prime(self, chunk: Chunk) -> None:
+        """Keep ``chunk``, read by the caller, as if the source had read it (a read under way)."""
+        if len(chunk) != self.size:
+            msg = f"chunk {self.key[:12]} holds {len(chunk)} items, expected {self.size}"
+            raise ValueError(msg)
+        if self._chunk is None:
+            self._chunk = chunk
+
     def __len__(self) -> int:
         return self.size
 

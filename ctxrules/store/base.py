@@ -82,9 +82,11 @@ class StoreBase(abc.ABC):
     ) -> Result[T, StoreError]:
         """Run a write, and learn the object digests it wrote once its transaction commits."""
         fresh: list[str] = []
+        self._known.pending.clear()
         result = self._transaction(
             operation, lambda tx: work(tx, fresh), write=True, durable=durable
         )
+        self._known.settle(committed=isinstance(result, Success))
         if isinstance(result, Success):
             self._known.update(fresh)
         return result
@@ -280,13 +282,23 @@ class StoreBase(abc.ABC):
         """
         source = self._read_items if lazy else None
 
-        def work(tx: Tx) -> Result[tuple[ContextCommit | None, list[str]], StoreError]:
+        def work(tx: Tx) -> Result[tuple[ContextCommit | None, list[str], int], StoreError]:
             reader = objects.CommitReader(tx.rows, source=source)
-            return reader.last(session_id).map(lambda commit: (commit, list(reader.digests())))
+            return reader.last(session_id).map(
+                lambda commit: (
+                    commit,
+                    list(reader.digests()),
+                    reader.depths.get(commit.id, objects.MAX_CHAIN) if commit else 0,
+                )
+            )
 
         read = self._transaction("last_commit", reading(session_id, work), write=False)
         if isinstance(read, Success):
-            self._known.update(read.unwrap()[1])
+            commit, digests, depth = read.unwrap()
+            self._known.update(digests)
+            if commit is not None:
+                # The next commit of a resumed session may be stored as its extension.
+                self._known.remember(commit.id, commit.items, depth)
         return read.map(lambda found: found[0])
 
     def _read_items(self, digests: Sequence[str]) -> Mapping[str, ContextItem]:

@@ -8,6 +8,12 @@ storing it writes only its new items and the path down to them (a few nodes of a
 64 digests), whatever the session's length. Items are stored once, under the digest the
 commit id is built from. Objects are never changed or deleted, only added.
 
+Between batch points a commit only adds items at the end of its parent's. Such a commit
+is stored as an extension (``extends``: the parent's id, ``added``: the new items'
+digests), not a tree: no node is rewritten for it. A chain of extensions ends at a commit
+with a tree at most `MAX_CHAIN` steps back, so reading a commit reads at most that many
+rows more.
+
 The SQL is the same on both backends (`Rows`); each backend runs it in its transaction.
 """
 
@@ -38,6 +44,8 @@ FORMAT = 2
 FANOUT = CHUNK
 #: The key under which a chunk remembers its tree digest (a pure function of its items).
 _MEMO = "store.node"
+#: The most extensions in a row: the next commit is stored with a tree again.
+MAX_CHAIN = 16
 
 #: Reads stored items by digest in a transaction of its own (how a lazy chunk is read later).
 ItemSource = Callable[[Sequence[str]], Mapping[str, ContextItem]]
@@ -138,6 +146,27 @@ class KnownObjects(set[str]):
         self.groups: dict[int, Group] = {}
         #: The groups (by position) whose every leaf was found known stored.
         self.settled: set[int] = set()
+        #: Commits known stored, by id: their items and how many extensions they end
+        #: (a commit that only adds to one of them is stored as its extension).
+        self.chains: dict[str, tuple[ItemVector, int]] = {}
+        #: Commits written by the transaction under way (known stored once it commits).
+        self.pending: dict[str, tuple[ItemVector, int]] = {}
+
+    #: The most commits remembered in `chains` (an agent extends its last one or two).
+    CHAINS = 8
+
+    def remember(self, commit_id: str, items: ItemVector, depth: int) -> None:
+        """Note a commit known stored (read, or written by a transaction that committed)."""
+        self.chains[commit_id] = (items, depth)
+        while len(self.chains) > self.CHAINS:
+            del self.chains[next(iter(self.chains))]
+
+    def settle(self, *, committed: bool) -> None:
+        """The transaction under way ended: its commits are known stored, or forgotten."""
+        pending, self.pending = self.pending, {}
+        if committed:
+            for commit_id, (items, depth) in pending.items():
+                self.remember(commit_id, items, depth)
 
 
 class StoredChunk(LazyChunk):
@@ -262,28 +291,36 @@ def object_digests(items: ItemVector) -> Iterator[str]:
         yield from (item.digest for item in node.chunk or ())
 
 
-def header(commit: ContextCommit, root: str | None) -> str:
-    """A commit row's ``data``: every field of the id but the items, which the tree holds."""
-    return canonical_json(
-        {
-            "format": FORMAT,
-            "session_id": commit.session_id,
-            "parent_ids": list(commit.parent_ids),
-            "created_at": commit.created_at,
-            "head_node_id": commit.head_node_id,
-            "rules_version": commit.rules_version,
-            "total_tokens": commit.total_tokens,
-            "summary": commit.summary,
-            "marks": dict(commit.marks),
-            "attached": sorted(commit.attached),
-            "root": root,
-            "length": len(commit.items),
-            # Derived from the items, kept so a reader need not read them to build the commit
-            # (each lazily read chunk is checked against them).
-            "hidden": [list(span) for span in commit.hidden or ()],
-            "summary_at": commit.summary_at,
-        }
-    )
+def header(
+    commit: ContextCommit, root: str | None, extends: tuple[str, Sequence[str], int] | None = None
+) -> str:
+    """A commit row's ``data``: every field of the id but the items, which the tree holds.
+
+    With ``extends`` (the parent's id, the added items' digests, the chain's length) the
+    row names its parent and the items added to it instead of a tree.
+    """
+    fields: dict[str, object] = {
+        "format": FORMAT,
+        "session_id": commit.session_id,
+        "parent_ids": list(commit.parent_ids),
+        "created_at": commit.created_at,
+        "head_node_id": commit.head_node_id,
+        "rules_version": commit.rules_version,
+        "total_tokens": commit.total_tokens,
+        "summary": commit.summary,
+        "marks": dict(commit.marks),
+        "attached": sorted(commit.attached),
+        "root": root,
+        "length": len(commit.items),
+        # Derived from the items, kept so a reader need not read them to build the commit
+        # (each lazily read chunk is checked against them).
+        "hidden": [list(span) for span in commit.hidden or ()],
+        "summary_at": commit.summary_at,
+    }
+    if extends is not None:
+        base, added, depth = extends
+        fields.update(extends=base, added=list(added), depth=depth)
+    return canonical_json(fields)
 
 
 @attrs.frozen
@@ -350,14 +387,55 @@ def put_commit(
 def write_commit(
     rows: Rows, commit: ContextCommit, seq: int, known: set[str] | frozenset[str] = frozenset()
 ) -> Written:
-    """Store ``commit``, not stored yet, as the session's ``seq``-th, with its objects not in ``known``."""
-    root, objects = put_objects(rows, commit.items, known)
-    data = header(commit, root)
+    """Store ``commit``, not stored yet, as the session's ``seq``-th, with its objects not in ``known``.
+
+    A commit that only adds items to its parent's, known stored, is stored as its extension.
+    """
+    extension = _extension(commit, known)
+    if extension is None:
+        root, objects = put_objects(rows, commit.items, known)
+        data, depth = header(commit, root), 0
+    else:
+        base, added, depth = extension
+        objects = _put_items(rows, added, known)
+        data = header(commit, None, (base, [item.digest for item in added], depth))
+    if isinstance(known, KnownObjects):
+        known.pending[commit.id] = (commit.items, depth)
     rows.run(
         "INSERT INTO commits (id, session_id, seq, head_node_id, data) VALUES (?, ?, ?, ?, ?)",
         (commit.id, commit.session_id, seq, commit.head_node_id, data),
     )
     return attrs.evolve(objects, rows=objects.rows + 1, bytes=objects.bytes + len(data))
+
+
+def _extension(
+    commit: ContextCommit, known: set[str] | frozenset[str]
+) -> tuple[str, tuple[ContextItem, ...], int] | None:
+    """The parent ``commit`` extends (its id, the items added, the chain's length), or None."""
+    if not isinstance(known, KnownObjects) or not commit.parent_ids:
+        return None
+    parent = commit.parent_ids[0]
+    found = known.pending.get(parent) or known.chains.get(parent)
+    if found is None or found[1] >= MAX_CHAIN:
+        return None
+    items, depth = found
+    first = items.first_difference(commit.items)
+    if len(commit.items) < len(items) or (first is not None and first < len(items)):
+        return None
+    return parent, commit.items[len(items) :], depth + 1
+
+
+def _put_items(
+    rows: Rows, items: Sequence[ContextItem], known: set[str] | frozenset[str]
+) -> Written:
+    """Store the items not stored yet (an extension's added items)."""
+    item_rows = {i.digest: item_row(i) for i in items if i.digest not in known}
+    if item_rows:
+        rows.many(
+            "INSERT INTO items (digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            item_rows.items(),
+        )
+    return Written(tuple(item_rows), len(item_rows), sum(map(len, item_rows.values())))
 
 
 def rewrite_inline(rows: Rows) -> str | None:
@@ -408,9 +486,18 @@ class CommitReader:
         self.chunks: dict[str, Chunk] = {}
         #: Each chunk's share of the items digest: a session's commits share their chunks.
         self.shares: dict[tuple[int, int], tuple[object, int]] = {}
+        #: Commits read, by id (an extension is built on its parent), and how many
+        #: extensions each ends (0: it has a tree).
+        self.commits: dict[str, ContextCommit] = {}
+        self.depths: dict[str, int] = {}
+        #: The commits being decoded (a parent named again is a cycle, not a deeper read).
+        self._open: set[str] = set()
 
     def get(self, commit_id: str) -> Result[ContextCommit, StoreError]:
         """The commit with this id, or `UnknownCommit`."""
+        known = self.commits.get(commit_id)
+        if known is not None:
+            return Success(known)
         row = self.rows.one("SELECT data FROM commits WHERE id = ?", (commit_id,))
         if row is None:
             return Failure(UnknownCommit(commit_id))
@@ -448,12 +535,73 @@ class CommitReader:
             if fields.get("format") != FORMAT:
                 # A row of the first form (items inline), as an unmigrated store holds.
                 return _inline(commit_id, fields)
-            commit = self._assemble(fields)
+            if "extends" in fields:
+                built = self._guarded(commit_id, fields)
+            else:
+                built = Success(self._assemble(fields))
+                self.depths[commit_id] = 0
         except (ValueError, TypeError, KeyError, AttributeError) as err:
             return _corrupt(commit_id, f"{type(err).__name__}: {err}")
+        return built.bind(lambda commit: self._addressed(commit_id, commit))
+
+    def _addressed(
+        self, commit_id: str, commit: ContextCommit
+    ) -> Result[ContextCommit, StoreError]:
+        """``commit`` if its content hashes to ``commit_id`` (kept for the commits built on it)."""
         if commit.id != commit_id:
             return _corrupt(commit_id, f"the content hashes to {commit.id!r}")
+        self.commits[commit_id] = commit
         return Success(commit)
+
+    def _guarded(
+        self, commit_id: str, fields: dict[str, object]
+    ) -> Result[ContextCommit, StoreError]:
+        """`_extended`, refusing a row that its own parents extend (a cycle)."""
+        if commit_id in self._open:
+            return _corrupt(commit_id, "it extends itself through its parents")
+        self._open.add(commit_id)
+        try:
+            return self._extended(commit_id, fields)
+        finally:
+            self._open.discard(commit_id)
+
+    def _extended(
+        self, commit_id: str, fields: dict[str, object]
+    ) -> Result[ContextCommit, StoreError]:
+        """The commit an extension row holds: its parent's items with the added ones after them."""
+        base, added, depth = fields["extends"], fields["added"], fields["depth"]
+        if not isinstance(base, str) or not isinstance(added, list) or not isinstance(depth, int):
+            msg = "extends, added or depth have the wrong type"
+            raise TypeError(msg)
+        if not 0 < depth <= MAX_CHAIN:
+            msg = f"an extension {depth} long"
+            raise ValueError(msg)
+        read = self.get(base)
+        if isinstance(read, Failure):
+            return _corrupt(commit_id, f"its parent {base[:12]}: {read.failure().message}")
+        parent = read.unwrap()
+        if self.depths.get(base, MAX_CHAIN) != depth - 1 or base not in (
+            fields["parent_ids"] if isinstance(fields["parent_ids"], list) else ()
+        ):
+            msg = "its parent is not the one it extends"
+            raise ValueError(msg)
+        self._fetch_items([str(d) for d in added])
+        new = [self.items[str(d)] for d in added]
+        self._read_last_chunk(parent)
+        grown = parent.append_items(new)
+        layout = _layout(fields)
+        lazy = self.source is not None and layout is not None
+        if lazy:
+            assert layout is not None  # noqa: S101 - lazy implies a layout
+            # The added items are read now: checked as a lazily read chunk is.
+            _check_layout(new, len(parent.items), layout)
+        if len(grown.items) != fields["length"]:
+            msg = (
+                f"the extension holds {len(grown.items)} items, the header says {fields['length']}"
+            )
+            raise ValueError(msg)
+        self.depths[commit_id] = depth
+        return Success(self._commit(fields, grown.items, grown.digest, layout if lazy else None))
 
     def _assemble(self, fields: dict[str, object]) -> ContextCommit:
         root, length = fields["root"], fields["length"]
@@ -476,6 +624,13 @@ class CommitReader:
         if len(items) != length:
             msg = f"the tree holds {len(items)} items, the header says {length}"
             raise ValueError(msg)
+        return self._commit(fields, items, digest, layout if lazy else None)
+
+    @staticmethod
+    def _commit(
+        fields: dict[str, object], items: ItemVector, digest: int, layout: tuple[Spans, int] | None
+    ) -> ContextCommit:
+        """The commit of a row's header fields with these items (and, read lazily, its layout)."""
         marks, attached = fields["marks"], fields["attached"]
         parents = fields["parent_ids"]
         if not isinstance(marks, dict) or not isinstance(attached, list):
@@ -496,9 +651,25 @@ class CommitReader:
             summary=fields["summary"],  # type: ignore[arg-type]
             marks=pmap(marks),
             attached=pset(attached),
-            hidden=layout[0] if lazy and layout else None,
-            summary_at=layout[1] if lazy and layout else -2,
+            hidden=layout[0] if layout else None,
+            summary_at=layout[1] if layout else -2,
         )
+
+    def _read_last_chunk(self, parent: ContextCommit) -> None:
+        """Read the parent's last chunk in this transaction, when unread: the items go after it.
+
+        Read through the source, it would be read in a transaction of its own while this
+        one is under way.
+        """
+        chunks = parent.items.chunks()
+        last = chunks[-1] if chunks else None
+        if type(last) is not StoredChunk or last.loaded or parent.hidden is None:
+            return
+        self._fetch_items(last.digests)
+        chunk = Chunk(self.items[d] for d in last.digests)
+        _check_layout(chunk, (len(chunks) - 1) * CHUNK, (parent.hidden, parent.summary_at))
+        chunk.memo[_MEMO] = last.key
+        last.prime(chunk)
 
     def _lazy(self, leaf: str, number: int, layout: tuple[Spans, int]) -> AnyChunk:
         """The chunk of ``leaf`` at chunk ``number``: shared if read, else a placeholder."""
@@ -596,7 +767,7 @@ def _layout(fields: Mapping[str, object]) -> tuple[Spans, int] | None:
     return spans, summary_at
 
 
-def _check_layout(chunk: Chunk, start: int, layout: tuple[Spans, int]) -> None:
+def _check_layout(chunk: Sequence[ContextItem], start: int, layout: tuple[Spans, int]) -> None:
     """Refuse a chunk whose summarized and summary items disagree with its commit's header."""
     spans, summary_at = layout
     for offset, item in enumerate(chunk):

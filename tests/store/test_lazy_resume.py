@@ -16,8 +16,8 @@ from types import ModuleType
 
 import pytest
 
-from ctxrules.commit.vector import LazyChunk
-from ctxrules.engine.context import Context, StoreFailed
+from ctxrules.commit.vector import CHUNK, LazyChunk
+from ctxrules.engine.context import ConfigError, Context, StoreFailed
 from ctxrules.store import SqliteStore, open_store
 from ctxrules.tokens import HeuristicCounter
 
@@ -165,15 +165,17 @@ def test_the_kept_reference_tracker_is_the_writers(store_url: str) -> None:
 def test_a_damaged_chunk_read_on_demand_is_a_store_failure(tmp_path: Path) -> None:
     """An item changed outside ctxrules is found when its chunk is read: `StoreFailed`, not a crash."""
     agent, path = _agent(), tmp_path / "agent.sqlite"
-    _run(agent, str(path), [0.0], range(6))
+    _run(agent, str(path), [0.0], range(40))
     store = open_store(str(path)).unwrap()
     commit = store.last_commit(SESSION).unwrap()
     store.close()
     assert commit is not None
-    digest = commit.items[-1].digest
+    # The first chunk: the resume reads only the last one (an extension's items go after it).
+    assert len(commit.items) > CHUNK
+    digest = commit.items[0].digest
     conn = sqlite3.connect(path)
     conn.execute("DROP TRIGGER items_no_update")
-    conn.execute("UPDATE items SET data = replace(data, 'def', 'fed') WHERE digest = ?", (digest,))
+    conn.execute("UPDATE items SET data = data || ' ' WHERE digest = ?", (digest,))
     conn.commit()
     conn.close()
     ctx = _context(str(path), [1_000_000.0])
@@ -182,6 +184,24 @@ def test_a_damaged_chunk_read_on_demand_is_a_store_failure(tmp_path: Path) -> No
             ctx.openai()
     finally:
         ctx.close()
+
+
+def test_a_damaged_item_an_extension_added_is_found_on_opening(tmp_path: Path) -> None:
+    """An item the last commit added to its parent is read with it: a resume refuses it at once."""
+    agent, path = _agent(), tmp_path / "agent.sqlite"
+    _run(agent, str(path), [0.0], range(6))
+    conn = sqlite3.connect(path)
+    data = conn.execute("SELECT data FROM commits ORDER BY seq DESC LIMIT 1").fetchone()[0]
+    added = json.loads(data)["added"]
+    assert added, "the last commit is stored as its parent's extension"
+    conn.execute("DROP TRIGGER items_no_update")
+    conn.execute(
+        "UPDATE items SET data = replace(data, '\"', '\" ') WHERE digest = ?", (added[-1],)
+    )
+    conn.commit()
+    conn.close()
+    with pytest.raises(ConfigError, match="does not match its digest"):
+        _context(str(path), [1_000_000.0])
 
 
 def test_a_reply_to_the_first_request_after_a_resume_visits_no_old_item(

@@ -141,7 +141,9 @@ EXPECTED_PG = {
     "add": {(7, 2)},  # one node and the head
     "record": {(9, 2)},  # the reply, its tool call, the head and the usage
     "add_tool_result": {(7, 2)},  # a completion: its node read, no next seq
-    "openai": {(8, 2)},  # the commit (its objects in two inserts) and the reference tracker
+    # The commit (its new items in one insert: it extends its parent, so no tree node) and
+    # the reference tracker; a commit stored with its tree adds the insert of its nodes.
+    "openai": {(7, 2)},
 }
 
 
@@ -170,8 +172,9 @@ def _sqlite_counts(path: Path, size: int) -> dict[str, list[int]]:
 def test_a_sqlite_turn_runs_the_same_statements_at_any_length(tmp_path: Path) -> None:
     """Each call of a turn runs the same statements at 300 and at 600 messages.
 
-    SQLite traces each row of an insert of many apart: a request's new tree rows are one per
-    level of the commit's tree, and both sessions' trees have two levels.
+    SQLite traces each row of an insert of many apart. Each request's commit only adds to
+    its parent's, so it is stored as its extension: no tree row (one per level of the tree
+    before, and both sessions' trees have two levels).
     """
     small = _sqlite_counts(tmp_path / "small.sqlite", 300)
     large = _sqlite_counts(tmp_path / "large.sqlite", 600)
@@ -185,4 +188,4 @@ def test_a_sqlite_turn_runs_the_same_statements_at_any_length(tmp_path: Path) ->
 #: and 17 statements); before the index was filled a batch at a time, each request also
 #: read the rows waiting and put the turn's four into the index (16). A turn of these
 #: sessions (their 300 and 600 rows indexed at their first request) leaves its rows waiting.
-EXPECTED_SQLITE = {"add": {8}, "record": {13}, "add_tool_result": {7}, "openai": {11}}
+EXPECTED_SQLITE = {"add": {8}, "record": {13}, "add_tool_result": {7}, "openai": {9}}

@@ -298,10 +298,13 @@ def test_an_upgraded_store_migrates_to_the_other_backend_and_back_whole(
             _check_commits(store, made)
         assert sum(n for (n,) in _query(target, "SELECT count(*) FROM offloads")) == blobs
         assert _cli(capsys, "verify", target)[0] == 0
-    # Each object once: every copy holds as many items and tree nodes as the upgraded store.
-    for table in ("items", "trees"):
-        count = f"SELECT count(*) FROM {table}"  # noqa: S608 - constant tables
-        assert _query(back, count) == _query(other_url, count) == _query(old, count)
+    # Each object once: every copy holds as many items as the upgraded store. The upgrade
+    # gave each commit a tree; a copy stores a commit that only adds to its parent as its
+    # extension, so both copies hold the same tree nodes, no more than the upgraded store.
+    items = "SELECT count(*) FROM items"
+    assert _query(back, items) == _query(other_url, items) == _query(old, items)
+    trees = "SELECT count(*) FROM trees"
+    assert _query(back, trees) == _query(other_url, trees) <= _query(old, trees)
     assert {session: _next_request(back, session) for session in SESSIONS} == before
 
 
