@@ -444,6 +444,10 @@ EDGE_INDEX: tuple[Statement, ...] = (
     "DROP INDEX nodes_caller",
     f"CREATE INDEX nodes_edge ON nodes (session_id, {EDGE})",
 )
+#: Commit rows may extend their parent (its id and the added items' digests) instead of
+#: naming a tree (`objects.write_commit`). No table changes; the version says that an
+#: older ctxrules, which cannot read such a row, must refuse the file rather than misread it.
+COMMIT_EXTENSIONS: tuple[Statement, ...] = ()
 #: The schema as ordered steps: step ``i`` (0-based) takes a file from version ``i`` to
 #: ``i + 1``. A change to the tables is a new step at the end, never an edit of an old one.
 MIGRATIONS: tuple[tuple[Statement, ...], ...] = (
@@ -455,6 +459,7 @@ MIGRATIONS: tuple[tuple[Statement, ...], ...] = (
     RESUME_STATE,
     NODE_HANDLES,
     EDGE_INDEX,
+    COMMIT_EXTENSIONS,
 )
 #: The first version whose node rows have ``chunks`` (output pieces in ``node_chunks``).
 CHUNKED_VERSION = MIGRATIONS.index(CHUNKED_OUTPUTS) + 1

@@ -86,7 +86,7 @@ def _edges(graph: Graph) -> dict[str, tuple[list[str], list[str]]]:
 
 
 def test_a_version_7_store_upgrades_to_one_edge_index(tmp_path: Path) -> None:
-    """A store with an index per edge opens as version 8; resumed edges and the next request are as before."""
+    """A store with an index per edge opens at the current version; resumed edges and the next request are as before."""
     path = tmp_path / "old.sqlite"
     with _context(path) as ctx:
         for turn in range(4):
@@ -106,7 +106,7 @@ def test_a_version_7_store_upgrades_to_one_edge_index(tmp_path: Path) -> None:
     with _context(path) as ctx:
         before = ctx.openai()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
     assert _indexes(path) == {"nodes_edge"}
     store = SqliteStore.open(path).unwrap()
     whole = _edges(store.load_graph("s").unwrap())

@@ -343,6 +343,12 @@ MIGRATIONS = (
             ),
         ),
     ),
+    Migration(
+        8,
+        "commit rows may extend their parent (its id and the added items' digests) instead of"
+        " naming a tree: no table changes, but an older ctxrules cannot read such a row",
+        (),
+    ),
 )
 
 #: The version a fully migrated database reports.
