@@ -82,7 +82,7 @@ class StoreBase(abc.ABC):
     ) -> Result[T, StoreError]:
         """Run a write, and learn the object digests it wrote once its transaction commits."""
         fresh: list[str] = []
-        self._known.pending.clear()
+        self._known.settle(committed=False)  # nothing left over from a write that raised
         result = self._transaction(
             operation, lambda tx: work(tx, fresh), write=True, durable=durable
         )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
@@ -149,21 +150,29 @@ class KnownObjects(set[str]):
         #: Commits known stored, by id: their items and how many extensions they end
         #: (a commit that only adds to one of them is stored as its extension).
         self.chains: dict[str, tuple[ItemVector, int]] = {}
-        #: Commits written by the transaction under way (known stored once it commits).
-        self.pending: dict[str, tuple[ItemVector, int]] = {}
+        #: Commits written by the transaction under way on each thread (known stored once
+        #: it commits): a store with a pool may run two writes at once.
+        self._pending: dict[int, dict[str, tuple[ItemVector, int]]] = {}
+        self._chains_lock = threading.Lock()
 
     #: The most commits remembered in `chains` (an agent extends its last one or two).
     CHAINS = 8
 
     def remember(self, commit_id: str, items: ItemVector, depth: int) -> None:
         """Note a commit known stored (read, or written by a transaction that committed)."""
-        self.chains[commit_id] = (items, depth)
-        while len(self.chains) > self.CHAINS:
-            del self.chains[next(iter(self.chains))]
+        with self._chains_lock:
+            self.chains[commit_id] = (items, depth)
+            while len(self.chains) > self.CHAINS:
+                del self.chains[next(iter(self.chains))]
+
+    @property
+    def pending(self) -> dict[str, tuple[ItemVector, int]]:
+        """The commits written by this thread's transaction under way."""
+        return self._pending.setdefault(threading.get_ident(), {})
 
     def settle(self, *, committed: bool) -> None:
-        """The transaction under way ended: its commits are known stored, or forgotten."""
-        pending, self.pending = self.pending, {}
+        """This thread's transaction ended: its commits are known stored, or forgotten."""
+        pending = self._pending.pop(threading.get_ident(), {})
         if committed:
             for commit_id, (items, depth) in pending.items():
                 self.remember(commit_id, items, depth)

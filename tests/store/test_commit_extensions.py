@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from ctxrules.commit import ContextItem
+from ctxrules.commit.vector import ItemVector
 from ctxrules.engine.context import Context
 from ctxrules.store import open_store
-from ctxrules.store.objects import MAX_CHAIN
+from ctxrules.store.objects import MAX_CHAIN, KnownObjects
 from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import HeuristicCounter
 
@@ -125,3 +128,19 @@ def test_an_extension_with_a_wrong_depth_is_corrupt(fresh_store_url: Callable[[]
     with open_store(url).unwrap() as store:
         read = store.get_commit(commit_id)
     assert "not the one it extends" in read.failure().message  # type: ignore[attr-defined]
+
+
+def test_a_commit_is_known_stored_only_once_its_transaction_committed() -> None:
+    """A rolled-back write is forgotten (nothing extends it); each thread's write is its own."""
+    known = KnownObjects()
+    items = ItemVector.of([ContextItem("n", "user")])
+    known.pending["rolled-back"] = (items, 0)
+    known.settle(committed=False)
+    known.pending["committed"] = (items, 0)
+    seen_elsewhere: list[int] = []
+    other = threading.Thread(target=lambda: seen_elsewhere.append(len(known.pending)))
+    other.start()
+    other.join()
+    known.settle(committed=True)
+    assert seen_elsewhere == [0]
+    assert set(known.chains) == {"committed"}
