@@ -25,10 +25,9 @@ class MalformedCommit(CommitError):
         return f"malformed commit: {self.reason}"
 
 
-def commit_to_json(commit: ContextCommit) -> dict[str, object]:
-    """The commit as plain JSON, with its id for checking on the way back."""
+def commit_header(commit: ContextCommit) -> dict[str, object]:
+    """Every field of the commit as plain JSON but its id and its items."""
     return {
-        "id": commit.id,
         "session_id": commit.session_id,
         "parent_ids": list(commit.parent_ids),
         "created_at": commit.created_at,
@@ -38,6 +37,14 @@ def commit_to_json(commit: ContextCommit) -> dict[str, object]:
         "summary": commit.summary,
         "marks": dict(commit.marks),
         "attached": sorted(commit.attached),
+    }
+
+
+def commit_to_json(commit: ContextCommit) -> dict[str, object]:
+    """The commit as plain JSON, with its id for checking on the way back."""
+    return {
+        "id": commit.id,
+        **commit_header(commit),
         "items": [item.to_json() for item in commit.items],
     }
 

@@ -34,6 +34,7 @@ from ctxrules.commit import ContextCommit, ContextItem, commit_from_json
 from ctxrules.commit.commit import chunks_digest, digests_digest
 from ctxrules.commit.item import item_digest, stored_item
 from ctxrules.commit.layout import Spans
+from ctxrules.commit.serialize import commit_header
 from ctxrules.commit.state import State
 from ctxrules.commit.vector import CHUNK, AnyChunk, Chunk, ItemVector, LazyChunk
 from ctxrules.store.errors import CorruptRecord, StoreError, UnknownCommit
@@ -310,15 +311,7 @@ def header(
     """
     fields: dict[str, object] = {
         "format": FORMAT,
-        "session_id": commit.session_id,
-        "parent_ids": list(commit.parent_ids),
-        "created_at": commit.created_at,
-        "head_node_id": commit.head_node_id,
-        "rules_version": commit.rules_version,
-        "total_tokens": commit.total_tokens,
-        "summary": commit.summary,
-        "marks": dict(commit.marks),
-        "attached": sorted(commit.attached),
+        **commit_header(commit),
         "root": root,
         "length": len(commit.items),
         # Derived from the items, kept so a reader need not read them to build the commit
