@@ -32,6 +32,7 @@ from ctxrules.engine.settings import argument_problem, room_problem, store_folde
 from ctxrules.engine.shapes import Said, ToolCall, ToolOutput, read_message, read_response
 from ctxrules.engine.turn import TurnPrep
 from ctxrules.importers.records import Unreadable
+from ctxrules.recall.tools import SEARCH_HISTORY
 from ctxrules.render import Message, TextBlock, count_messages
 from ctxrules.render.system_prompt import AgentProfile, SystemPrompt, build_system_prompt
 from ctxrules.rules import Facts, Pipeline
@@ -463,8 +464,9 @@ class Context:
         read = read_tool_call(call)
         if isinstance(read, Unreadable):
             raise InputError(f"cannot read tool call {call!r:.80}: {read.reason}")
-        if self._keeper is not None and self._store_per_turn:
-            # A search reads the store's index: what was added since the request goes in first.
+        if read.name == SEARCH_HISTORY:
+            # A search reads the store's index: what waits (stored per turn) goes in first.
+            # Another tool's call writes nothing: a loop hands every call here first.
             self._store(now=True)
         store = self._keeper.store if self._keeper is not None else None
         commit = self._prep.commit if self._prep is not None else None
@@ -550,14 +552,14 @@ class Context:
         """What the engine decided for the last request (tokens, commit, decision path)."""
         return self._prep
 
-    def _store(self, *, now: bool = False) -> None:
+    def _store(self, *, now: bool = False, durable: bool = False) -> None:
         # One transaction per call that changed the session: what it added, the head, and
         # (after a response) the usage; a request adds its commits. Stored per turn, the
         # keeper holds the call's nodes until the next request (or ``now``).
         if self._keeper is not None and (now or not self._store_per_turn):
             state = self.engine.states.get(self.session.session_id)
             head = self._prep.head if self._prep is not None else None
-            durable = self._sync_each_call
+            durable = durable or self._sync_each_call
             _stored(self._keeper.flush(self.session, state, head, durable=durable))
 
     def reload(self) -> None:
@@ -584,11 +586,9 @@ class Context:
         """Cancel the background summary, store what waits (``durability="turn"``), close the store if this object opened it."""
         self.engine.cancel_background(self.session.session_id)
         try:
-            if self._keeper is not None and self._store_per_turn:
+            if self._store_per_turn:
                 # What was added since the last request is written now, synced.
-                state = self.engine.states.get(self.session.session_id)
-                head = self._prep.head if self._prep is not None else None
-                _stored(self._keeper.flush(self.session, state, head))
+                self._store(now=True, durable=True)
         finally:
             if self._keeper is not None and self._owns_store:
                 self._keeper.store.close()

@@ -244,6 +244,18 @@ def test_stored_per_turn_a_search_sees_what_was_added_since_the_request() -> Non
     ctx.close()
 
 
+def test_stored_per_turn_another_tools_call_writes_nothing() -> None:
+    """A loop hands every tool call to `answer_recall` first: one that is not a search waits."""
+    recording = Recording()
+    ctx = _context(recording, "turn")  # type: ignore[arg-type]
+    call = ("r1", "read_file", {"path": "m.py"})
+    reply = ctx.record(openai_response(1, "reading", [call], (3_000, 0)))
+    before = len(recording.turns)
+    assert ctx.answer_recall(reply.tool_calls[0]) is None
+    assert len(recording.turns) == before
+    ctx.close()
+
+
 def test_an_unknown_durability_is_refused() -> None:
     """A misspelt setting is a `ConfigError` naming the three it may be."""
     with pytest.raises(ConfigError, match="'request', 'every_call' or 'turn'"):
