@@ -100,13 +100,13 @@ def _stub_body(item: ContextItem, head_chars: int, tail_chars: int) -> tuple[str
         ends = (len(text), text[:_ENDS], text[max(0, len(text) - _ENDS) :])
         item.remember(_ENDS_KEY, ends)
     length, head, tail = ends
-    if length <= head_chars + tail_chars:
-        return (
-            text if text is not None else head if length <= _ENDS else one_line(item.rendered)
-        ), True
-    if head_chars > _ENDS or tail_chars > _ENDS:
-        text = text if text is not None else one_line(item.rendered)
-        return f"{text[:head_chars]}… {text[length - tail_chars :]}", False
+    short = length <= head_chars + tail_chars
+    if text is None and (length > _ENDS if short else max(head_chars, tail_chars) > _ENDS):
+        text = one_line(item.rendered)  # more than the kept ends hold
+    if text is not None:
+        head = tail = text
+    if short:
+        return head, True
     return f"{head[:head_chars]}… {tail[len(tail) - tail_chars :] if tail_chars else ''}", False
 
 
