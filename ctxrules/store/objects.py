@@ -421,8 +421,9 @@ def _extension(
     if found is None or found[1] >= MAX_CHAIN:
         return None
     items, depth = found
+    # A shorter commit differs at its own end, before the parent's: no extension either.
     first = items.first_difference(commit.items)
-    if len(commit.items) < len(items) or (first is not None and first < len(items)):
+    if first is not None and first < len(items):
         return None
     return parent, commit.items[len(items) :], depth + 1
 
@@ -668,10 +669,10 @@ class CommitReader:
         if type(last) is not StoredChunk or last.loaded or parent.hidden is None:
             return
         self._fetch_items(last.digests)
-        chunk = Chunk(self.items[d] for d in last.digests)
-        _check_layout(chunk, (len(chunks) - 1) * CHUNK, (parent.hidden, parent.summary_at))
-        chunk.memo[_MEMO] = last.key
-        last.prime(chunk)
+        layout = (parent.hidden, parent.summary_at)
+        last.prime(
+            _leaf_chunk(last.key, last.digests, self.items, (len(chunks) - 1) * CHUNK, layout)
+        )
 
     def _lazy(self, leaf: str, number: int, layout: tuple[Spans, int]) -> AnyChunk:
         """The chunk of ``leaf`` at chunk ``number``: shared if read, else a placeholder."""
@@ -684,11 +685,7 @@ class CommitReader:
         assert source is not None  # noqa: S101 - only called with a source
 
         def load() -> Chunk:
-            found = source(digests)
-            chunk = Chunk(found[d] for d in digests)
-            _check_layout(chunk, start, layout)
-            chunk.memo[_MEMO] = leaf
-            return chunk
+            return _leaf_chunk(leaf, digests, source(digests), start, layout)
 
         return StoredChunk(leaf, digests, load)
 
@@ -767,6 +764,20 @@ def _layout(fields: Mapping[str, object]) -> tuple[Spans, int] | None:
         return None
     spans = tuple((int(a), int(b)) for a, b in hidden)
     return spans, summary_at
+
+
+def _leaf_chunk(
+    leaf: str,
+    digests: Sequence[str],
+    items: Mapping[str, ContextItem],
+    start: int,
+    layout: tuple[Spans, int],
+) -> Chunk:
+    """The chunk of a stored leaf from its items read, checked against its commit's layout."""
+    chunk = Chunk(items[d] for d in digests)
+    _check_layout(chunk, start, layout)
+    chunk.memo[_MEMO] = leaf
+    return chunk
 
 
 def _check_layout(chunk: Sequence[ContextItem], start: int, layout: tuple[Spans, int]) -> None:

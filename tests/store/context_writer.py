@@ -65,10 +65,8 @@ def loop_context(
 def main() -> None:
     """Run turns until killed."""
     clock = [1_000.0]
-    chosen = sys.argv[2] if sys.argv[2:] else "request"
-    durability: Durability = (
-        "turn" if chosen == "turn" else "every_call" if chosen == "every_call" else "request"
-    )
+    modes: dict[str, Durability] = {"every_call": "every_call", "turn": "turn"}
+    durability = modes.get(sys.argv[2] if sys.argv[2:] else "request", "request")
     ctx = loop_context(sys.argv[1], clock, durability)
     for kind in steps(ctx, clock):
         if durability != "turn" or kind == "request":

@@ -15,13 +15,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import pytest
 
-from ctxrules.commit import ContextItem
+from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.commit.vector import ItemVector
 from ctxrules.engine.context import Context
 from ctxrules.store import open_store
-from ctxrules.store.objects import MAX_CHAIN, KnownObjects
+from ctxrules.store.objects import MAX_CHAIN, KnownObjects, _extension
 from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import HeuristicCounter
 
@@ -75,8 +76,15 @@ def test_requests_between_batch_points_store_extensions(
     rows = _rows(url)
     extensions = [r for r in rows if "extends" in r]
     assert len(extensions) >= len(rows) // 2, (len(extensions), len(rows))
-    assert all(r["root"] is None and r["added"] is not None for r in extensions)
-    assert max(r["depth"] for r in extensions) == MAX_CHAIN  # the cap was reached, then a tree
+    assert all(r["root"] is None and isinstance(r["added"], list) for r in extensions)
+    assert all(
+        "extends" not in r and isinstance(r["root"], str) for r in rows if r not in extensions
+    )
+    depths = [r.get("depth", 0) for r in rows]
+    # Each commit extends the one before, or has a tree: right after the cap, always.
+    assert all(d == 0 or d == before + 1 for before, d in zip([-1, *depths], depths, strict=False))
+    assert MAX_CHAIN in depths
+    assert depths[depths.index(MAX_CHAIN) + 1] == 0
     by_id = {row["id"]: row for row in rows}
     for row in extensions:
         # Each link names its parent, one step shorter (a tree ends the chain).
@@ -89,7 +97,9 @@ def test_requests_between_batch_points_store_extensions(
     resumed = _loop(url, 3, first=40)
     new = {row["id"]: row for row in _rows(url)[len(rows) :]}
     assert new[resumed[0]]["parent_ids"] == [rows[-1]["id"]]
-    assert new[resumed[0]].get("extends") == rows[-1]["id"] or rows[-1].get("depth", 0) == MAX_CHAIN
+    assert rows[-1].get("depth", 0) < MAX_CHAIN
+    assert new[resumed[0]]["extends"] == rows[-1]["id"]
+    assert new[resumed[0]]["depth"] == rows[-1].get("depth", 0) + 1
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
@@ -144,3 +154,22 @@ def test_a_commit_is_known_stored_only_once_its_transaction_committed() -> None:
     known.settle(committed=True)
     assert seen_elsewhere == [0]
     assert set(known.chains) == {"committed"}
+
+
+def test_only_a_commit_that_keeps_its_parents_items_whole_extends_it() -> None:
+    """Added items only: an extension. A changed, dropped or too long a chain: a tree."""
+    a, b, c = (ContextItem(n, "user", rendered=n, tokens=1) for n in "abc")
+    parent = ContextCommit("s").append_items([a, b])
+    known = KnownObjects()
+    known.remember(parent.id, parent.items, 0)
+
+    def child(commit: ContextCommit) -> ContextCommit:
+        return attrs.evolve(commit, parent_ids=(parent.id,))
+
+    assert _extension(child(parent.append_items([c])), known) == (parent.id, (c,), 1)
+    assert _extension(child(parent), known) == (parent.id, (), 1)
+    changed = parent.replace_items({0: ContextItem("a", "user", rendered="A", tokens=1)})
+    assert _extension(child(changed.append_items([c])), known) is None
+    assert _extension(child(ContextCommit("s").append_items([a])), known) is None
+    known.remember(parent.id, parent.items, MAX_CHAIN)
+    assert _extension(child(parent.append_items([c])), known) is None
