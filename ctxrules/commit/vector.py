@@ -6,8 +6,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, islice
 from typing import TYPE_CHECKING, overload
 
-from immutables import Map
-
 if TYPE_CHECKING:
     from ctxrules.commit.item import ContextItem
 
@@ -102,24 +100,86 @@ def _read(chunk: AnyChunk) -> Chunk:
     return chunk if type(chunk) is _Chunk else chunk.chunk()  # type: ignore[union-attr]
 
 
-class ItemVector(Sequence["ContextItem"]):
-    """An immutable sequence of items: tuples of `CHUNK` items in a HAMT by chunk number.
+#: Children per node of the trie over chunks: a new version copies one node per level.
+_FAN = 32
+_FAN_SHIFT = 5
+#: The shifts that lead from the root to a chunk, by the trie's depth.
+_SHIFTS = tuple(tuple(range(_FAN_SHIFT * (depth - 1), -1, -_FAN_SHIFT)) for depth in range(16))
 
-    A new version (an append, a replacement) makes one new chunk and a few small HAMT nodes;
-    every other chunk is shared with the old version. A flat persistent vector is one
-    object whose GC traversal visits every item, and a turn makes new ones: the cyclic GC
-    would walk the whole history each time it met one young. Here it meets small objects.
+
+def _trie(chunks: Sequence[AnyChunk]) -> tuple[tuple[object, ...], int]:
+    """The root and depth of a trie over these chunks, every node full but the rightmost."""
+    nodes: Sequence[object] = chunks
+    depth = 1
+    while len(nodes) > _FAN:
+        nodes = [tuple(nodes[at : at + _FAN]) for at in range(0, len(nodes), _FAN)]
+        depth += 1
+    return tuple(nodes), depth
+
+
+def _placed(
+    root: tuple[object, ...], depth: int, number: int, chunk: AnyChunk
+) -> tuple[object, ...]:
+    """The root with ``chunk`` at chunk ``number`` (a new one at the end, or a replacement)."""
+    path: list[tuple[tuple[object, ...], int]] = []
+    node = root
+    for shift in _SHIFTS[depth][:-1]:
+        at = (number >> shift) & (_FAN - 1)
+        path.append((node, at))
+        node = node[at] if at < len(node) else ()  # type: ignore[assignment]
+    at = number & (_FAN - 1)
+    new: tuple[object, ...] = (*node[:at], chunk, *node[at + 1 :])
+    for parent, at in reversed(path):
+        new = (*parent[:at], new, *parent[at + 1 :])
+    return new
+
+
+def _differing(
+    mine: Sequence[object], theirs: Sequence[object], level: int, first: int
+) -> int | None:
+    """The first position where two nodes at ``level`` (1: they hold chunks) differ, or None.
+
+    A child both share (the same object) is passed over unread, so two versions that
+    differ in one chunk are compared in a few dozen steps at any length.
+    """
+    span = CHUNK << (_FAN_SHIFT * (level - 1))
+    for number, (a, b) in enumerate(zip(mine, theirs, strict=False)):
+        if a is b:
+            continue
+        base = first + number * span
+        if level > 1:
+            found = _differing(a, b, level - 1, base)  # type: ignore[arg-type]
+            if found is not None:
+                return found
+            continue
+        items, others = _read(a), _read(b)  # type: ignore[arg-type]
+        for offset, (item, that) in enumerate(zip(items, others, strict=False)):
+            if item is not that and item != that:
+                return base + offset
+        if len(items) != len(others):
+            return base + min(len(items), len(others))
+    return None
+
+
+class ItemVector(Sequence["ContextItem"]):
+    """An immutable sequence of items: tuples of `CHUNK` items in a trie of small nodes.
+
+    A new version (an append, a replacement) makes one new chunk and one node of at most
+    32 children per level of the trie (three at 100k items); every other chunk and node is
+    shared with the old version. A flat persistent vector is one object whose GC traversal
+    visits every item, and a turn makes new ones: the cyclic GC would walk the whole history
+    each time it met one young. Here it meets small objects. Two versions are compared
+    node by node, passing over what they share.
 
     >>> v = ItemVector.of(range(3)).append(3)  # type: ignore[arg-type]
     >>> list(v.set(0, 9)), len(v), v[-1]
     ([9, 1, 2, 3], 4, 3)
     """
 
-    __slots__ = ("_chunks", "_length")
+    __slots__ = ("_depth", "_length", "_root")
 
-    def __init__(self, chunks: Map[int, AnyChunk] | None = None, length: int = 0) -> None:
-        self._chunks: Map[int, AnyChunk] = chunks if chunks is not None else Map()
-        self._length = length
+    def __init__(self, root: tuple[object, ...] = (), length: int = 0, depth: int = 1) -> None:
+        self._root, self._length, self._depth = root, length, depth
 
     @classmethod
     def of(cls, items: Iterable[ContextItem]) -> ItemVector:
@@ -127,16 +187,17 @@ class ItemVector(Sequence["ContextItem"]):
         if isinstance(items, ItemVector):
             return items
         flat = tuple(items)
-        chunks = Map(
-            {
-                n: Chunk(flat[start : start + CHUNK])
-                for n, start in enumerate(range(0, len(flat), CHUNK))
-            }
-        )
-        return cls(chunks, len(flat))
+        root, depth = _trie([Chunk(flat[at : at + CHUNK]) for at in range(0, len(flat), CHUNK)])
+        return cls(root, len(flat), depth)
 
     def __len__(self) -> int:
         return self._length
+
+    def _chunk(self, number: int) -> AnyChunk:
+        node: object = self._root
+        for shift in _SHIFTS[self._depth]:
+            node = node[(number >> shift) & (_FAN - 1)]  # type: ignore[index]
+        return node  # type: ignore[return-value]
 
     @overload
     def __getitem__(self, index: int) -> ContextItem: ...
@@ -155,14 +216,26 @@ class ItemVector(Sequence["ContextItem"]):
         if not 0 <= index < self._length:
             msg = "ItemVector index out of range"
             raise IndexError(msg)
-        return _read(self._chunks[index >> _SHIFT])[index & (CHUNK - 1)]
+        return _read(self._chunk(index >> _SHIFT))[index & (CHUNK - 1)]
+
+    def _numbered(self, first: int, last: int) -> Iterator[AnyChunk]:
+        """The chunks numbered ``first`` to ``last`` (inclusive), in order."""
+        if last - first < 4:
+            return (self._chunk(number) for number in range(first, last + 1))
+        return islice(self._walk(), first, last + 1)
+
+    def _walk(self) -> Iterator[AnyChunk]:
+        nodes: Iterable[object] = self._root
+        for _ in range(self._depth - 1):
+            nodes = chain.from_iterable(nodes)  # type: ignore[arg-type]
+        return iter(nodes)  # type: ignore[arg-type]
 
     def _between(self, start: int, stop: int) -> Iterator[ContextItem]:
         """The items from ``start`` to ``stop``, chunk by chunk."""
         if start >= stop:
             return iter(())
         first, last = start >> _SHIFT, (stop - 1) >> _SHIFT
-        chunks = (_read(self._chunks[n]) for n in range(first, last + 1))
+        chunks = map(_read, self._numbered(first, last))
         return islice(
             chain.from_iterable(chunks), start - (first << _SHIFT), stop - (first << _SHIFT)
         )
@@ -172,10 +245,7 @@ class ItemVector(Sequence["ContextItem"]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ItemVector):
-            return self._length == other._length and all(
-                a is b or a == b
-                for a, b in zip(self._chunk_list(), other._chunk_list(), strict=True)
-            )
+            return self._length == other._length and self.first_difference(other) is None
         if isinstance(other, Sequence) and not isinstance(other, str):
             return len(other) == self._length and all(
                 a is b or a == b for a, b in zip(self, other, strict=True)
@@ -199,46 +269,39 @@ class ItemVector(Sequence["ContextItem"]):
         """
         if start >= stop:
             return
-        for number in range(start >> _SHIFT, ((stop - 1) >> _SHIFT) + 1):
+        first, last = start >> _SHIFT, (stop - 1) >> _SHIFT
+        for number, chunk in enumerate(self._numbered(first, last), first):
             base = number << _SHIFT
-            yield _read(self._chunks[number]), max(start - base, 0), min(stop - base, CHUNK)
+            yield _read(chunk), max(start - base, 0), min(stop - base, CHUNK)
 
     def _chunk_list(self) -> list[_Chunk]:
-        return [_read(self._chunks[n]) for n in range(len(self._chunks))]
+        return list(map(_read, self._walk()))
 
     def chunks(self) -> list[AnyChunk]:
         """The chunks in order, each full but the last (what a store keeps apart); unread ones as they are."""
-        # The map walked once in its own order and placed by number: a lookup a chunk costs
-        # ~160 ns, a walk ~40 ns an entry (1,563 chunks at 100k messages, every request).
-        placed: list[AnyChunk | None] = [None] * len(self._chunks)
-        for number, chunk in zip(self._chunks.keys(), self._chunks.values(), strict=True):
-            placed[number] = chunk
-        return placed  # type: ignore[return-value]  # every number below the length is a key
+        return list(self._walk())
 
     def first_difference(self, other: ItemVector) -> int | None:
         """The first position where ``other`` differs from this vector (None: equal).
 
-        A chunk both share (the same object, read or not) is passed over unread: two
-        versions of one session differ in a few chunks, and the rest of a resumed one would
-        otherwise be read from the store to be compared.
+        A chunk or node both share (the same object, read or not) is passed over unread:
+        two versions of one session differ in a few chunks, and the rest of a resumed one
+        would otherwise be read from the store to be compared.
 
         >>> a = ItemVector.of(range(200))  # type: ignore[arg-type]
         >>> a.first_difference(a.set(130, -1)), a.first_difference(a), a.first_difference(a.append(0))  # type: ignore[arg-type]
         (130, None, 200)
         """
-        for number, (mine, theirs) in enumerate(zip(self.chunks(), other.chunks(), strict=False)):
-            if mine is theirs:
-                continue
-            items, others = _read(mine), _read(theirs)
-            base = number << _SHIFT
-            for offset, (item, that) in enumerate(zip(items, others, strict=False)):
-                if item is not that and item != that:
-                    return base + offset
-            if len(items) != len(others):
-                return base + min(len(items), len(others))
-        if self._length != other._length:
+        mine, theirs = self._root, other._root
+        # The shallower root, lifted to the other's depth: the same trie with one child.
+        for _ in range(self._depth, other._depth):
+            mine = (mine,)
+        for _ in range(other._depth, self._depth):
+            theirs = (theirs,)
+        found = _differing(mine, theirs, max(self._depth, other._depth), 0)
+        if found is None and self._length != other._length:
             return min(self._length, other._length)
-        return None
+        return found
 
     @classmethod
     def from_chunks(cls, chunks: Sequence[AnyChunk]) -> ItemVector:
@@ -251,8 +314,8 @@ class ItemVector(Sequence["ContextItem"]):
         if any(len(chunk) != CHUNK for chunk in chunks[:-1]):
             msg = f"every chunk but the last must hold {CHUNK} items"
             raise ValueError(msg)
-        length = sum(len(chunk) for chunk in chunks)
-        return cls(Map(enumerate(chunks)), length)
+        root, depth = _trie(chunks)
+        return cls(root, sum(len(chunk) for chunk in chunks), depth)
 
     def positioned(self, ranges: Iterable[range]) -> Iterator[tuple[int, ContextItem]]:
         """Each item of these ranges (ascending) with its position, read chunk by chunk.
@@ -269,10 +332,16 @@ class ItemVector(Sequence["ContextItem"]):
                     index += 1
 
     def append(self, item: ContextItem) -> ItemVector:
-        """The vector with ``item`` at the end: one chunk copied."""
+        """The vector with ``item`` at the end: one chunk and a node per level copied."""
         number = self._length >> _SHIFT
-        chunk = self._chunks.get(number, ())
-        return ItemVector(self._chunks.set(number, Chunk((*chunk, item))), self._length + 1)
+        root, depth = self._root, self._depth
+        if self._length & (CHUNK - 1):
+            chunk = Chunk((*_read(self._chunk(number)), item))
+        else:
+            chunk = Chunk((item,))
+            if number == _FAN**depth:
+                root, depth = (root,), depth + 1
+        return ItemVector(_placed(root, depth, number, chunk), self._length + 1, depth)
 
     def extend(self, items: Iterable[ContextItem]) -> ItemVector:
         """The vector with ``items`` at the end."""
@@ -296,13 +365,13 @@ class ItemVector(Sequence["ContextItem"]):
                 msg = "ItemVector index out of range"
                 raise IndexError(msg)
             by_chunk.setdefault(position >> _SHIFT, []).append((position & (CHUNK - 1), item))
-        chunks = self._chunks.mutate()
+        root = self._root
         for number, replaced in by_chunk.items():
-            chunk = list(_read(self._chunks[number]))
+            chunk = list(_read(self._chunk(number)))
             for offset, item in replaced:
                 chunk[offset] = item
-            chunks.set(number, Chunk(chunk))
-        return ItemVector(chunks.finish(), self._length)
+            root = _placed(root, self._depth, number, Chunk(chunk))
+        return ItemVector(root, self._length, self._depth)
 
 
 def _rebuilt(items: tuple[ContextItem, ...]) -> ItemVector:

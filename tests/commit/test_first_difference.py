@@ -7,9 +7,11 @@ session every chunk not touched since the restart is a placeholder the store wou
 from __future__ import annotations
 
 import attrs
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import ctxrules.commit.vector as vector_module
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.commit.vector import CHUNK, Chunk, ItemVector, LazyChunk
 from ctxrules.rules.batching import rewritten
@@ -68,3 +70,28 @@ def test_shared_placeholders_are_not_read() -> None:
     landed = held.replace_items({640: item(640, tokens=2)})
     assert rewritten(held, landed) == 2
     assert reads == []
+
+
+def test_an_extension_is_compared_in_a_few_nodes_at_any_length(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At 100k items an extension is found after one node per level, not 1,563 chunks."""
+    visited: list[int] = []
+    walk = vector_module._differing
+
+    def counted(mine: object, theirs: object, level: int, first: int) -> int | None:
+        visited.append(level)
+        return walk(mine, theirs, level, first)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(vector_module, "_differing", counted)
+    for size in (1_000, 100_000):
+        visited.clear()
+        before = ItemVector.of([item(n) for n in range(size)])
+        after = before.extend(item(size + n) for n in range(5))
+        assert before.first_difference(after) == size
+        depth = 1 if size <= CHUNK * 32 else 3
+        assert visited == list(range(depth, 0, -1))
+        visited.clear()
+        changed = after.set(size // 3, item(-1))
+        assert after.first_difference(changed) == size // 3
+        assert len(visited) == depth

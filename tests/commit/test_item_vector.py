@@ -43,3 +43,41 @@ def test_invariant_2_an_item_vector_behaves_as_a_list_and_old_versions_stay(
         assert hash(ItemVector.from_chunks(chunks)) == hash(version)
         spans = [(len(c), lo, hi) for c, lo, hi in version.runs(1, len(expected))]
         assert sum(hi - lo for _, lo, hi in spans) == max(len(expected) - 1, 0)
+
+
+@given(
+    st.sampled_from([31 * CHUNK, 32 * CHUNK, 33 * CHUNK - 1, 1024 * CHUNK - 2, 1024 * CHUNK + 5]),
+    st.lists(st.one_of(st.none(), st.tuples(st.floats(0, 0.999), st.integers())), max_size=40),
+)
+def test_invariant_2_past_one_level_of_the_trie(
+    start: int, operations: list[tuple[float, int] | None]
+) -> None:
+    """Invariant 2 where the trie over chunks grows a level (32 and 1,024 chunks)."""
+    model = list(range(start))
+    vector = ItemVector.of(model)  # type: ignore[arg-type]
+    first = vector
+    for step, operation in enumerate(operations):
+        if operation is None:
+            model.append(-step)
+            vector = vector.append(-step)  # type: ignore[arg-type]
+        else:
+            at = int(operation[0] * len(model))
+            model[at] = operation[1]
+            vector = vector.set(at, operation[1])  # type: ignore[arg-type]
+    assert list(vector) == model
+    assert list(first) == list(range(start))
+    assert [vector[i] for i in (0, -1, start // 2, len(model) - CHUNK)] == [
+        model[0],
+        model[-1],
+        model[start // 2],
+        model[len(model) - CHUNK],
+    ]
+    chunks = vector.chunks()
+    assert [x for chunk in chunks for x in chunk] == model
+    assert ItemVector.from_chunks(chunks) == vector == ItemVector.of(model)  # type: ignore[arg-type]
+    changed = [at for at, (a, b) in enumerate(zip(first, model, strict=False)) if a != b]
+    expected = changed[0] if changed else (None if len(model) == start else start)
+    assert first.first_difference(vector) == expected
+    assert list(vector.positioned([range(start - 3, len(model))])) == [
+        (at, model[at]) for at in range(start - 3, len(model))
+    ]
