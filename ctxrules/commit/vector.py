@@ -117,21 +117,26 @@ def _trie(chunks: Sequence[AnyChunk]) -> tuple[tuple[object, ...], int]:
     return tuple(nodes), depth
 
 
+def _with(node: tuple[object, ...], at: int, child: object) -> tuple[object, ...]:
+    """``node`` with ``child`` at ``at`` (one past its end: appended)."""
+    if at == len(node):
+        return node + (child,)  # noqa: RUF005 - twice as fast as unpacking
+    copy = list(node)
+    copy[at] = child
+    return tuple(copy)
+
+
 def _placed(
-    root: tuple[object, ...], depth: int, number: int, chunk: AnyChunk
+    node: tuple[object, ...], depth: int, number: int, chunk: AnyChunk
 ) -> tuple[object, ...]:
-    """The root with ``chunk`` at chunk ``number`` (a new one at the end, or a replacement)."""
-    path: list[tuple[tuple[object, ...], int]] = []
-    node = root
-    for shift in _SHIFTS[depth][:-1]:
-        at = (number >> shift) & (_FAN - 1)
-        path.append((node, at))
-        node = node[at] if at < len(node) else ()  # type: ignore[assignment]
-    at = number & (_FAN - 1)
-    new: tuple[object, ...] = (*node[:at], chunk, *node[at + 1 :])
-    for parent, at in reversed(path):
-        new = (*parent[:at], new, *parent[at + 1 :])
-    return new
+    """``node`` (at ``depth``) with ``chunk`` at chunk ``number``: a new one at its end, or a replacement."""
+    at = (number >> (_FAN_SHIFT * (depth - 1))) & (_FAN - 1)
+    if depth == 1:
+        return _with(node, at, chunk)
+    child = node[at] if at < len(node) else ()
+    if depth == 2:
+        return _with(node, at, _with(child, number & (_FAN - 1), chunk))  # type: ignore[arg-type]
+    return _with(node, at, _placed(child, depth - 1, number, chunk))  # type: ignore[arg-type]
 
 
 def _differing(
@@ -195,7 +200,13 @@ class ItemVector(Sequence["ContextItem"]):
 
     def _chunk(self, number: int) -> AnyChunk:
         node: object = self._root
-        for shift in _SHIFTS[self._depth]:
+        depth = self._depth
+        # The usual depths unrolled: every item lookup takes this path.
+        if depth == 1:
+            return node[number]  # type: ignore[index, no-any-return]
+        if depth == 2:
+            return node[number >> _FAN_SHIFT][number & (_FAN - 1)]  # type: ignore[index, no-any-return]
+        for shift in _SHIFTS[depth]:
             node = node[(number >> shift) & (_FAN - 1)]  # type: ignore[index]
         return node  # type: ignore[return-value]
 
@@ -270,7 +281,12 @@ class ItemVector(Sequence["ContextItem"]):
         if start >= stop:
             return
         first, last = start >> _SHIFT, (stop - 1) >> _SHIFT
-        for number, chunk in enumerate(self._numbered(first, last), first):
+        if last - first < 4:
+            for number in range(first, last + 1):
+                base = number << _SHIFT
+                yield _read(self._chunk(number)), max(start - base, 0), min(stop - base, CHUNK)
+            return
+        for number, chunk in enumerate(islice(self._walk(), first, last + 1), first):
             base = number << _SHIFT
             yield _read(chunk), max(start - base, 0), min(stop - base, CHUNK)
 
