@@ -10,10 +10,10 @@ from pyrsistent import PSet, pset
 
 from ctxrules.canonical import content_hash
 from ctxrules.commit.item import ContextItem, item_digest
-from ctxrules.commit.layout import Spans, summarized_spans, with_position
+from ctxrules.commit.layout import Spans, summarized_spans, visible_ranges, with_position
 from ctxrules.commit.marks import EMPTY_MARKS, Marks, as_marks
 from ctxrules.commit.state import State
-from ctxrules.commit.vector import EMPTY_ITEMS, ItemVector, as_item_vector
+from ctxrules.commit.vector import CHUNK, EMPTY_ITEMS, Chunk, ItemVector, as_item_vector
 
 _MODULUS = 2**256
 
@@ -193,6 +193,7 @@ class ContextCommit:
         items = self.items
         digest, total = self.digest, self.total_tokens
         hidden, summary_at = self.hidden or (), self.summary_at
+        left = -1
         for index, item in changes.items():
             old = self.items[index]
             digest = (digest - position_term(index, old) + position_term(index, item)) % _MODULUS
@@ -202,11 +203,19 @@ class ContextCommit:
             if item.state is State.SUMMARY and not 0 <= summary_at < index:
                 summary_at = index
             elif index == summary_at and item.state is not State.SUMMARY:
-                summary_at = _UNKNOWN  # the first summary left: find the next one
+                summary_at, left = _UNKNOWN, index  # the first summary left: find the next one
+        new = items.set_many(changes)
+        if summary_at == _UNKNOWN and left >= 0:
+            # Nothing before it was a summary, and a summarized item is none: the next one
+            # is looked for after it, past the summarized spans (a compaction folds the
+            # summary near the start of a long history into the next).
+            ranges = visible_ranges(hidden, len(new), left + 1)
+            found = (i for i, item in new.positioned(ranges) if item.state is State.SUMMARY)
+            summary_at = next(found, -1)
         replaced = None if self.replaced is None else self.replaced + tuple(changes)
         return attrs.evolve(
             self,
-            items=items.set_many(changes),
+            items=new,
             digest=digest,
             total_tokens=total,
             hidden=hidden,
@@ -228,6 +237,55 @@ class ContextCommit:
             marks=EMPTY_MARKS,
             hidden=None,
             summary_at=_UNKNOWN,
+            replaced=None,
+        )
+
+    def with_items_from(self, start: int, suffix: Iterable[ContextItem]) -> ContextCommit:
+        """The commit with its items from ``start`` on replaced by ``suffix`` (an insertion there).
+
+        What `with_items` gives for the same list, in O(items from ``start`` on): the items
+        before ``start`` keep their positions, so their digest terms, chunks and spans are
+        kept. A compaction inserts its summary near the end of a long history. Rule marks
+        are dropped, as by `with_items`.
+
+        >>> c = ContextCommit("s").with_items(ContextItem(str(i), "user") for i in range(200))
+        >>> new = [ContextItem("x", "user"), *c.items[150:]]
+        >>> c.with_items_from(150, new) == c.with_items([*c.items[:150], *new])
+        True
+        """
+        if not 0 <= start <= len(self.items):
+            msg = f"start {start} is outside the commit's {len(self.items)} items"
+            raise IndexError(msg)
+        old = self.items
+        moved = list(old.positioned([range(start, len(old))]))
+        new = tuple(suffix)
+        digest, total = self.digest, self.total_tokens
+        for index, item in moved:
+            digest -= position_term(index, item)
+            total -= item.tokens
+        for offset, item in enumerate(new):
+            digest += position_term(start + offset, item)
+            total += item.tokens
+        kept = start - start % CHUNK
+        chunks = old.chunks()[: kept // CHUNK]
+        rest = [*old[kept:start], *new]
+        chunks += [Chunk(rest[at : at + CHUNK]) for at in range(0, len(rest), CHUNK)]
+        hidden = tuple((a, min(b, start)) for a, b in self.hidden or () if a < start)
+        for offset, item in enumerate(new):
+            if item.state is State.SUMMARIZED:
+                hidden = with_position(hidden, start + offset, hidden=True)
+        summary_at = self.summary_at if 0 <= self.summary_at < start else _UNKNOWN
+        if summary_at == _UNKNOWN and (self.summary_at >= 0 or self.summary_at == -1):
+            found = _first_summary(new)
+            summary_at = start + found if found >= 0 else -1
+        return attrs.evolve(
+            self,
+            items=ItemVector.from_chunks(chunks),
+            digest=digest % _MODULUS,
+            total_tokens=total,
+            marks=EMPTY_MARKS,
+            hidden=hidden,
+            summary_at=summary_at,
             replaced=None,
         )
 

@@ -53,6 +53,18 @@ def with_position(spans: Spans, position: int, *, hidden: bool) -> Spans:
     return (*spans[:lo], (start, end), *spans[hi:])
 
 
+def covered(spans: Spans, start: int, end: int) -> bool:
+    """Whether every position from ``start`` to ``end`` (half-open) lies in a span.
+
+    >>> covered(((2, 6),), 3, 6), covered(((2, 4), (5, 6)), 2, 6), covered((), 3, 3)
+    (True, False, True)
+    """
+    if start >= end:
+        return True
+    at = bisect_right(spans, (start, float("inf")))
+    return at > 0 and spans[at - 1][0] <= start and spans[at - 1][1] >= end
+
+
 def visible_ranges(spans: Spans, length: int, start: int = 0) -> Iterator[range]:
     """The position ranges from ``start`` that no span covers, in order.
 
