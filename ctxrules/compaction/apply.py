@@ -6,6 +6,7 @@ import attrs
 
 from ctxrules.canonical import content_hash
 from ctxrules.commit import ContextCommit, ContextItem, State
+from ctxrules.commit.layout import covered
 from ctxrules.compaction.in_use import NAMES_LINE_CHARS, names_line, without_names_line, written
 from ctxrules.compaction.outcome import (
     CompactionEvent,
@@ -111,8 +112,28 @@ def _written(folded: list[ContextItem]) -> list[str]:
     return paths
 
 
+def summary_slot(plan: CompactionPlan, base: ContextCommit) -> int:
+    """Where the summary item goes: where the folded run began, past a previous summary it folds.
+
+    A previous summary sits where the first compaction began, near the start of the
+    history; every position between it and the run folded now is summarized. The new
+    summary goes at the run, with nothing in view between the two places, so the request
+    is the same and only the run and what follows it move (not the whole history).
+    """
+    positions = plan.positions
+    later = len(positions) > 1 and base.items[positions[0]].state is State.SUMMARY
+    if later and covered(base.hidden or (), positions[0] + 1, positions[1]):
+        return positions[1]
+    return positions[0]
+
+
 def _fold(plan: CompactionPlan, base: ContextCommit, text: str, facts: Facts) -> ContextCommit:
-    """The base with the summary item inserted at the run's start and the run summarized."""
+    """The base with the summary item inserted at its slot (`summary_slot`) and the run summarized.
+
+    The items from the slot on move by one, and only they are rebuilt (`with_items_from`);
+    the rules' marks are dropped, as a new item list drops them: each rule judges the whole
+    commit again.
+    """
     text = with_folds(plan, base, text, trail=trail_chars(facts), in_use=in_use_chars(facts))
     sid = summary_id(plan, base, text)
     first = base.items[plan.insert_at]
@@ -129,20 +150,25 @@ def _fold(plan: CompactionPlan, base: ContextCommit, text: str, facts: Facts) ->
         ),
         facts.tokenizer,
     )
-    items = list(base.items)
+    slot = summary_slot(plan, base)
+    before: dict[int, ContextItem] = {}
+    after = list(base.items[slot:])
     for position in plan.positions:
-        folded = tighten(items[position], State.SUMMARIZED, facts, reason=COMPACTED)
+        folded = tighten(base.items[position], State.SUMMARIZED, facts, reason=COMPACTED)
         if folded is None:
-            msg = f"item {items[position].source_node_id!r} cannot be summarized (locked?)"
+            msg = f"item {base.items[position].source_node_id!r} cannot be summarized (locked?)"
             raise ValueError(msg)
-        items[position] = attrs.evolve(folded, merged_into=sid)
-    items.insert(plan.insert_at, summary)
-    after = base.with_items(items)
+        folded = attrs.evolve(folded, merged_into=sid)
+        if position < slot:
+            before[position] = folded
+        else:
+            after[position - slot] = folded
+    commit = base.replace_items(before).with_items_from(slot, [summary, *after])
     if BATCH_COUNT in base.marks:
         # The batch count only grows: reset by the new item list, two compactions in a row
         # would read as no batch point between them (invariant 15).
-        after = after.with_mark(BATCH_COUNT, base.marks[BATCH_COUNT])
-    return attrs.evolve(after, parent_ids=(base.id,), created_at=facts.now)
+        commit = commit.with_mark(BATCH_COUNT, base.marks[BATCH_COUNT])
+    return attrs.evolve(commit, parent_ids=(base.id,), created_at=facts.now)
 
 
 def apply_summary(
@@ -177,7 +203,7 @@ def apply_summary(
         commit = _fold(plan, latest, candidate.text, facts)
         after = commit.total_tokens + fixed_tokens
         if after < plan.tokens_before:
-            sid = commit.items[plan.insert_at].source_node_id
+            sid = commit.items[summary_slot(plan, latest)].source_node_id
             done = CompactionEvent(
                 Outcome.FINISHED,
                 plan.base_commit_id,
