@@ -13,6 +13,18 @@ OPERATIONS = st.lists(
 )
 
 
+def step_both(
+    vector: ItemVector, model: list[int], step: int, operation: tuple[float, int] | None
+) -> ItemVector:
+    """Apply one operation to ``model`` (in place) and to ``vector``; the new vector."""
+    if operation is None or not model:
+        model.append(-step)
+        return vector.append(-step)  # type: ignore[arg-type]
+    at = int(operation[0] * len(model))
+    model[at] = operation[1]
+    return vector.set(at, operation[1])  # type: ignore[arg-type]
+
+
 @given(st.integers(0, 3 * CHUNK), OPERATIONS)
 def test_invariant_2_an_item_vector_behaves_as_a_list_and_old_versions_stay(
     start: int, operations: list[tuple[float, int] | None]
@@ -22,13 +34,7 @@ def test_invariant_2_an_item_vector_behaves_as_a_list_and_old_versions_stay(
     vector = ItemVector.of(model)  # type: ignore[arg-type]
     versions = [(vector, list(model))]
     for step, operation in enumerate(operations):
-        if operation is None or not model:
-            model.append(-step)
-            vector = vector.append(-step)  # type: ignore[arg-type]
-        else:
-            at = int(operation[0] * len(model))
-            model[at] = operation[1]
-            vector = vector.set(at, operation[1])  # type: ignore[arg-type]
+        vector = step_both(vector, model, step, operation)
         versions.append((vector, list(model)))
     for version, expected in versions:
         assert list(version) == expected
@@ -57,13 +63,7 @@ def test_invariant_2_past_one_level_of_the_trie(
     vector = ItemVector.of(model)  # type: ignore[arg-type]
     first = vector
     for step, operation in enumerate(operations):
-        if operation is None:
-            model.append(-step)
-            vector = vector.append(-step)  # type: ignore[arg-type]
-        else:
-            at = int(operation[0] * len(model))
-            model[at] = operation[1]
-            vector = vector.set(at, operation[1])  # type: ignore[arg-type]
+        vector = step_both(vector, model, step, operation)
     assert list(vector) == model
     assert list(first) == list(range(start))
     assert [vector[i] for i in (0, -1, start // 2, len(model) - CHUNK)] == [
