@@ -270,12 +270,13 @@ class ContextCommit:
         chunks = old.chunks()[: kept // CHUNK]
         rest = [*old[kept:start], *new]
         chunks += [Chunk(rest[at : at + CHUNK]) for at in range(0, len(rest), CHUNK)]
-        hidden = tuple((a, min(b, start)) for a, b in self.hidden or () if a < start)
-        for offset, item in enumerate(new):
-            if item.state is State.SUMMARIZED:
-                hidden = with_position(hidden, start + offset, hidden=True)
-        summary_at = self.summary_at if 0 <= self.summary_at < start else _UNKNOWN
-        if summary_at == _UNKNOWN and (self.summary_at >= 0 or self.summary_at == -1):
+        kept_spans = [(a, min(b, start)) for a, b in self.hidden or () if a < start]
+        new_spans = [(start + a, start + b) for a, b in summarized_spans(new)]
+        if kept_spans and new_spans and kept_spans[-1][1] == new_spans[0][0]:
+            kept_spans[-1] = (kept_spans[-1][0], new_spans.pop(0)[1])  # one run across start
+        if 0 <= self.summary_at < start or self.summary_at == _UNKNOWN:
+            summary_at = self.summary_at  # unknown: found from scratch, as by `with_items`
+        else:
             found = _first_summary(new)
             summary_at = start + found if found >= 0 else -1
         return attrs.evolve(
@@ -284,7 +285,7 @@ class ContextCommit:
             digest=digest % _MODULUS,
             total_tokens=total,
             marks=EMPTY_MARKS,
-            hidden=hidden,
+            hidden=(*kept_spans, *new_spans),
             summary_at=summary_at,
             replaced=None,
         )

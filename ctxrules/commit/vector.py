@@ -281,12 +281,7 @@ class ItemVector(Sequence["ContextItem"]):
         if start >= stop:
             return
         first, last = start >> _SHIFT, (stop - 1) >> _SHIFT
-        if last - first < 4:
-            for number in range(first, last + 1):
-                base = number << _SHIFT
-                yield _read(self._chunk(number)), max(start - base, 0), min(stop - base, CHUNK)
-            return
-        for number, chunk in enumerate(islice(self._walk(), first, last + 1), first):
+        for number, chunk in enumerate(self._numbered(first, last), first):
             base = number << _SHIFT
             yield _read(chunk), max(start - base, 0), min(stop - base, CHUNK)
 
