@@ -281,6 +281,13 @@ class ItemVector(Sequence["ContextItem"]):
         if start >= stop:
             return
         first, last = start >> _SHIFT, (stop - 1) >> _SHIFT
+        if last - first < 4:
+            # `_numbered` inlined for the short case: the rules call this many times a
+            # turn, and the generator through it costs 0.8 µs more a call.
+            for number in range(first, last + 1):
+                base = number << _SHIFT
+                yield _read(self._chunk(number)), max(start - base, 0), min(stop - base, CHUNK)
+            return
         for number, chunk in enumerate(self._numbered(first, last), first):
             base = number << _SHIFT
             yield _read(chunk), max(start - base, 0), min(stop - base, CHUNK)
