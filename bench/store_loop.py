@@ -56,7 +56,7 @@ class Loop:
         session: str = "bench",
         *,
         fill: bool = True,
-        durability: Durability = "request",
+        durability: Durability | None = None,
     ) -> None:
         self.url, self.size, self.ruler, self.turn = store, size, ruler, 0
         self.session, self.durability = session, durability
@@ -77,7 +77,8 @@ class Loop:
             session=self.session,
             tokenizer=self.ruler,
             clock=lambda: 1_000.0 + self.turn,
-            durability=self.durability,
+            # None: the default a user gets.
+            **({"durability": self.durability} if self.durability is not None else {}),
         )
 
     def one_turn(self) -> dict[str, object]:

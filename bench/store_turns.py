@@ -6,9 +6,10 @@
     python bench/store_turns.py --sizes 1000 --backends none sqlite sqlite:every_call
     python bench/store_turns.py --sizes 100000 --seed big.sqlite   # sessions copied, not filled
 
-A backend named ``KIND:every_call`` is that store with ``Context(durability="every_call")``
-(a sync at every call), ``KIND:turn`` with ``durability="turn"`` (one transaction a turn,
-at the request); else the default, a sync at each request.
+A backend named ``KIND`` is that store with `Context`'s default durability (``"turn"``: one
+transaction a turn, at the request); ``KIND:request`` with ``durability="request"`` (a
+transaction per call, synced at each request), ``KIND:every_call`` with
+``durability="every_call"`` (a sync at every call), ``KIND:turn`` names the default.
 ``--seed`` starts the stores' sessions of the largest size from a SQLite store whose session ``bench`` holds
 the history (made by this loop): SQLite's from a copy of the file, PostgreSQL's by
 `copy_sessions` (what ``ctxrules migrate`` runs; its time is printed); the no-store session
@@ -270,9 +271,9 @@ def measure(
                     sys.stderr.write("postgresql: no server (binaries or psycopg missing)\n")
                     continue
                 seeded = seed if kind != "none" and size == max(sizes) else None
-                path = folder / f"{size}-{sync or 'request'}.sqlite"
+                path = folder / f"{size}-{sync or 'default'}.sqlite"
                 store = _store(kind, path, make_pg, seeded)
-                durability: Durability = sync if sync in ("every_call", "turn") else "request"  # type: ignore[assignment]
+                durability: Durability | None = sync or None  # type: ignore[assignment]
                 loop = Loop(store, size, ruler, fill=seeded is None, durability=durability)
                 sides.append(Side(backend, loop, Meter(kind, store, folder, backend)))
             for side in sides:
@@ -327,6 +328,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "postgresql:every_call",
             "sqlite:turn",
             "postgresql:turn",
+            "sqlite:request",
+            "postgresql:request",
         ],
     )
     parser.add_argument("--rounds", type=int, help="timed turns per backend and size")

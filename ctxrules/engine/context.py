@@ -8,11 +8,13 @@ injectable ``clock``), keeps the session in a store when given one, and raises a
 from __future__ import annotations
 
 import asyncio
+import atexit
 import functools
 import inspect
 import os
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal, ParamSpec, Self, TypeVar
@@ -92,6 +94,24 @@ class Reply:
     text: str
     tool_calls: tuple[ToolCall, ...]
     usage: ProviderUsage | None
+
+
+#: Contexts stored per turn that hold calls not stored yet: stored at a normal exit.
+_WAITING: weakref.WeakSet[Context] = weakref.WeakSet()
+
+
+@atexit.register
+def _store_waiting_at_exit() -> None:
+    """Store what each open per-turn `Context` still holds, when the interpreter exits.
+
+    A script that ends without `Context.close` (its last reply recorded after its last
+    request) keeps that reply; a kill or a crash still loses it, as the promise says.
+    """
+    for ctx in list(_WAITING):
+        try:
+            ctx._store(now=True, durable=True)  # noqa: SLF001 - this module's own object
+        except ContextError as err:
+            warnings.warn(f"ctxrules: at exit, {err}", RuntimeWarning, stacklevel=1)
 
 
 def _unwrap(result: Result[T, object], error: type[ContextError]) -> T:
@@ -175,7 +195,7 @@ class Context:
 
     ``spec`` is a built-in spec name, a TOML path or text, or a `Pipeline`; ``store`` a
     path or URL for `open_store` (SQLite or ``postgresql://``) or an open store (the session
-    is saved as it happens and reopened by ``session`` id); ``clock`` gives the time in
+    is saved turn by turn and reopened by ``session`` id); ``clock`` gives the time in
     seconds. ``recall`` overrides the spec's ``[recall]`` table (the only way to set it
     with a `Pipeline`). ``agent`` builds the system prompt in layers instead of ``system``:
     identity, workspace files, inline prompt, skill index, then ``memory()``, read again
@@ -183,17 +203,15 @@ class Context:
     off the hot path: a thread, or a task on your loop for an ``async`` one, started at the
     recommend threshold; a request waits for one only at the emergency threshold.
 
-    With a store, ``durability="request"`` (the default) commits the calls that only add
-    to the history (``add``, ``record``, ``add_tool_result``) without waiting for the
-    disk, and each request built (``openai()``, ``anthropic()``, ``prepare()``, their async
-    forms) with a full sync, which makes every earlier write durable too: every
-    acknowledged write survives the process being killed (kill -9) at any point; against
-    power loss or an OS crash, everything up to the last request built.
-    ``durability="every_call"`` syncs every call, so every acknowledged write survives
-    power loss too. ``durability="turn"`` stores the calls that only add with the next
-    request (or `close`), in its one synced transaction: one transaction per agent turn,
-    and a kill -9 loses what was added since the last request built (a request is the
-    acknowledgement).
+    With a store, ``durability="turn"`` (the default) stores the calls that only add to the
+    history (``add``, ``record``, ``add_tool_result``) with the next request built
+    (``openai()``, ``anthropic()``, ``prepare()``, their async forms), in its one synced
+    transaction: every request survives kill -9 and power loss with everything added
+    before it; what was added since is stored by `close` (or a normal exit) and lost with a
+    killed process. ``durability="request"`` stores each call as it returns, without
+    waiting for the disk, and syncs each request: every acknowledged call survives kill -9
+    (for tool calls whose effects must be on disk before they run).
+    ``durability="every_call"`` syncs every call, so each survives power loss too.
     """
 
     def __init__(
@@ -214,7 +232,7 @@ class Context:
         allow_imports: bool = False,
         recall: RecallOptions | None = None,
         background: bool = True,
-        durability: Durability = "request",
+        durability: Durability = "turn",
     ) -> None:
         if not isinstance(background, bool):
             raise ConfigError(background, f"background={background!r}: expected True or False")
@@ -312,8 +330,8 @@ class Context:
     def add(self, *messages: object) -> None:
         """Add messages (OpenAI, Anthropic or ``{"role", "content"}`` dicts, or SDK objects).
 
-        With a store, the messages added are stored in one transaction, those before a bad
-        one included.
+        With a store, the messages added are stored with the next request (at once, in one
+        transaction, with ``durability="request"``), those before a bad one included.
         """
         try:
             for message in messages:
@@ -418,6 +436,7 @@ class Context:
         if self._keeper is not None:
             state = self.engine.states[self.session.session_id]
             _stored(self._keeper.flush(self.session, state, self._prep.head))
+            _WAITING.discard(self)
         return self._prep
 
     def openai(self, **extra: object) -> dict[str, object]:
@@ -556,11 +575,16 @@ class Context:
         # One transaction per call that changed the session: what it added, the head, and
         # (after a response) the usage; a request adds its commits. Stored per turn, the
         # keeper holds the call's nodes until the next request (or ``now``).
-        if self._keeper is not None and (now or not self._store_per_turn):
-            state = self.engine.states.get(self.session.session_id)
-            head = self._prep.head if self._prep is not None else None
-            durable = durable or self._sync_each_call
-            _stored(self._keeper.flush(self.session, state, head, durable=durable))
+        if self._keeper is None:
+            return
+        if not now and self._store_per_turn:
+            _WAITING.add(self)
+            return
+        state = self.engine.states.get(self.session.session_id)
+        head = self._prep.head if self._prep is not None else None
+        durable = durable or self._sync_each_call
+        _stored(self._keeper.flush(self.session, state, head, durable=durable))
+        _WAITING.discard(self)
 
     def reload(self) -> None:
         """Read the session again from the store, after `SessionMoved`.

@@ -4,7 +4,10 @@
 "ready" and wait to be killed. ``next STORE N``: reopen the store and print the request
 of turn N as JSON. ``fresh N``: both in one process with no store, the reference.
 ``run-bg``/``next-bg``: the same with summaries written in the background by a summarizer
-that never finishes in time, so one is under way when the process is killed.
+that never finishes in time, so one is under way when the process is killed. Each call is
+stored at once (``durability="request"``), except in ``run-turn``/``next-turn``: stored per
+turn (the default), the run also builds the request of turn N before it waits, and only
+what a request stored survives the kill.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import json
 import sys
 import time
 
-from ctxrules.engine.context import Context
+from ctxrules.engine.context import Context, Durability
 from ctxrules.render import Message, TextBlock
 from ctxrules.tokens import HeuristicCounter
 
@@ -32,7 +35,13 @@ def hanging(prompt: tuple[Message, ...]) -> str:
     return summarize(prompt)
 
 
-def _context(store: str | None, clock: list[float], *, background: bool = False) -> Context:
+def _context(
+    store: str | None,
+    clock: list[float],
+    *,
+    background: bool = False,
+    durability: Durability = "request",
+) -> Context:
     return Context(
         "default",
         model="gpt-4o",
@@ -45,6 +54,7 @@ def _context(store: str | None, clock: list[float], *, background: bool = False)
         tokenizer=HeuristicCounter(),
         clock=lambda: clock[0],
         background=background,
+        durability=durability,
     )
 
 
@@ -106,17 +116,20 @@ def next_request(ctx: Context, clock: list[float], turn: int) -> str:
 def main(argv: list[str]) -> None:
     """Dispatch on the mode; see the module docstring."""
     mode, clock = argv[0], [0.0]
-    background = mode.endswith("-bg")
-    mode = mode.removesuffix("-bg")
+    background, per_turn = mode.endswith("-bg"), mode.endswith("-turn")
+    durability: Durability = "turn" if per_turn else "request"
+    mode = mode.removesuffix("-bg").removesuffix("-turn")
     if mode == "run":
-        ctx = _context(argv[1], clock, background=background)
+        ctx = _context(argv[1], clock, background=background, durability=durability)
         turns(ctx, clock, int(argv[2]))
+        if per_turn:
+            next_request(ctx, clock, int(argv[2]))
         assert not background or ctx.engine.jobs, "a background summary is under way"
         sys.stdout.write("ready\n")
         sys.stdout.flush()
         time.sleep(600)
     elif mode == "next":
-        ctx = _context(argv[1], clock, background=background)
+        ctx = _context(argv[1], clock, background=background, durability=durability)
         sys.stdout.write(next_request(ctx, clock, int(argv[2])) + "\n")
     else:
         ctx = _context(None, clock)

@@ -99,6 +99,7 @@ def test_concurrent_async_calls_on_one_store_do_not_interleave(tmp_path: Path) -
 
     asyncio.run(both())
     for ctx in (a, b):
+        ctx.close()  # stores the last turn's reply and result (stored per turn)
         stored = store.load_session(ctx.session.session_id).unwrap()
         assert stored.graph == ctx.session.graph
         assert stored.head == ctx.session.head

@@ -70,6 +70,20 @@ def test_a_killed_process_is_continued_with_the_request_it_would_have_sent(tmp_p
 BACKGROUND_TURNS = 11
 
 
+def test_a_process_killed_after_a_request_stored_per_turn_sends_that_request_again(
+    tmp_path: Path,
+) -> None:
+    """The default durability: kill -9 after turn N's request; a new process builds it again, byte for byte."""
+    store = tmp_path / "agent.sqlite"
+    _killed_when_ready("run-turn", store, TURNS)
+    (continued,) = _agent("next-turn", str(store), str(TURNS))
+    agent, clock = _module(), [0.0]
+    uninterrupted = agent._context(None, clock)
+    agent.turns(uninterrupted, clock, TURNS)
+    reference = agent.next_request(uninterrupted, clock, TURNS)
+    assert continued == reference
+
+
 def test_a_process_killed_during_a_background_summary_leaves_no_trace_of_it(
     tmp_path: Path,
 ) -> None:

@@ -10,8 +10,11 @@ import ctxrules
 from ctxrules.testing.responses import openai_response
 
 
-def _context(store: Path) -> ctxrules.Context:
-    return ctxrules.Context(model="gpt-4o", store=store, session="shared", clock=lambda: 0.0)
+def _context(store: Path, durability: ctxrules.Durability = "request") -> ctxrules.Context:
+    # Stored per call unless asked: each call that adds is where a stale object is told.
+    return ctxrules.Context(
+        model="gpt-4o", store=store, session="shared", clock=lambda: 0.0, durability=durability
+    )
 
 
 def _texts(request: dict[str, object]) -> list[object]:
@@ -42,6 +45,28 @@ def test_the_writer_that_lost_the_race_gets_session_moved_and_reload_catches_up(
     with pytest.raises(ctxrules.SessionMoved):
         first.record(openai_response(0, "done", []))
     assert _texts(_context(store).openai()) == sent
+
+
+def test_stored_per_turn_the_loser_is_told_at_its_request_and_reload_catches_up(
+    tmp_path: Path,
+) -> None:
+    """The default durability: the stale object's calls wait; its request raises SessionMoved."""
+    store = tmp_path / "s.sqlite"
+    first, second = _context(store, "turn"), _context(store, "turn")
+    first.add({"role": "user", "content": "from the first"})
+    second.add({"role": "user", "content": "from the second"})
+    first.openai()
+    with pytest.raises(ctxrules.SessionMoved, match=r"reload\(\)"):
+        second.openai()
+    with pytest.raises(ctxrules.SessionMoved):
+        second.openai()  # stuck until reloaded, never overwriting
+    second.reload()
+    second.add({"role": "user", "content": "from the second, after reload"})
+    sent = _texts(second.openai())
+    assert sent == ["from the first", "from the second, after reload"]
+    first.close()
+    second.close()
+    assert _texts(_context(store, "turn").openai()) == sent
 
 
 def test_reload_after_a_tool_call_keeps_the_stored_call_waiting(tmp_path: Path) -> None:

@@ -23,6 +23,9 @@ def _open(url: str) -> Context:
         session="race",
         tokenizer=HeuristicCounter(),
         clock=lambda: 1_000.0,
+        # Each call stored at once: a reply counted done is a stored reply (the race of
+        # the default, stored per turn, is test_context_race.py's quick test).
+        durability="request",
     )
 
 

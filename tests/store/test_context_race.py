@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ctxrules.dag import Role
-from ctxrules.engine.context import Context, StoreFailed
+from ctxrules.engine.context import Context, Durability, StoreFailed
 from ctxrules.store import open_store
 from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import HeuristicCounter
@@ -79,9 +79,14 @@ def _check(url: str, workers: int, turns: int) -> int:
     return refused
 
 
-def _context(url: str) -> Context:
+def _context(url: str, durability: Durability = "request") -> Context:
     return Context(
-        model="gpt-4o", window=16_000, store=url, session="race", tokenizer=HeuristicCounter()
+        model="gpt-4o",
+        window=16_000,
+        store=url,
+        session="race",
+        tokenizer=HeuristicCounter(),
+        durability=durability,
     )
 
 
@@ -104,6 +109,24 @@ def test_the_loser_of_a_race_stores_nothing(store_url: str) -> None:
         graph = store.load_graph("race").unwrap()
     texts = [graph.nodes[i].output for i in graph.order]
     assert texts == ["from the first", "reply"]
+
+
+def test_stored_per_turn_the_loser_of_a_race_stores_nothing(store_url: str) -> None:
+    """The default durability: the stale object is refused at its request and leaves no sibling."""
+    first, second = _context(store_url, "turn"), _context(store_url, "turn")
+    first.add({"role": "user", "content": "from the first"})
+    second.add({"role": "user", "content": "from the second"})
+    first.openai()
+    with pytest.raises(StoreFailed):
+        second.openai()
+    first.record(openai_response(1, "reply", [], (100, 0)))
+    first.close()
+    with pytest.raises(StoreFailed):
+        second.close()  # what waits in it is refused again, never stored
+    assert _forks(store_url) == 0
+    with open_store(store_url).unwrap() as store:
+        graph = store.load_graph("race").unwrap()
+    assert [graph.nodes[i].output for i in graph.order] == ["from the first", "reply"]
 
 
 @pytest.mark.slow

@@ -1,4 +1,7 @@
-"""Group commit: the calls that only add to the history do not wait for the disk; a request does.
+"""Durability of a `Context` session: one transaction a turn by default, or group commit.
+
+With ``durability="request"`` the calls that only add to the history do not wait for the
+disk; a request does.
 
 Counted on the statements each backend runs, not timed: on SQLite, the ``synchronous``
 setting in force at each ``COMMIT`` (``NORMAL`` for ``add``, ``record`` and
@@ -9,6 +12,8 @@ setting in force at each ``COMMIT`` (``NORMAL`` for ``add``, ``record`` and
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -254,6 +259,70 @@ def test_stored_per_turn_another_tools_call_writes_nothing() -> None:
     assert ctx.answer_recall(reply.tool_calls[0]) is None
     assert len(recording.turns) == before
     ctx.close()
+
+
+#: A script that records its final reply after its last request and ends without close().
+_ENDS_WITHOUT_CLOSE = """
+import sys
+from ctxrules import Context
+from ctxrules.testing.responses import openai_response
+ctx = Context(model="gpt-4o", store=sys.argv[1], session="exit", clock=lambda: 5.0)
+ctx.add({"role": "user", "content": "hi"})
+ctx.openai()
+ctx.record(openai_response(1, "the final answer", [], (100, 0)))
+if sys.argv[2:] == ["closed-store"]:
+    ctx._keeper.store.close()
+"""
+
+
+def test_the_default_is_one_transaction_a_turn() -> None:
+    """A `Context` with a store and no ``durability`` writes nothing until its request."""
+    recording = Recording()
+    ctx = Context(
+        model="gpt-4o",
+        window=200_000,
+        store=recording,
+        session="d",
+        clock=lambda: 5.0,  # type: ignore[arg-type]
+    )
+    writes: list[int] = []
+    _turn(ctx, 0, lambda _call: writes.append(len(recording.turns)))
+    assert writes == [0, 0, 0, 1]
+    ctx.close()
+
+
+def test_a_script_that_ends_without_close_keeps_its_last_reply(tmp_path: Path) -> None:
+    """Stored per turn, what waits is stored when the interpreter exits normally."""
+    path = tmp_path / "exit.sqlite"
+    done = subprocess.run(
+        [sys.executable, "-c", _ENDS_WITHOUT_CLOSE, str(path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    with SqliteStore.open(path).unwrap() as store:
+        graph = store.load_session("exit").unwrap().graph
+    assert [graph.nodes[i].output for i in graph.order] == ["hi", "the final answer"]
+
+
+def test_a_store_closed_before_exit_is_a_warning_not_a_traceback(tmp_path: Path) -> None:
+    """What waits cannot be stored: the exit says so in one line, and the stored turn is intact."""
+    path = tmp_path / "exit.sqlite"
+    done = subprocess.run(
+        [sys.executable, "-c", _ENDS_WITHOUT_CLOSE, str(path), "closed-store"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0
+    assert "Traceback" not in done.stderr
+    assert "RuntimeWarning: ctxrules: at exit" in done.stderr
+    with SqliteStore.open(path).unwrap() as store:
+        graph = store.load_session("exit").unwrap().graph
+    assert [graph.nodes[i].output for i in graph.order] == ["hi"]
 
 
 def test_an_unknown_durability_is_refused() -> None:

@@ -29,6 +29,8 @@ def _context(store: SqliteStore) -> Context:
         session="w",
         tokenizer=HeuristicCounter(),
         clock=lambda: 5.0,
+        # Each call written at once: the rows wait in the store, not in the object.
+        durability="request",
     )
     ctx.add({"role": "user", "content": "start"})
     ctx.openai()

@@ -229,6 +229,8 @@ def test_a_reply_to_the_first_request_after_a_resume_visits_no_old_item(
 
         monkeypatch.setattr(SqliteStore, "_transaction", counted)
         ctx.record(agent._reply(40, request))
+        # Stored per turn (the default), the reply waits for the next request or close.
+        ctx.close()
         assert "write_turn" in operations
         assert "read_chunk" not in operations, "the reply read the resumed commit's items"
     finally:

@@ -1,7 +1,8 @@
 """A turn with a store costs the same few statements and round trips at any session length.
 
-Counted, not timed: each `Context` call of an agent turn (a user message, a reply with a
-tool call, the tool's result, the next request) is one transaction; on PostgreSQL it is
+Counted, not timed. By default (``durability="turn"``) an agent turn (a user message, a
+reply with a tool call, the tool's result, the next request) is one transaction, at the
+request; with ``durability="request"`` each call is one. On PostgreSQL a transaction is
 two round trips (the reads its writes are based on, with ``BEGIN`` and the session's
 lock; then the writes with ``COMMIT``), counted in libpq's trace of the connection.
 """
@@ -17,17 +18,19 @@ from typing import Any
 import pg_server
 import pytest
 
-from ctxrules.engine.context import Context
+from ctxrules.engine.context import Context, Durability
 from ctxrules.store import SqliteStore, open_store
 from ctxrules.store.protocol import Store
 from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import HeuristicCounter
 
+#: Statements of a default turn's one transaction (all at its request): SQLite, PostgreSQL.
+TURN_SQLITE, TURN_PG = 23, 12
 #: The calls of one turn, in order.
 CALLS = ("add", "record", "add_tool_result", "openai")
 
 
-def _context(store: Store, size: int) -> Context:
+def _context(store: Store, size: int, durability: Durability) -> Context:
     ctx = Context(
         model="gpt-4o",
         window=200_000,
@@ -35,6 +38,7 @@ def _context(store: Store, size: int) -> Context:
         session="t",
         tokenizer=HeuristicCounter(),
         clock=lambda: 5.0,
+        durability=durability,
     )
     # Earlier turns: what a turn writes does not depend on what they hold.
     ctx.add(*({"role": "user", "content": f"task {n}: " + "word " * 20} for n in range(size)))
@@ -101,11 +105,15 @@ class PgTrace:
 
 
 def _pg_counts(
-    url: str, size: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    url: str,
+    size: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    durability: Durability = "request",
 ) -> dict[str, list[tuple[int, int]]]:
     store = open_store(url).unwrap()
-    ctx = _context(store, size)
-    trace = PgTrace(tmp_path / f"trace-{size}")
+    ctx = _context(store, size, durability)
+    trace = PgTrace(tmp_path / f"trace-{size}-{durability}")
     counts: dict[str, list[tuple[int, int]]] = {call: [] for call in CALLS}
     with monkeypatch.context() as patched:
         trace.attach(patched, store)
@@ -116,7 +124,7 @@ def _pg_counts(
     return counts
 
 
-def test_a_postgresql_turn_is_two_round_trips_a_call(
+def test_a_postgresql_turn_stored_per_call_is_two_round_trips_a_call(
     postgres_server: Any,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -147,9 +155,11 @@ EXPECTED_PG = {
 }
 
 
-def _sqlite_counts(path: Path, size: int) -> dict[str, list[int]]:
+def _sqlite_counts(
+    path: Path, size: int, durability: Durability = "request"
+) -> dict[str, list[int]]:
     store = SqliteStore.open(path, synchronous="NORMAL").unwrap()
-    ctx = _context(store, size)
+    ctx = _context(store, size, durability)
     statements: list[str] = []
     conn = store._conn
     assert isinstance(conn, sqlite3.Connection)
@@ -169,8 +179,10 @@ def _sqlite_counts(path: Path, size: int) -> dict[str, list[int]]:
     return counts
 
 
-def test_a_sqlite_turn_runs_the_same_statements_at_any_length(tmp_path: Path) -> None:
-    """Each call of a turn runs the same statements at 300 and at 600 messages.
+def test_a_sqlite_turn_stored_per_call_runs_the_same_statements_at_any_length(
+    tmp_path: Path,
+) -> None:
+    """Stored per call, each call of a turn runs the same statements at 300 and at 600 messages.
 
     SQLite traces each row of an insert of many apart. Each request's commit only adds to
     its parent's, so it is stored as its extension: no tree row (one per level of the tree
@@ -189,3 +201,37 @@ def test_a_sqlite_turn_runs_the_same_statements_at_any_length(tmp_path: Path) ->
 #: read the rows waiting and put the turn's four into the index (16). A turn of these
 #: sessions (their 300 and 600 rows indexed at their first request) leaves its rows waiting.
 EXPECTED_SQLITE = {"add": {8}, "record": {13}, "add_tool_result": {7}, "openai": {9}}
+
+
+def test_a_default_sqlite_turn_is_one_transaction_of_the_same_statements_at_any_length(
+    tmp_path: Path,
+) -> None:
+    """By default the calls that only add run no statement; the request runs them all, the same at 300 and 600 messages."""
+    small = _sqlite_counts(tmp_path / "small.sqlite", 300, "turn")
+    large = _sqlite_counts(tmp_path / "large.sqlite", 600, "turn")
+    assert small == large
+    assert {c: set(v) for c, v in small.items()} == EXPECTED_SQLITE_TURN
+
+
+#: One BEGIN and one COMMIT for the turn: the reads once, the three nodes and the
+#: completion's rows, the head, the commit and the tracker (SQLite traces each row of an
+#: insert of many apart).
+EXPECTED_SQLITE_TURN = {"add": {0}, "record": {0}, "add_tool_result": {0}, "openai": {TURN_SQLITE}}
+
+
+def test_a_default_postgresql_turn_is_two_round_trips(
+    postgres_server: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """By default a turn is one transaction at its request: two round trips at 30 and 300 messages."""
+    url = pg_server.fresh_schema_url
+    small = _pg_counts(url(postgres_server), 30, tmp_path, monkeypatch, "turn")
+    large = _pg_counts(url(postgres_server), 300, tmp_path, monkeypatch, "turn")
+    assert small == large
+    assert {c: set(v) for c, v in small.items()} == {
+        "add": {(0, 0)},
+        "record": {(0, 0)},
+        "add_tool_result": {(0, 0)},
+        "openai": {(TURN_PG, 2)},
+    }
