@@ -114,6 +114,11 @@ def _store_waiting_at_exit() -> None:
             warnings.warn(f"ctxrules: at exit, {err}", RuntimeWarning, stacklevel=1)
 
 
+def _ends_turn(entry: Said | ToolOutput) -> bool:
+    """Whether ``entry`` is a reply with no tool call: the turn is over until the user speaks."""
+    return isinstance(entry, Said) and entry.role == "assistant" and not entry.tool_calls
+
+
 def _unwrap(result: Result[T, object], error: type[ContextError]) -> T:
     if isinstance(result, Failure):
         raise error(result.failure())
@@ -207,8 +212,9 @@ class Context:
     history (``add``, ``record``, ``add_tool_result``) with the next request built
     (``openai()``, ``anthropic()``, ``prepare()``, their async forms), in its one synced
     transaction: every request survives kill -9 and power loss with everything added
-    before it; what was added since is stored by `close` (or a normal exit) and lost with a
-    killed process. ``durability="request"`` stores each call as it returns, without
+    before it; a reply with no tool call (it ends the turn) is stored at once, synced;
+    what was added since is stored by `close` (or a normal exit) and lost with a killed
+    process. ``durability="request"`` stores each call as it returns, without
     waiting for the disk, and syncs each request: every acknowledged call survives kill -9
     (for tool calls whose effects must be on disk before they run).
     ``durability="every_call"`` syncs every call, so each survives power loss too.
@@ -333,6 +339,7 @@ class Context:
         With a store, the messages added are stored with the next request (at once, in one
         transaction, with ``durability="request"``), those before a bad one included.
         """
+        ends = False
         try:
             for message in messages:
                 entries = read_message(message)
@@ -343,8 +350,9 @@ class Context:
                         self._result(entry.call_id, entry.text, is_error=entry.is_error)
                     else:
                         self._say(entry)
+                    ends = _ends_turn(entry)
         finally:
-            self._store()
+            self._store(now=ends, durable=ends and self._store_per_turn)
 
     @_reads_store
     def add_tool_result(self, call_id: str, output: object, *, is_error: bool = False) -> None:
@@ -466,8 +474,11 @@ class Context:
             self.engine.after_turn(self.session.session_id, usage, self._prep)
         # The reply, its tool calls and the usage land together: never a reply without them.
         # No offload: the store holds every node whole, and `Store.get_blob` answers a
-        # handle from its node, so a capped output is not written a second time.
-        self._store()
+        # handle from its node, so a capped output is not written a second time. A reply
+        # with no tool call ends the turn (a final answer the user reads, then maybe a long
+        # wait): stored per turn, it is stored now, synced, not with a request that may never come.
+        ends = _ends_turn(said)
+        self._store(now=ends, durable=ends and self._store_per_turn)
         return Reply(said.text, said.tool_calls, usage)
 
     # -- the recall tools --------------------------------------------------------------------
@@ -620,5 +631,12 @@ class Context:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *_: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is None:
+            self.close()
+            return
+        try:
+            self.close()
+        except ContextError as err:
+            # The block's own exception is the one to see; this one only says what was lost.
+            warnings.warn(f"ctxrules: leaving the block, {err}", RuntimeWarning, stacklevel=2)

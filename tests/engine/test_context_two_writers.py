@@ -69,6 +69,27 @@ def test_stored_per_turn_the_loser_is_told_at_its_request_and_reload_catches_up(
     assert _texts(_context(store, "turn").openai()) == sent
 
 
+def _a_stale_block_that_raises(store: Path, first: ctxrules.Context) -> None:
+    with _context(store, "turn") as second:
+        second.add({"role": "user", "content": "from the second"})
+        first.openai()  # moves the session on: what waits in `second` is refused on leaving
+        raise ValueError("the block's own error")
+
+
+def test_a_block_that_raises_keeps_its_exception_when_what_waits_cannot_be_stored(
+    tmp_path: Path,
+) -> None:
+    """Leaving a ``with`` block on an error: that error propagates; the refused store is a warning."""
+    store = tmp_path / "s.sqlite"
+    first = _context(store, "turn")
+    first.add({"role": "user", "content": "from the first"})
+    with pytest.warns(RuntimeWarning) as warned, pytest.raises(ValueError, match="block's own"):
+        _a_stale_block_that_raises(store, first)
+    assert "leaving the block" in str(warned[0].message)
+    assert "moved on by another writer" in str(warned[0].message)
+    first.close()
+
+
 def test_reload_after_a_tool_call_keeps_the_stored_call_waiting(tmp_path: Path) -> None:
     """A reloaded object still knows which stored calls wait for their results."""
     store = tmp_path / "s.sqlite"

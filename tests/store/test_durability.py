@@ -261,7 +261,7 @@ def test_stored_per_turn_another_tools_call_writes_nothing() -> None:
     ctx.close()
 
 
-#: A script that records its final reply after its last request and ends without close().
+#: A script that ends without close() while its last reply's tool result waits.
 _ENDS_WITHOUT_CLOSE = """
 import sys
 from ctxrules import Context
@@ -269,7 +269,9 @@ from ctxrules.testing.responses import openai_response
 ctx = Context(model="gpt-4o", store=sys.argv[1], session="exit", clock=lambda: 5.0)
 ctx.add({"role": "user", "content": "hi"})
 ctx.openai()
-ctx.record(openai_response(1, "the final answer", [], (100, 0)))
+call = ("c1", "read_file", {"path": "a.py"})
+reply = ctx.record(openai_response(1, "reading", [call], (100, 0)))
+ctx.add_tool_result(reply.tool_calls[0].id, "the file's text")
 if sys.argv[2:] == ["closed-store"]:
     ctx._keeper.store.close()
 """
@@ -291,7 +293,22 @@ def test_the_default_is_one_transaction_a_turn() -> None:
     ctx.close()
 
 
-def test_a_script_that_ends_without_close_keeps_its_last_reply(tmp_path: Path) -> None:
+def test_a_reply_with_no_tool_call_is_stored_at_once_synced() -> None:
+    """It ends the turn (a final answer, then the user's silence): stored now, not at a request."""
+    recording = Recording()
+    ctx = _context(recording, "turn")  # type: ignore[arg-type]
+    recording.turns.clear()
+    ctx.add({"role": "user", "content": "and?"})
+    ctx.openai()
+    ctx.record(openai_response(1, "the answer", [], (100, 0)))
+    ctx.add({"role": "assistant", "content": "an answer added as a message"})
+    assert [t.durable for t in recording.turns] == [True, True, True]
+    assert [n.output for n in recording.turns[1].nodes] == ["the answer"]
+    assert [n.output for n in recording.turns[2].nodes] == ["an answer added as a message"]
+    ctx.close()
+
+
+def test_a_script_that_ends_without_close_keeps_its_last_turn(tmp_path: Path) -> None:
     """Stored per turn, what waits is stored when the interpreter exits normally."""
     path = tmp_path / "exit.sqlite"
     done = subprocess.run(
@@ -304,7 +321,9 @@ def test_a_script_that_ends_without_close_keeps_its_last_reply(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     with SqliteStore.open(path).unwrap() as store:
         graph = store.load_session("exit").unwrap().graph
-    assert [graph.nodes[i].output for i in graph.order] == ["hi", "the final answer"]
+    outputs = [graph.nodes[i].output for i in graph.order]
+    assert outputs[0] == "hi"
+    assert "the file's text" in outputs
 
 
 def test_a_store_closed_before_exit_is_a_warning_not_a_traceback(tmp_path: Path) -> None:
