@@ -1,10 +1,11 @@
 """An agent loop on a store, killed by test_context_crash.py at a random moment.
 
 ``context_writer.py STORE [DURABILITY]``: turns of request, reply with a tool call and the tool's
-result, forever. After each `Context` call returns it prints ``ack KIND NODES HEAD``
-(the call, how many nodes the session holds, its head): every printed line is a write the
-store acknowledged. With ``turn`` (``durability="turn"``) only a request stores, so only
-requests are acknowledged. Tool outputs come in every size, up to 60,000 characters.
+result, forever; every fourth reply is an answer with no tool call, which ends its turn.
+After each `Context` call returns it prints ``ack KIND NODES HEAD`` (the call, how many
+nodes the session holds, its head): every printed line is a write the store acknowledged.
+With ``turn`` (``durability="turn"``, the default) a request and an answer store, so only
+those are acknowledged. Tool outputs come in every size, up to 60,000 characters.
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ from ctxrules.tokens import HeuristicCounter
 SIZES = (40, 900, 6_000, 60_000)
 
 
+#: Every this many turns the reply is an answer with no tool call.
+ANSWER_EVERY = 4
+
+
 def _reply(turn: int) -> dict[str, object]:
+    if turn % ANSWER_EVERY == 0:
+        return openai_response(turn, f"Done: task {turn}.", [], (900 + turn, 0))
     call = (f"call_{turn}", "read_file", {"path": f"src/m{turn}.py"})
     return openai_response(turn, f"Step {turn}: reading m{turn}.", [call], (900 + turn, 0))
 
@@ -41,6 +48,9 @@ def steps(ctx: Context, clock: list[float]) -> Iterator[str]:
         ctx.openai()
         yield "request"
         reply = ctx.record(_reply(turn))
+        if not reply.tool_calls:
+            yield "answer"
+            continue
         yield "record"
         size = SIZES[turn % len(SIZES)]
         ctx.add_tool_result(reply.tool_calls[0].id, (f"line {turn} " * size)[:size])
@@ -69,7 +79,7 @@ def main() -> None:
     durability = modes.get(sys.argv[2] if sys.argv[2:] else "request", "request")
     ctx = loop_context(sys.argv[1], clock, durability)
     for kind in steps(ctx, clock):
-        if durability != "turn" or kind == "request":
+        if durability != "turn" or kind in ("request", "answer"):
             _ack(ctx, kind)
 
 
