@@ -104,8 +104,8 @@ _WAITING: weakref.WeakSet[Context] = weakref.WeakSet()
 def _store_waiting_at_exit() -> None:
     """Store what each open per-turn `Context` still holds, when the interpreter exits.
 
-    A script that ends without `Context.close` (its last reply recorded after its last
-    request) keeps that reply; a kill or a crash still loses it, as the promise says.
+    A script that ends without `Context.close` keeps what it added after its last request
+    (a reply's tool calls, their results); a kill or a crash still loses it, as promised.
     """
     for ctx in list(_WAITING):
         try:
