@@ -3,11 +3,11 @@
 One turn is what an agent loop does per model call: add the user's message, record a
 response with a tool call, add the tool's result, build the next ``openai()`` request;
 with a store, the turn is one transaction, at the request (the default durability). The
-session is first filled to 1k, 10k or 100k messages (100k is `bench_large`). ``extra_info`` keeps what a turn wrote (the
-commit objects' rows and bytes of the last turn), and the resume benchmarks open the
-stored session in a new `Context` and build its next request: in this process, and in a
-fresh one (``resume_process.py``), where its CPU time and peak memory are set beside
-what the whole history occupies in memory once read.
+session is first filled to 1k, 10k or 100k messages (100k is `bench_large`). ``extra_info``
+keeps what a turn wrote (the commit objects' rows and bytes of the last turn), and the
+resume benchmarks open the stored session in a new `Context` and build its next request:
+in this process, and in a fresh one (``resume_process.py``), where its CPU time and peak
+memory are set beside what the whole history occupies in memory once read.
 """
 
 from __future__ import annotations

@@ -352,7 +352,7 @@ class Context:
                         self._say(entry)
                     ends = _ends_turn(entry)
         finally:
-            self._store(now=ends, durable=ends and self._store_per_turn)
+            self._store(ends_turn=ends)
 
     @_reads_store
     def add_tool_result(self, call_id: str, output: object, *, is_error: bool = False) -> None:
@@ -441,10 +441,8 @@ class Context:
             # A layer that failed was skipped; the turn says so, as the engine's own do.
             warned = (*system.warnings, *self._prep.warnings)
             self._prep = attrs.evolve(self._prep, warnings=warned)
-        if self._keeper is not None:
-            state = self.engine.states[self.session.session_id]
-            _stored(self._keeper.flush(self.session, state, self._prep.head))
-            _WAITING.discard(self)
+        # The request, with everything that waits, in one synced transaction.
+        self._store(now=True, durable=True)
         return self._prep
 
     def openai(self, **extra: object) -> dict[str, object]:
@@ -477,8 +475,7 @@ class Context:
         # handle from its node, so a capped output is not written a second time. A reply
         # with no tool call ends the turn (a final answer the user reads, then maybe a long
         # wait): stored per turn, it is stored now, synced, not with a request that may never come.
-        ends = _ends_turn(said)
-        self._store(now=ends, durable=ends and self._store_per_turn)
+        self._store(ends_turn=_ends_turn(said))
         return Reply(said.text, said.tool_calls, usage)
 
     # -- the recall tools --------------------------------------------------------------------
@@ -582,12 +579,15 @@ class Context:
         """What the engine decided for the last request (tokens, commit, decision path)."""
         return self._prep
 
-    def _store(self, *, now: bool = False, durable: bool = False) -> None:
+    def _store(self, *, now: bool = False, durable: bool = False, ends_turn: bool = False) -> None:
         # One transaction per call that changed the session: what it added, the head, and
         # (after a response) the usage; a request adds its commits. Stored per turn, the
-        # keeper holds the call's nodes until the next request (or ``now``).
+        # keeper holds the call's nodes until the next request (or ``now``), except a call
+        # that ends the turn (`_ends_turn`): stored then, synced as a request is.
         if self._keeper is None:
             return
+        if ends_turn and self._store_per_turn:
+            now = durable = True
         if not now and self._store_per_turn:
             _WAITING.add(self)
             return

@@ -283,9 +283,9 @@ def test_the_default_is_one_transaction_a_turn() -> None:
     ctx = Context(
         model="gpt-4o",
         window=200_000,
-        store=recording,
+        store=recording,  # type: ignore[arg-type]
         session="d",
-        clock=lambda: 5.0,  # type: ignore[arg-type]
+        clock=lambda: 5.0,
     )
     writes: list[int] = []
     _turn(ctx, 0, lambda _call: writes.append(len(recording.turns)))

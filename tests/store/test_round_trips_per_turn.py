@@ -24,13 +24,13 @@ from ctxrules.store.protocol import Store
 from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import HeuristicCounter
 
-#: Statements of a default turn's one transaction (all at its request): SQLite, PostgreSQL.
-TURN_SQLITE, TURN_PG = 23, 12
 #: The calls of one turn, in order.
 CALLS = ("add", "record", "add_tool_result", "openai")
 
 
-def _context(store: Store, size: int, durability: Durability) -> Context:
+def _context(store: Store, size: int, durability: Durability | None) -> Context:
+    # None: the default, as a user who names no durability gets it.
+    asked = {"durability": durability} if durability is not None else {}
     ctx = Context(
         model="gpt-4o",
         window=200_000,
@@ -38,7 +38,7 @@ def _context(store: Store, size: int, durability: Durability) -> Context:
         session="t",
         tokenizer=HeuristicCounter(),
         clock=lambda: 5.0,
-        durability=durability,
+        **asked,  # type: ignore[arg-type]
     )
     # Earlier turns: what a turn writes does not depend on what they hold.
     ctx.add(*({"role": "user", "content": f"task {n}: " + "word " * 20} for n in range(size)))
@@ -109,7 +109,7 @@ def _pg_counts(
     size: int,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    durability: Durability = "request",
+    durability: Durability | None = "request",
 ) -> dict[str, list[tuple[int, int]]]:
     store = open_store(url).unwrap()
     ctx = _context(store, size, durability)
@@ -156,7 +156,7 @@ EXPECTED_PG = {
 
 
 def _sqlite_counts(
-    path: Path, size: int, durability: Durability = "request"
+    path: Path, size: int, durability: Durability | None = "request"
 ) -> dict[str, list[int]]:
     store = SqliteStore.open(path, synchronous="NORMAL").unwrap()
     ctx = _context(store, size, durability)
@@ -207,8 +207,8 @@ def test_a_default_sqlite_turn_is_one_transaction_of_the_same_statements_at_any_
     tmp_path: Path,
 ) -> None:
     """By default the calls that only add run no statement; the request runs them all, the same at 300 and 600 messages."""
-    small = _sqlite_counts(tmp_path / "small.sqlite", 300, "turn")
-    large = _sqlite_counts(tmp_path / "large.sqlite", 600, "turn")
+    small = _sqlite_counts(tmp_path / "small.sqlite", 300, None)
+    large = _sqlite_counts(tmp_path / "large.sqlite", 600, None)
     assert small == large
     assert {c: set(v) for c, v in small.items()} == EXPECTED_SQLITE_TURN
 
@@ -216,7 +216,7 @@ def test_a_default_sqlite_turn_is_one_transaction_of_the_same_statements_at_any_
 #: One BEGIN and one COMMIT for the turn: the reads once, the three nodes and the
 #: completion's rows, the head, the commit and the tracker (SQLite traces each row of an
 #: insert of many apart).
-EXPECTED_SQLITE_TURN = {"add": {0}, "record": {0}, "add_tool_result": {0}, "openai": {TURN_SQLITE}}
+EXPECTED_SQLITE_TURN = {"add": {0}, "record": {0}, "add_tool_result": {0}, "openai": {23}}
 
 
 def test_a_default_postgresql_turn_is_two_round_trips(
@@ -226,12 +226,12 @@ def test_a_default_postgresql_turn_is_two_round_trips(
 ) -> None:
     """By default a turn is one transaction at its request: two round trips at 30 and 300 messages."""
     url = pg_server.fresh_schema_url
-    small = _pg_counts(url(postgres_server), 30, tmp_path, monkeypatch, "turn")
-    large = _pg_counts(url(postgres_server), 300, tmp_path, monkeypatch, "turn")
+    small = _pg_counts(url(postgres_server), 30, tmp_path, monkeypatch, None)
+    large = _pg_counts(url(postgres_server), 300, tmp_path, monkeypatch, None)
     assert small == large
     assert {c: set(v) for c, v in small.items()} == {
         "add": {(0, 0)},
         "record": {(0, 0)},
         "add_tool_result": {(0, 0)},
-        "openai": {(TURN_PG, 2)},
+        "openai": {(12, 2)},
     }
