@@ -1,11 +1,12 @@
-"""A huge node output stored beside its row, as its canonical JSON text in pieces.
+"""A long node output stored beside its row, as its canonical JSON text in packed pieces.
 
 SQLite copies a value several times to write it (the bound text, the record, the JSON
 check's parse): a 50 MB output in a node row made one write grow the process by ~200 MB.
 An output whose text is longer than `OUTPUT_CHUNK` goes to ``node_chunks`` (schema step 5)
 in pieces of at most that size, and its row keeps every other field; each piece is one
 small write. A string output is escaped piece by piece, so its whole JSON text never
-exists at once.
+exists at once. Since schema version 10 every output longer than `PACK_FROM` is stored so,
+each piece packed (`ctxrules.store.packing`); pieces stored before are their text.
 """
 
 from __future__ import annotations
@@ -14,21 +15,26 @@ import json
 from collections.abc import Iterable, Iterator
 
 from ctxrules.canonical import canonical_json
+from ctxrules.store.packing import unpack
 
-#: Characters of an output kept in its node row; a longer one is stored in pieces this long.
+#: The most characters of an output's JSON text in one piece.
 OUTPUT_CHUNK = 1_000_000
+#: Characters from which an output is stored beside its row, packed (schema version 10): a
+#: tool's output is most of a node's bytes, and DEFLATE makes it about a third as long.
+#: A shorter one stays in the row, where packing would save less than a piece row costs.
+PACK_FROM = 512
 
 
-def is_huge(output: object) -> bool:
-    """Whether ``output`` is stored in pieces (a string by length, other JSON by its text).
+def is_huge(output: object, limit: int = OUTPUT_CHUNK) -> bool:
+    """Whether ``output`` is longer than ``limit`` (a string by length, other JSON by its text).
 
-    >>> is_huge("x" * 10), is_huge("x" * (OUTPUT_CHUNK + 1))
-    (False, True)
+    >>> is_huge("x" * 10), is_huge("x" * (OUTPUT_CHUNK + 1)), is_huge({"k": "x" * 600}, 511)
+    (False, True, True)
     """
     if isinstance(output, str):
-        return len(output) > OUTPUT_CHUNK
+        return len(output) > limit
     if isinstance(output, dict | list):
-        return len(canonical_json(output)) > OUTPUT_CHUNK
+        return len(canonical_json(output)) > limit
     return False
 
 
@@ -51,6 +57,9 @@ def output_pieces(output: object, size: int = OUTPUT_CHUNK) -> Iterator[str]:
         yield ('"' if number == 0 else "") + escaped + ('"' if number == last else "")
 
 
-def joined_output(pieces: Iterable[str]) -> object:
-    """The output stored as ``pieces`` (raises `json.JSONDecodeError` if they are not JSON)."""
-    return json.loads("".join(pieces))
+def joined_output(pieces: Iterable[object]) -> object:
+    """The output stored as ``pieces``, each its text or packed (`ctxrules.store.packing`).
+
+    Raises `ValueError` if a piece does not unpack or they are not JSON together.
+    """
+    return json.loads("".join(unpack(piece) for piece in pieces))

@@ -38,6 +38,7 @@ from ctxrules.commit.serialize import commit_header
 from ctxrules.commit.state import State
 from ctxrules.commit.vector import CHUNK, AnyChunk, Chunk, ItemVector, LazyChunk
 from ctxrules.store.errors import CorruptRecord, StoreError, UnknownCommit
+from ctxrules.store.packing import DIGESTS, pack, pack_digests, unpack, unpack_digests
 from ctxrules.store.rows import Rows, in_batches, placeholders
 
 #: The form of a commit row's ``data`` written now (rows without it hold their items inline).
@@ -103,6 +104,26 @@ def node_text(level: int, children: Sequence[str]) -> str:
         listed = '","'.join(children)
         return f'[{int(level)},["{listed}"]]'
     return canonical_json([level, list(children)])
+
+
+def tree_row(level: int, children: Sequence[str], *, packed: bool = True) -> bytes | str:
+    """The stored form of a tree node: its binary digests (`pack_digests`), or its text.
+
+    Its text (`node_text`) is what its digest hashes either way; it is stored as it is
+    when a child is not a hex digest, or not ``packed`` (a schema step older than packing).
+
+    >>> len(tree_row(0, ["ab" * 32])), tree_row(0, ["x"]), tree_row(0, ["ab"], packed=False)
+    (34, '[0,["x"]]', '[0,["ab"]]')
+    """
+    binary = pack_digests(level, children) if packed else None
+    return node_text(level, children) if binary is None else binary
+
+
+def tree_text(data: object) -> str:
+    """A tree node row's text, what its digest is the SHA-256 of (`ValueError` if unreadable)."""
+    if isinstance(data, bytes | bytearray | memoryview) and bytes(data[:1]) == bytes((DIGESTS,)):
+        return node_text(*unpack_digests(bytes(data)))
+    return unpack(data)
 
 
 def text_digest(text: str) -> str:
@@ -335,37 +356,46 @@ class Written:
 
 
 def put_objects(
-    rows: Rows, items: ItemVector, known: set[str] | frozenset[str] = frozenset()
+    rows: Rows,
+    items: ItemVector,
+    known: set[str] | frozenset[str] = frozenset(),
+    *,
+    packed: bool = True,
 ) -> tuple[str | None, Written]:
     """Store the items and tree nodes of ``items`` not stored yet; the tree's root digest.
 
     ``known`` holds digests already stored (a hint: every object not in it is inserted
     with ``ON CONFLICT DO NOTHING``, so a stale hint costs work, never correctness).
+    Items are written packed unless ``packed`` is False (a schema step older than packing).
     """
     root, nodes = tree_of(items, known if isinstance(known, KnownObjects) else None)
     item_rows: dict[str, str] = {}
-    node_rows: dict[str, str] = {}
+    node_rows: dict[str, bytes | str] = {}
     for node in nodes:
         if node.digest in known or node.digest in node_rows:
             continue
         children = node.children or tuple(item.digest for item in node.chunk or ())
-        node_rows[node.digest] = node_text(node.level, children)
+        node_rows[node.digest] = tree_row(node.level, children, packed=packed)
         for item in node.chunk or ():
             if item.digest not in known and item.digest not in item_rows:
                 item_rows[item.digest] = item_row(item)
-    if item_rows:
-        rows.many(
-            "INSERT INTO items (digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            item_rows.items(),
-        )
+    item_bytes = _insert_items(rows, item_rows, packed=packed)
     if node_rows:
         rows.many(
             "INSERT INTO trees (digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING",
             node_rows.items(),
         )
     written = (*item_rows, *node_rows)
-    size = sum(map(len, item_rows.values())) + sum(map(len, node_rows.values()))
+    size = item_bytes + sum(map(len, node_rows.values()))
     return root, Written(written, len(written), size)
+
+
+def _insert_items(rows: Rows, item_rows: Mapping[str, str], *, packed: bool = True) -> int:
+    """Insert each item's row, packed (`ctxrules.store.packing`) or as its JSON; the bytes written."""
+    values = [(d, pack(text) if packed else text) for d, text in item_rows.items()]
+    if values:
+        rows.many("INSERT INTO items (digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING", values)
+    return sum(len(data) for _, data in values)
 
 
 #: The next seq of a session's commits, read under the writer's hold.
@@ -433,12 +463,7 @@ def _put_items(
 ) -> Written:
     """Store the items not stored yet (an extension's added items)."""
     item_rows = {i.digest: item_row(i) for i in items if i.digest not in known}
-    if item_rows:
-        rows.many(
-            "INSERT INTO items (digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            item_rows.items(),
-        )
-    return Written(tuple(item_rows), len(item_rows), sum(map(len, item_rows.values())))
+    return Written(tuple(item_rows), len(item_rows), _insert_items(rows, item_rows))
 
 
 def rewrite_inline(rows: Rows) -> str | None:
@@ -457,7 +482,9 @@ def rewrite_inline(rows: Rows) -> str | None:
         if isinstance(old, Failure):
             return f"commit {commit_id}: {old.failure().message}"
         commit = old.unwrap()
-        root, _ = put_objects(rows, commit.items)
+        # This is schema step 3: items are JSON text until packing's step (PostgreSQL's
+        # column is text until then).
+        root, _ = put_objects(rows, commit.items, packed=False)
         new = header(commit, root)
         rows.run("UPDATE commits SET data = ? WHERE id = ?", (new, commit_id))
         again = CommitReader(rows).decode(commit_id, new)
@@ -714,7 +741,7 @@ class CommitReader:
 
     def _fetch_nodes(self, digests: Iterable[str]) -> None:
         wanted = sorted({d for d in digests if d not in self.nodes})
-        for digest, text in self._select("trees", wanted):
+        for digest, text in self._select("trees", wanted, tree_text):
             if text_digest(text) != digest:
                 msg = f"tree node {digest[:12]} does not match its digest"
                 raise ValueError(msg)
@@ -729,7 +756,7 @@ class CommitReader:
 
     def _fetch_items(self, digests: Iterable[str]) -> None:
         wanted = sorted({d for d in digests if d not in self.items})
-        for digest, data in self._select("items", wanted):
+        for digest, data in self._select("items", wanted, unpack):
             self.items[digest] = item_from_row(digest, data, check=self.check)
 
     def read_items(self, digests: Sequence[str]) -> dict[str, ContextItem]:
@@ -737,13 +764,15 @@ class CommitReader:
         self._fetch_items(digests)
         return {d: self.items[d] for d in digests}
 
-    def _select(self, table: str, wanted: Sequence[str]) -> Iterator[tuple[str, str]]:
+    def _select(
+        self, table: str, wanted: Sequence[str], text: Callable[[object], str]
+    ) -> Iterator[tuple[str, str]]:
         found = 0
         for batch in in_batches(wanted):
             sql = f"SELECT digest, data FROM {table} WHERE digest IN ({placeholders(len(batch))})"  # noqa: S608 - table is a constant here
             for digest, data in self.rows.all(sql, batch):
                 found += 1
-                yield str(digest), str(data)
+                yield str(digest), text(data)
         if found != len(wanted):
             msg = f"{len(wanted) - found} {table} rows named by the commit are missing"
             raise ValueError(msg)

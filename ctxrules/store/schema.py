@@ -448,6 +448,13 @@ EDGE_INDEX: tuple[Statement, ...] = (
 #: naming a tree (`objects.write_commit`). No table changes; the version says that an
 #: older ctxrules, which cannot read such a row, must refuse the file rather than misread it.
 COMMIT_EXTENSIONS: tuple[Statement, ...] = ()
+#: Rows packed (`ctxrules.store.packing`), each a BLOB in its TEXT column (SQLite keeps a
+#: BLOB as it is): every item row, every tree node (its digests in binary), and every
+#: output longer than `ctxrules.store.chunks.PACK_FROM`, now stored in ``node_chunks``
+#: (before, only outputs over a piece were, as text). Rows stored before stay as they are.
+#: No table changes: the version makes an older ctxrules, which cannot read a packed row,
+#: refuse the file.
+PACKED_ROWS: tuple[Statement, ...] = ()
 #: The schema as ordered steps: step ``i`` (0-based) takes a file from version ``i`` to
 #: ``i + 1``. A change to the tables is a new step at the end, never an edit of an old one.
 MIGRATIONS: tuple[tuple[Statement, ...], ...] = (
@@ -460,6 +467,7 @@ MIGRATIONS: tuple[tuple[Statement, ...], ...] = (
     NODE_HANDLES,
     EDGE_INDEX,
     COMMIT_EXTENSIONS,
+    PACKED_ROWS,
 )
 #: The first version whose node rows have ``chunks`` (output pieces in ``node_chunks``).
 CHUNKED_VERSION = MIGRATIONS.index(CHUNKED_OUTPUTS) + 1

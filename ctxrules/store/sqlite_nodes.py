@@ -1,6 +1,6 @@
 """SQLite's node rows: each node one canonical JSON record (seq included) in ``data``.
 
-A huge output is stored beside its row, in pieces (`ctxrules.store.chunks`); the row keeps
+A long output is stored beside its row, in packed pieces (`ctxrules.store.chunks`); the row keeps
 the other fields and counts the pieces. Each write adds the node's full-text index row,
 its text computed here from the record (`ctxrules.store.index_text`).
 """
@@ -13,10 +13,11 @@ from ctxrules.canonical import canonical_json
 from ctxrules.dag import Call, call_to_json
 from ctxrules.dag.layered import Outline
 from ctxrules.rules.handles import handle_for
-from ctxrules.store.chunks import is_huge, joined_output, output_pieces
+from ctxrules.store.chunks import PACK_FROM, is_huge, joined_output, output_pieces
 from ctxrules.store.errors import DamagedRow, row_json
 from ctxrules.store.index_text import index_text
 from ctxrules.store.nodes import EDGES, NEXT_SEQ, Edge, GraphQueries, StoredNode, outline_of
+from ctxrules.store.packing import pack
 from ctxrules.store.rows import Query, Rows, placeholders
 from ctxrules.store.schema import (
     COMPLETED,
@@ -43,7 +44,7 @@ def read_record(rows: Rows, session_id: str, node_id: str, data: object, chunks:
     record = row_json(data, "node", node_id)
     if chunks == 0 or not isinstance(record, dict):
         return record
-    pieces = [str(row[0]) for row in rows.all(_PIECES, (session_id, node_id))]
+    pieces = [row[0] for row in rows.all(_PIECES, (session_id, node_id))]
     if len(pieces) != chunks:
         raise DamagedRow("node", node_id, f"{len(pieces)} of {chunks} output pieces stored")
     try:
@@ -184,15 +185,15 @@ class SqliteNodes(GraphQueries):
             )
 
     def _row(self, session_id: str, node_id: str, record: dict[str, object]) -> tuple[str, int]:
-        # The row's JSON and its count of pieces: a huge output's pieces are stored first.
+        # The row's JSON and its count of pieces: a long output's pieces are stored first.
         output = record.get("output")
-        if not is_huge(output):
+        if not is_huge(output, PACK_FROM - 1):
             return canonical_json(record), 0
         chunks = 0
         for chunks, piece in enumerate(output_pieces(output), start=1):
             self.rows.run(
                 "INSERT INTO node_chunks (session_id, node_id, n, text) VALUES (?, ?, ?, ?)",
-                (session_id, node_id, chunks - 1, piece),
+                (session_id, node_id, chunks - 1, pack(piece)),
             )
         return canonical_json({k: v for k, v in record.items() if k != "output"}), chunks
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -17,8 +18,10 @@ from ctxrules.store import (
     NodeConflict,
     SqliteStore,
     Store,
+    StoreError,
     UnknownCommit,
 )
+from ctxrules.store.packing import pack, unpack
 
 
 def _store_running(store: Store, session: Session) -> Session:
@@ -51,6 +54,15 @@ def _raw(path: Path, sql: str, *params: object) -> str:
     finally:
         conn.close()
     return "ok"
+
+
+def _rows(path: Path, sql: str) -> list[tuple[object, ...]]:
+    """Every row of one query, read on a plain connection."""
+    conn = sqlite3.connect(path)
+    try:
+        return [tuple(row) for row in conn.execute(sql)]
+    finally:
+        conn.close()
 
 
 def test_same_id_with_other_content_is_refused(store: Store, stored: Session) -> None:
@@ -223,16 +235,33 @@ def test_a_commit_edited_behind_the_store_is_corrupt_not_different(
     assert failure.message.startswith(f"commit {commit.id!r} cannot be read: the content hashes")
 
 
-def test_an_item_edited_behind_the_store_is_corrupt_not_different(
-    sqlite_store: SqliteStore, db_path: Path
-) -> None:
-    """An item row rewritten with the triggers dropped no longer hashes to its key: refused."""
-    store = sqlite_store
+def _item_rewritten(
+    store: SqliteStore, db_path: Path, edit: Callable[[bytes], bytes]
+) -> StoreError | None:
+    """Store a one-item commit, rewrite its item row with ``edit`` (triggers dropped), read it."""
     store.create_session("s").unwrap()
     commit = ContextCommit("s").append_items([ContextItem("u", "user", rendered="hi", tokens=1)])
     store.put_commit(commit).unwrap()
     assert _raw(db_path, "DROP TRIGGER items_no_update") == "ok"
-    assert _raw(db_path, "UPDATE items SET data = replace(data, '\"hi\"', '\"ho\"')") == "ok"
-    failure = SqliteStore.open(db_path).unwrap().get_commit(commit.id).failure()
+    ((digest, data),) = _rows(db_path, "SELECT digest, data FROM items")
+    assert isinstance(data, bytes), "items are stored packed"
+    assert _raw(db_path, "UPDATE items SET data = ? WHERE digest = ?", edit(data), digest) == "ok"
+    return SqliteStore.open(db_path).unwrap().get_commit(commit.id).failure()
+
+
+def test_an_item_edited_behind_the_store_is_corrupt_not_different(
+    sqlite_store: SqliteStore, db_path: Path
+) -> None:
+    """An item row rewritten with the triggers dropped no longer hashes to its key: refused."""
+    failure = _item_rewritten(
+        sqlite_store, db_path, lambda data: pack(unpack(data).replace('"hi"', '"ho"'))
+    )
     assert isinstance(failure, CorruptRecord)
     assert "does not match its digest" in failure.message
+
+
+def test_an_item_row_cut_short_is_corrupt(sqlite_store: SqliteStore, db_path: Path) -> None:
+    """A packed item row that does not unpack (its last bytes lost) is refused, not misread."""
+    failure = _item_rewritten(sqlite_store, db_path, lambda data: data[:-3])
+    assert isinstance(failure, CorruptRecord)
+    assert "packed row" in failure.message

@@ -19,6 +19,7 @@ import pytest
 from ctxrules.commit.vector import CHUNK, LazyChunk
 from ctxrules.engine.context import ConfigError, Context, StoreFailed
 from ctxrules.store import SqliteStore, open_store
+from ctxrules.store.packing import pack, unpack
 from ctxrules.tokens import HeuristicCounter
 
 AGENT = Path(__file__).parents[1] / "engine" / "restart_agent.py"
@@ -175,7 +176,8 @@ def test_a_damaged_chunk_read_on_demand_is_a_store_failure(tmp_path: Path) -> No
     digest = commit.items[0].digest
     conn = sqlite3.connect(path)
     conn.execute("DROP TRIGGER items_no_update")
-    conn.execute("UPDATE items SET data = data || ' ' WHERE digest = ?", (digest,))
+    (data,) = conn.execute("SELECT data FROM items WHERE digest = ?", (digest,)).fetchone()
+    conn.execute("UPDATE items SET data = ? WHERE digest = ?", (pack(unpack(data) + " "), digest))
     conn.commit()
     conn.close()
     ctx = _context(str(path), [1_000_000.0])
@@ -195,9 +197,9 @@ def test_a_damaged_item_an_extension_added_is_found_on_opening(tmp_path: Path) -
     added = json.loads(data)["added"]
     assert added, "the last commit is stored as its parent's extension"
     conn.execute("DROP TRIGGER items_no_update")
-    conn.execute(
-        "UPDATE items SET data = replace(data, '\"', '\" ') WHERE digest = ?", (added[-1],)
-    )
+    (item,) = conn.execute("SELECT data FROM items WHERE digest = ?", (added[-1],)).fetchone()
+    edited = pack(unpack(item).replace('"', '" '))
+    conn.execute("UPDATE items SET data = ? WHERE digest = ?", (edited, added[-1]))
     conn.commit()
     conn.close()
     with pytest.raises(ConfigError, match="does not match its digest"):

@@ -26,7 +26,10 @@ from ctxrules.engine.context import Context
 from ctxrules.recall import offload
 from ctxrules.store import OpenFailed, Store, open_store
 from ctxrules.store import schema as sqlite_schema
+from ctxrules.store.packing import DIGESTS, VERSION
+from ctxrules.store.rows import SqliteRows
 from ctxrules.store.schema import SCHEMA_VERSION as SQLITE_VERSION
+from ctxrules.store.sqlite_nodes import read_record
 
 SESSIONS = ("alpha", "beta", "gamma")
 TURNS = 6
@@ -91,6 +94,12 @@ def _next_request(url: str, session: str) -> dict[str, object]:
         return ctx.openai()
 
 
+def _form(data: object) -> str:
+    """How a stored object row is kept: "packed" (`ctxrules.store.packing`) or "json"."""
+    raw = data.encode() if isinstance(data, str) else bytes(data)  # type: ignore[arg-type]
+    return "packed" if raw[:1] in {bytes((VERSION,)), bytes((DIGESTS,))} else "json"
+
+
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     status = main(list(argv))
     return status, capsys.readouterr().out
@@ -118,6 +127,9 @@ def _old_sqlite(source: str, target: str, rows: list[tuple[object, ...]]) -> Non
             assert isinstance(statement, str)
             conn.execute(statement)
         for table in KEPT:
+            if table == "nodes":
+                _old_sqlite_nodes(conn)
+                continue
             columns = ", ".join(r[1] for r in conn.execute(f"PRAGMA main.table_info({table})"))
             conn.execute(f"INSERT INTO main.{table} ({columns}) SELECT {columns} FROM src.{table}")  # noqa: S608 - constant tables
         conn.executemany(
@@ -129,6 +141,17 @@ def _old_sqlite(source: str, target: str, rows: list[tuple[object, ...]]) -> Non
         conn.execute("DETACH DATABASE src")
     finally:
         conn.close()
+
+
+def _old_sqlite_nodes(conn: sqlite3.Connection) -> None:
+    # Version 2 kept every output in its row: the source's pieces (packed) joined back in.
+    found = conn.execute("SELECT session_id, id, seq, role, data, chunks FROM src.nodes")
+    for session_id, node_id, seq, role, data, chunks in found.fetchall():
+        record = read_record(SqliteRows(conn), session_id, node_id, data, chunks)
+        conn.execute(
+            "INSERT INTO main.nodes (session_id, id, seq, role, data) VALUES (?, ?, ?, ?, ?)",
+            (session_id, node_id, seq, role, canonical_json(record)),
+        )
 
 
 def _schema_of(url: str) -> str:
@@ -278,8 +301,18 @@ def test_an_old_store_upgrades_and_every_session_goes_on_unchanged(
     forms = [json.loads(data) for (data,) in _query(old, "SELECT data FROM commits")]
     assert {form.get("format") for form in forms} == {2}
     status, printed = _cli(capsys, "verify", old)
-    assert (status, printed.splitlines()[-1][:4]) == (0, "ok: ")
+    assert (status, printed.splitlines()[-1][:4]) == (0, "ok: "), printed
     assert {session: _next_request(old, session) for session in SESSIONS} == before
+    # Rows stored before packing stay JSON; what the sessions store after it is packed.
+    for session in SESSIONS:
+        with _context(old, session, [NEXT]) as ctx:
+            ctx.add({"role": "user", "content": f"one more turn of {session}"})
+            ctx.openai()
+    assert {_form(data) for (data,) in _query(old, "SELECT data FROM items")} == {"json", "packed"}
+    assert {_form(data) for (data,) in _query(old, "SELECT data FROM trees")} >= {"json"}
+    assert _cli(capsys, "verify", old)[0] == 0
+    with open_store(old).unwrap() as store:
+        assert all(store.last_commit(session).unwrap() is not None for session in SESSIONS)
 
 
 def test_an_upgraded_store_migrates_to_the_other_backend_and_back_whole(

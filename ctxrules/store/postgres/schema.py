@@ -349,6 +349,15 @@ MIGRATIONS = (
         " naming a tree: no table changes, but an older ctxrules cannot read such a row",
         (),
     ),
+    Migration(
+        9,
+        "item and tree rows packed (`ctxrules.store.packing`): bytes, so ``data`` is bytea;"
+        " the rows stored before stay their JSON, now as its UTF-8 bytes",
+        (
+            "ALTER TABLE items ALTER COLUMN data TYPE bytea USING convert_to(data, 'UTF8')",
+            "ALTER TABLE trees ALTER COLUMN data TYPE bytea USING convert_to(data, 'UTF8')",
+        ),
+    ),
 )
 
 #: The version a fully migrated database reports.
