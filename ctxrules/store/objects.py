@@ -366,7 +366,8 @@ def put_objects(
 
     ``known`` holds digests already stored (a hint: every object not in it is inserted
     with ``ON CONFLICT DO NOTHING``, so a stale hint costs work, never correctness).
-    Items are written packed unless ``packed`` is False (a schema step older than packing).
+    Items and tree nodes are written packed unless ``packed`` is False (a schema step
+    older than packing).
     """
     root, nodes = tree_of(items, known if isinstance(known, KnownObjects) else None)
     item_rows: dict[str, str] = {}

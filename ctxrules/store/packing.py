@@ -3,10 +3,12 @@
 An item row's canonical JSON is a few hundred bytes, most of them the same field names
 and values in every row; DEFLATE alone saves little on a text that short, and a preset
 dictionary of those names makes it about a third of its size (issue 27: the items of a
-real session's store, 743 kB as JSON, are 271 kB packed). The dictionary is part of the
+real session's store, 743 kB as JSON, are 268 kB packed). The dictionary is part of the
 format: a packed row starts with the version byte that names it, and a new dictionary
 is a new version, never an edit of this one. A row that does not start with a known
 version byte is read as the UTF-8 text it was before packing (JSON starts with ``{``).
+A tree node, a list of 64-digit hex digests, is stored as 32 bytes a digest
+(`pack_digests`): DEFLATE cannot shrink random digits.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def pack(text: str) -> bytes:
 def unpack(data: object) -> str:
     """The text of a stored row: a packed row unpacked, a text row (or its UTF-8 bytes) as it is.
 
-    Raises `ValueError` for a row that is neither.
+    Raises `ValueError` for bytes that are neither, `TypeError` for a value not bytes or text.
 
     >>> unpack('{"a":1}'), unpack(b'{"a":1}'), unpack(memoryview(pack("x")))
     ('{"a":1}', '{"a":1}', 'x')
