@@ -38,7 +38,14 @@ from ctxrules.commit.serialize import commit_header
 from ctxrules.commit.state import State
 from ctxrules.commit.vector import CHUNK, AnyChunk, Chunk, ItemVector, LazyChunk
 from ctxrules.store.errors import CorruptRecord, StoreError, UnknownCommit
-from ctxrules.store.packing import DIGESTS, pack, pack_digests, unpack, unpack_digests
+from ctxrules.store.packing import (
+    DIGESTS,
+    HEADER,
+    pack,
+    pack_digests,
+    unpack,
+    unpack_digests,
+)
 from ctxrules.store.rows import Rows, in_batches, placeholders
 
 #: The form of a commit row's ``data`` written now (rows without it hold their items inline).
@@ -434,11 +441,12 @@ def write_commit(
         data = header(commit, None, (base, [item.digest for item in added], depth))
     if isinstance(known, KnownObjects):
         known.pending[commit.id] = (commit.items, depth)
+    row = pack(data, HEADER)
     rows.run(
         "INSERT INTO commits (id, session_id, seq, head_node_id, data) VALUES (?, ?, ?, ?, ?)",
-        (commit.id, commit.session_id, seq, commit.head_node_id, data),
+        (commit.id, commit.session_id, seq, commit.head_node_id, row),
     )
-    return attrs.evolve(objects, rows=objects.rows + 1, bytes=objects.bytes + len(data))
+    return attrs.evolve(objects, rows=objects.rows + 1, bytes=objects.bytes + len(row))
 
 
 def _extension(
@@ -557,10 +565,10 @@ class CommitReader:
             return Success(None)
         return self.decode(row[0], row[1])
 
-    def decode(self, commit_id: str, data: str) -> Result[ContextCommit, StoreError]:
-        """The commit a row holds, its id recomputed from the content and compared."""
+    def decode(self, commit_id: str, data: object) -> Result[ContextCommit, StoreError]:
+        """The commit a row holds (its text or packed), its id recomputed and compared."""
         try:
-            fields = json.loads(data)
+            fields = json.loads(unpack(data))
             if not isinstance(fields, dict):
                 return _corrupt(commit_id, "the row is not a JSON object")
             if fields.get("format") != FORMAT:

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 VERSION = 1
 #: The first byte of a tree node row in binary (`pack_digests`).
 DIGESTS = 2
+#: The first byte of a commit row packed with `HEADER_DICTIONARY`.
+HEADER = 3
 #: What item rows repeat (field names, states, reasons, renderings' markers). Fixed forever
 #: for `VERSION`; DEFLATE finds matches nearer the end of the dictionary cheaper, so the
 #: names every row has come last.
@@ -33,19 +35,31 @@ DICTIONARY = (
     b'"locked":false,"merged_into":null,"reason":"new","rendered":"","role":"tool",'
     b'"source_node_id":"tool:","state":"full","tokens":,"tool_call_id":"","tool_name":"","turn":0}'
 )
+#: What commit rows repeat: the header's field names and the built-in rules' mark names.
+#: Fixed forever for `HEADER`, as `DICTIONARY` is for `VERSION`.
+HEADER_DICTIONARY = (
+    b'"marks":{"age_tool_results:","batch:count":,"batch:items":,"batch:turn":,"batch:why":,'
+    b'"cap_tool_result:","clear_idle:","gate_tool_results:","summary":"","summary_at":-2,'
+    b'{"added":["],"attached":[],"created_at":,"depth":,"extends":"c_","format":2,'
+    b'"head_node_id":"","hidden":[[,"length":,"parent_ids":["c_"],"root":null,'
+    b'"rules_version":"","session_id":"","total_tokens":'
+)
+_DICTIONARIES = {VERSION: DICTIONARY, HEADER: HEADER_DICTIONARY}
 _WBITS = -15  # raw DEFLATE: the version byte says what it is, no zlib header is needed
 
 
-def pack(text: str) -> bytes:
-    """``text`` as a packed row: the version byte, then its UTF-8 DEFLATEd against `DICTIONARY`.
+def pack(text: str, version: int = VERSION) -> bytes:
+    """``text`` as a packed row: the version byte, then its UTF-8 DEFLATEd against its dictionary.
 
-    >>> unpack(pack('{"role":"tool"}'))
-    '{"role":"tool"}'
+    ``version`` is `VERSION` (an item row, an output) or `HEADER` (a commit row).
+
+    >>> unpack(pack('{"role":"tool"}')), unpack(pack('{"depth":0}', HEADER))
+    ('{"role":"tool"}', '{"depth":0}')
     >>> len(pack('{"arguments":"","locked":false}')) < len('{"arguments":"","locked":false}')
     True
     """
-    packer = zlib.compressobj(6, zlib.DEFLATED, _WBITS, zdict=DICTIONARY)
-    return bytes((VERSION,)) + packer.compress(text.encode("utf-8")) + packer.flush()
+    packer = zlib.compressobj(6, zlib.DEFLATED, _WBITS, zdict=_DICTIONARIES[version])
+    return bytes((version,)) + packer.compress(text.encode("utf-8")) + packer.flush()
 
 
 def unpack(data: object) -> str:
@@ -62,9 +76,10 @@ def unpack(data: object) -> str:
         msg = f"a stored row is {type(data).__name__}, not text or bytes"
         raise TypeError(msg)
     raw = bytes(data)
-    if raw[:1] != bytes((VERSION,)):
+    dictionary = _DICTIONARIES.get(raw[0]) if raw else None
+    if dictionary is None:
         return raw.decode("utf-8")
-    unpacker = zlib.decompressobj(_WBITS, zdict=DICTIONARY)
+    unpacker = zlib.decompressobj(_WBITS, zdict=dictionary)
     try:
         text = unpacker.decompress(raw[1:]) + unpacker.flush()
     except zlib.error as err:

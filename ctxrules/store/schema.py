@@ -448,13 +448,33 @@ EDGE_INDEX: tuple[Statement, ...] = (
 #: naming a tree (`objects.write_commit`). No table changes; the version says that an
 #: older ctxrules, which cannot read such a row, must refuse the file rather than misread it.
 COMMIT_EXTENSIONS: tuple[Statement, ...] = ()
-#: Rows packed (`ctxrules.store.packing`), each a BLOB in its TEXT column (SQLite keeps a
-#: BLOB as it is): every item row, every tree node (its digests in binary), and every
+#: Rows packed (`ctxrules.store.packing`), each a BLOB in its column (SQLite keeps a BLOB
+#: as it is): every item row, tree node (its digests in binary) and commit row, and every
 #: output longer than `ctxrules.store.chunks.PACK_FROM`, now stored in ``node_chunks``
 #: (before, only outputs over a piece were, as text). Rows stored before stay as they are.
-#: No table changes: the version makes an older ctxrules, which cannot read a packed row,
-#: refuse the file.
-PACKED_ROWS: tuple[Statement, ...] = ()
+#: ``commits`` is rebuilt without its JSON check (a packed row is not JSON), its rows
+#: copied as they are and its triggers made again; no other table changes. The version
+#: makes an older ctxrules, which cannot read a packed row, refuse the file.
+PACKED_ROWS: tuple[Statement, ...] = (
+    """
+    CREATE TABLE commits_packed (
+        id TEXT PRIMARY KEY NOT NULL,
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        seq INTEGER NOT NULL CHECK (seq >= 0),
+        head_node_id TEXT,
+        data NOT NULL,
+        UNIQUE (session_id, seq)
+    )
+    """,
+    (
+        "INSERT INTO commits_packed (id, session_id, seq, head_node_id, data)"
+        " SELECT id, session_id, seq, head_node_id, data FROM commits ORDER BY rowid"
+    ),
+    "DROP TABLE commits",
+    "ALTER TABLE commits_packed RENAME TO commits",
+    *(t for t in TABLES if "TRIGGER commits_no_replace" in t or "TRIGGER commits_no_delete" in t),
+    _COMMITS_NO_UPDATE,
+)
 #: The schema as ordered steps: step ``i`` (0-based) takes a file from version ``i`` to
 #: ``i + 1``. A change to the tables is a new step at the end, never an edit of an old one.
 MIGRATIONS: tuple[tuple[Statement, ...], ...] = (

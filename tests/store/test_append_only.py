@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,7 @@ from ctxrules.store import (
     StoreError,
     UnknownCommit,
 )
-from ctxrules.store.packing import pack, unpack
+from ctxrules.store.packing import HEADER, pack, unpack
 
 
 def _store_running(store: Store, session: Session) -> Session:
@@ -229,7 +230,10 @@ def test_a_commit_edited_behind_the_store_is_corrupt_not_different(
     commit = ContextCommit("s").append_items([ContextItem("u", "user", rendered="hi", tokens=1)])
     store.put_commit(commit).unwrap()
     assert _raw(db_path, "DROP TRIGGER commits_no_update") == "ok"
-    assert _raw(db_path, "UPDATE commits SET data = json_set(data, '$.summary', 'x')") == "ok"
+    ((data,),) = _rows(db_path, "SELECT data FROM commits")
+    header = json.loads(unpack(data))
+    edited = pack(json.dumps({**header, "summary": "x"}), HEADER)
+    assert _raw(db_path, "UPDATE commits SET data = ?", edited) == "ok"
     failure = store.get_commit(commit.id).failure()
     assert isinstance(failure, CorruptRecord)
     assert failure.message.startswith(f"commit {commit.id!r} cannot be read: the content hashes")

@@ -23,6 +23,7 @@ from ctxrules.commit.vector import ItemVector
 from ctxrules.engine.context import Context
 from ctxrules.store import open_store
 from ctxrules.store.objects import MAX_CHAIN, KnownObjects, _extension
+from ctxrules.store.packing import HEADER, pack, unpack
 from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import HeuristicCounter
 
@@ -64,7 +65,7 @@ def _rows(url: str) -> list[dict[str, Any]]:
     else:
         with sqlite3.connect(url) as conn:
             rows = conn.execute("SELECT id, data FROM commits ORDER BY seq").fetchall()
-    return [{"id": i, **(json.loads(d) if isinstance(d, str) else d)} for i, d in rows]
+    return [{"id": i, **json.loads(unpack(d))} for i, d in rows]
 
 
 def test_requests_between_batch_points_store_extensions(
@@ -109,7 +110,7 @@ def test_an_extension_whose_parent_is_gone_is_corrupt(fresh_store_url: Callable[
     _loop(url, 4)
     conn = sqlite3.connect(url)
     (data,) = conn.execute("SELECT data FROM commits ORDER BY seq DESC LIMIT 1").fetchone()
-    header = json.loads(data)
+    header = json.loads(unpack(data))
     assert "extends" in header
     conn.execute("DROP TRIGGER IF EXISTS commits_no_delete")
     conn.execute("DELETE FROM commits WHERE id = ?", (header["extends"],))
@@ -129,10 +130,11 @@ def test_an_extension_with_a_wrong_depth_is_corrupt(fresh_store_url: Callable[[]
     commit_id, data = conn.execute(
         "SELECT id, data FROM commits ORDER BY seq DESC LIMIT 1"
     ).fetchone()
-    header = json.loads(data)
+    header = json.loads(unpack(data))
     header["depth"] += 1
     conn.execute("DROP TRIGGER IF EXISTS commits_no_update")
-    conn.execute("UPDATE commits SET data = ? WHERE id = ?", (json.dumps(header), commit_id))
+    edited = pack(json.dumps(header), HEADER)
+    conn.execute("UPDATE commits SET data = ? WHERE id = ?", (edited, commit_id))
     conn.commit()
     conn.close()
     with open_store(url).unwrap() as store:

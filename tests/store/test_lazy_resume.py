@@ -194,7 +194,7 @@ def test_a_damaged_item_an_extension_added_is_found_on_opening(tmp_path: Path) -
     _run(agent, str(path), [0.0], range(6))
     conn = sqlite3.connect(path)
     data = conn.execute("SELECT data FROM commits ORDER BY seq DESC LIMIT 1").fetchone()[0]
-    added = json.loads(data)["added"]
+    added = json.loads(unpack(data))["added"]
     assert added, "the last commit is stored as its parent's extension"
     conn.execute("DROP TRIGGER items_no_update")
     (item,) = conn.execute("SELECT data FROM items WHERE digest = ?", (added[-1],)).fetchone()

@@ -24,7 +24,15 @@ from ctxrules.engine.context import Context
 from ctxrules.store import SqliteStore, open_store
 from ctxrules.store.chunks import OUTPUT_CHUNK, PACK_FROM
 from ctxrules.store.objects import node_text, text_digest, tree_row, tree_text
-from ctxrules.store.packing import DIGESTS, VERSION, pack, pack_digests, unpack, unpack_digests
+from ctxrules.store.packing import (
+    DIGESTS,
+    HEADER,
+    VERSION,
+    pack,
+    pack_digests,
+    unpack,
+    unpack_digests,
+)
 from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import HeuristicCounter
 
@@ -95,7 +103,7 @@ def _db_rows(path: Path, sql: str) -> list[tuple[object, ...]]:
 
 
 def test_sqlite_stores_items_trees_and_long_outputs_packed(tmp_path: Path) -> None:
-    """Every object row and every output from `PACK_FROM` characters is packed, and reads back."""
+    """Every object and commit row and every output from `PACK_FROM` characters is packed, and reads back."""
     path = tmp_path / "s.db"
     store = SqliteStore.open(path).unwrap()
     store.create_session("s").unwrap()
@@ -117,6 +125,9 @@ def test_sqlite_stores_items_trees_and_long_outputs_packed(tmp_path: Path) -> No
     pieces = _db_rows(path, "SELECT text FROM node_chunks")
     assert all(isinstance(p, bytes) and p[:1] == bytes((VERSION,)) for (p,) in pieces)
     assert all(isinstance(d, bytes) for (d,) in _db_rows(path, "SELECT data FROM items"))
+    ((row,),) = _db_rows(path, "SELECT data FROM commits")
+    assert isinstance(row, bytes)
+    assert row[:1] == bytes((HEADER,))
     trees = _db_rows(path, "SELECT data FROM trees")
     assert trees
     assert all(isinstance(d, bytes) and d[:1] == bytes((DIGESTS,)) for (d,) in trees)

@@ -26,7 +26,7 @@ from ctxrules.engine.context import Context
 from ctxrules.recall import offload
 from ctxrules.store import OpenFailed, Store, open_store
 from ctxrules.store import schema as sqlite_schema
-from ctxrules.store.packing import DIGESTS, VERSION
+from ctxrules.store.packing import DIGESTS, HEADER, VERSION, unpack
 from ctxrules.store.rows import SqliteRows
 from ctxrules.store.schema import SCHEMA_VERSION as SQLITE_VERSION
 from ctxrules.store.sqlite_nodes import read_record
@@ -97,7 +97,9 @@ def _next_request(url: str, session: str) -> dict[str, object]:
 def _form(data: object) -> str:
     """How a stored object row is kept: "packed" (`ctxrules.store.packing`) or "json"."""
     raw = data.encode() if isinstance(data, str) else bytes(data)  # type: ignore[arg-type]
-    return "packed" if raw[:1] in {bytes((VERSION,)), bytes((DIGESTS,))} else "json"
+    return (
+        "packed" if raw[:1] in {bytes((VERSION,)), bytes((DIGESTS,)), bytes((HEADER,))} else "json"
+    )
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
@@ -283,7 +285,7 @@ def test_the_old_store_is_what_version_2_wrote(made: Made) -> None:
     old = made.old()
     assert _version(old) == 2
     assert not _has_objects(old)
-    forms = [json.loads(data) for (data,) in _query(old, "SELECT data FROM commits")]
+    forms = [json.loads(unpack(data)) for (data,) in _query(old, "SELECT data FROM commits")]
     assert len(forms) == sum(map(len, made.commits.values())) >= len(SESSIONS) * TURNS
     assert all("items" in form and "format" not in form for form in forms)
     assert all(made.blobs.values())
@@ -298,7 +300,7 @@ def test_an_old_store_upgrades_and_every_session_goes_on_unchanged(
     with open_store(old).unwrap() as store:
         _check_commits(store, made)
     assert _version(old) == _current_version(old)
-    forms = [json.loads(data) for (data,) in _query(old, "SELECT data FROM commits")]
+    forms = [json.loads(unpack(data)) for (data,) in _query(old, "SELECT data FROM commits")]
     assert {form.get("format") for form in forms} == {2}
     status, printed = _cli(capsys, "verify", old)
     assert (status, printed.splitlines()[-1][:4]) == (0, "ok: "), printed

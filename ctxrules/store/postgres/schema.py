@@ -351,11 +351,12 @@ MIGRATIONS = (
     ),
     Migration(
         9,
-        "item and tree rows packed (`ctxrules.store.packing`): bytes, so ``data`` is bytea;"
+        "item, tree and commit rows packed (`ctxrules.store.packing`): bytes, so ``data`` is bytea;"
         " the rows stored before stay their JSON, now as its UTF-8 bytes",
         (
             "ALTER TABLE items ALTER COLUMN data TYPE bytea USING convert_to(data, 'UTF8')",
             "ALTER TABLE trees ALTER COLUMN data TYPE bytea USING convert_to(data, 'UTF8')",
+            "ALTER TABLE commits ALTER COLUMN data TYPE bytea USING convert_to(data, 'UTF8')",
         ),
     ),
 )
