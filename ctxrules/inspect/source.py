@@ -14,7 +14,6 @@ and any other store falls back to `get_commit`. A ``get_commit(id, lazy=True)`` 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,7 +21,7 @@ from returns.result import Failure, Result, Success
 
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Status
-from ctxrules.store.packing import unpack
+from ctxrules.store.objects import commit_fields
 from ctxrules.store.protocol import Store
 
 #: Commits of at least this many items are read chunk by chunk when touched.
@@ -137,7 +136,8 @@ class CommitSource:
             found = kept or self.store.get_commit(commit_id).value_or(None)
             return found.parent_ids[0] if found is not None and found.parent_ids else None
         row = rows("SELECT data FROM commits WHERE id = ?", (commit_id,))
-        parents = json.loads(unpack(row[0])).get("parent_ids") if row is not None else None
+        fields = commit_fields(row[0]) if row is not None else None
+        parents = fields.get("parent_ids") if isinstance(fields, dict) else None
         return str(parents[0]) if isinstance(parents, list) and parents else None
 
     def get(self, commit_id: str) -> Result[ContextCommit, str]:
@@ -182,7 +182,8 @@ def _lazy_reader(
             row = tx.rows.one("SELECT data FROM commits WHERE id = ?", (commit_id,))
             # A short commit is read whole (its chunks shared with the commits read before);
             # a long one by its tree, each chunk when touched.
-            length = json.loads(unpack(row[0])).get("length", 0) if row is not None else 0
+            fields = commit_fields(row[0]) if row is not None else None
+            length = fields.get("length", 0) if isinstance(fields, dict) else 0
             lazy = isinstance(length, int) and length >= LAZY_FROM
             reader = CommitReader(tx.rows, source=source if lazy else None)
             for name in ("items", "nodes", "chunks", "shares"):

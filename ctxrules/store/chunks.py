@@ -25,17 +25,23 @@ OUTPUT_CHUNK = 1_000_000
 PACK_FROM = 512
 
 
-def is_huge(output: object, limit: int = OUTPUT_CHUNK) -> bool:
-    """Whether ``output`` is longer than ``limit`` (a string by length, other JSON by its text).
+def pieces_apart(output: object) -> Iterator[str] | None:
+    """The pieces ``output`` is stored in beside its row; None when it stays in the row.
 
-    >>> is_huge("x" * 10), is_huge("x" * (OUTPUT_CHUNK + 1)), is_huge({"k": "x" * 600}, 511)
-    (False, True, True)
+    An output stays in its row when its text (a string's characters, other JSON's
+    canonical text) is shorter than `PACK_FROM`; other JSON's text is made once.
+
+    >>> pieces_apart("x" * (PACK_FROM - 1)), len(list(pieces_apart("x" * (OUTPUT_CHUNK + 1))))
+    (None, 2)
+    >>> list(pieces_apart({"k": "x" * 600})) == [canonical_json({"k": "x" * 600})]
+    True
     """
     if isinstance(output, str):
-        return len(output) > limit
+        return output_pieces(output) if len(output) >= PACK_FROM else None
     if isinstance(output, dict | list):
-        return len(canonical_json(output)) > limit
-    return False
+        text = canonical_json(output)
+        return _cut(text, OUTPUT_CHUNK) if len(text) >= PACK_FROM else None
+    return None
 
 
 def output_pieces(output: object, size: int = OUTPUT_CHUNK) -> Iterator[str]:
@@ -47,14 +53,18 @@ def output_pieces(output: object, size: int = OUTPUT_CHUNK) -> Iterator[str]:
     True
     """
     if not isinstance(output, str):
-        text = canonical_json(output)
-        for at in range(0, len(text), size):
-            yield text[at : at + size]
+        yield from _cut(canonical_json(output), size)
         return
     last = max(len(output) - 1, 0) // size
     for number, at in enumerate(range(0, max(len(output), 1), size)):
         escaped = canonical_json(output[at : at + size])[1:-1]
         yield ('"' if number == 0 else "") + escaped + ('"' if number == last else "")
+
+
+def _cut(text: str, size: int) -> Iterator[str]:
+    """``text`` in consecutive pieces of at most ``size`` characters."""
+    for at in range(0, len(text), size):
+        yield text[at : at + size]
 
 
 def joined_output(pieces: Iterable[object]) -> object:

@@ -23,7 +23,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import attrs
 from pyrsistent import pmap, pset
@@ -48,6 +48,8 @@ from ctxrules.store.packing import (
 )
 from ctxrules.store.rows import Rows, in_batches, placeholders
 
+#: What `CommitReader._select` makes of each row's ``data``.
+_Read = TypeVar("_Read")
 #: The form of a commit row's ``data`` written now (rows without it hold their items inline).
 FORMAT = 2
 #: Children per tree node: the vector's chunk size, so a leaf is exactly one chunk.
@@ -126,11 +128,35 @@ def tree_row(level: int, children: Sequence[str], *, packed: bool = True) -> byt
     return node_text(level, children) if binary is None else binary
 
 
-def tree_text(data: object) -> str:
-    """A tree node row's text, what its digest is the SHA-256 of (`ValueError` if unreadable)."""
+#: A tree node as read: its level and child digests.
+TreeFields = tuple[int, list[str]]
+
+
+def tree_text(data: object) -> tuple[str, TreeFields | None]:
+    """A tree node row's text, what its digest is the SHA-256 of, and its fields if binary.
+
+    A binary row's level and children are those it was read from; a text row is parsed
+    only once its digest is checked (None). Raises `ValueError` if the row is unreadable.
+
+    >>> row = tree_row(0, ["ab" * 32])
+    >>> tree_text(row) == (node_text(0, ["ab" * 32]), (0, ["ab" * 32]))
+    True
+    >>> tree_text('[0,["x"]]')
+    ('[0,["x"]]', None)
+    """
     if isinstance(data, bytes | bytearray | memoryview) and bytes(data[:1]) == bytes((DIGESTS,)):
-        return node_text(*unpack_digests(bytes(data)))
-    return unpack(data)
+        fields = unpack_digests(bytes(data))
+        return node_text(*fields), fields
+    return unpack(data), None
+
+
+def commit_fields(data: object) -> object:
+    """The JSON a commit row holds, from its text or packed form (`ValueError` if unreadable).
+
+    >>> commit_fields(pack('{"depth":1}', HEADER)), commit_fields('{"depth":1}')
+    ({'depth': 1}, {'depth': 1})
+    """
+    return json.loads(unpack(data))
 
 
 def text_digest(text: str) -> str:
@@ -568,7 +594,7 @@ class CommitReader:
     def decode(self, commit_id: str, data: object) -> Result[ContextCommit, StoreError]:
         """The commit a row holds (its text or packed), its id recomputed and compared."""
         try:
-            fields = json.loads(unpack(data))
+            fields = commit_fields(data)
             if not isinstance(fields, dict):
                 return _corrupt(commit_id, "the row is not a JSON object")
             if fields.get("format") != FORMAT:
@@ -750,11 +776,11 @@ class CommitReader:
 
     def _fetch_nodes(self, digests: Iterable[str]) -> None:
         wanted = sorted({d for d in digests if d not in self.nodes})
-        for digest, text in self._select("trees", wanted, tree_text):
+        for digest, (text, fields) in self._select("trees", wanted, tree_text):
             if text_digest(text) != digest:
                 msg = f"tree node {digest[:12]} does not match its digest"
                 raise ValueError(msg)
-            level, children = json.loads(text)
+            level, children = json.loads(text) if fields is None else fields
             if not isinstance(level, int) or not isinstance(children, list):
                 msg = f"tree node {digest[:12]} is malformed"
                 raise TypeError(msg)
@@ -774,14 +800,14 @@ class CommitReader:
         return {d: self.items[d] for d in digests}
 
     def _select(
-        self, table: str, wanted: Sequence[str], text: Callable[[object], str]
-    ) -> Iterator[tuple[str, str]]:
+        self, table: str, wanted: Sequence[str], read: Callable[[object], _Read]
+    ) -> Iterator[tuple[str, _Read]]:
         found = 0
         for batch in in_batches(wanted):
             sql = f"SELECT digest, data FROM {table} WHERE digest IN ({placeholders(len(batch))})"  # noqa: S608 - table is a constant here
             for digest, data in self.rows.all(sql, batch):
                 found += 1
-                yield str(digest), text(data)
+                yield str(digest), read(data)
         if found != len(wanted):
             msg = f"{len(wanted) - found} {table} rows named by the commit are missing"
             raise ValueError(msg)

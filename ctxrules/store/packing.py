@@ -45,6 +45,10 @@ HEADER_DICTIONARY = (
     b'"rules_version":"","session_id":"","total_tokens":'
 )
 _DICTIONARIES = {VERSION: DICTIONARY, HEADER: HEADER_DICTIONARY}
+#: Bytes from which a text is DEFLATEd at level 1, not 6: a long tool output is packed
+#: within its turn's request, and level 1 packs 5 MB of a real session's text in 42 ms
+#: instead of 120 ms, 30 % larger. Shorter rows cost the dictionary's setup either way.
+FAST_FROM = 65_536
 _WBITS = -15  # raw DEFLATE: the version byte says what it is, no zlib header is needed
 
 
@@ -58,8 +62,10 @@ def pack(text: str, version: int = VERSION) -> bytes:
     >>> len(pack('{"arguments":"","locked":false}')) < len('{"arguments":"","locked":false}')
     True
     """
-    packer = zlib.compressobj(6, zlib.DEFLATED, _WBITS, zdict=_DICTIONARIES[version])
-    return bytes((version,)) + packer.compress(text.encode("utf-8")) + packer.flush()
+    raw = text.encode("utf-8")
+    level = 6 if len(raw) < FAST_FROM else 1
+    packer = zlib.compressobj(level, zlib.DEFLATED, _WBITS, zdict=_DICTIONARIES[version])
+    return bytes((version,)) + packer.compress(raw) + packer.flush()
 
 
 def unpack(data: object) -> str:

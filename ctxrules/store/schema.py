@@ -58,6 +58,22 @@ STORED, COMPLETED, STORED_RUNNING = 0, 1, 2
 _NODE_TEXT = text_of("NEW", *NODE_FIELDS)
 _OUTPUT_TEXT = text_of("NEW", *OUTPUT_FIELDS)
 
+#: Commits are immutable: a second row with an id, and a delete, are refused (their update
+#: guard is `_COMMITS_NO_UPDATE`); made again when step 10 rebuilds the table.
+_COMMITS_NO_REPLACE = """
+    CREATE TRIGGER commits_no_replace BEFORE INSERT ON commits
+    WHEN EXISTS (SELECT 1 FROM commits WHERE id = NEW.id)
+    BEGIN
+        SELECT RAISE(ABORT, 'commits are immutable: this commit id is already stored');
+    END
+    """
+_COMMITS_NO_DELETE = """
+    CREATE TRIGGER commits_no_delete BEFORE DELETE ON commits
+    BEGIN
+        SELECT RAISE(ABORT, 'commits are immutable: a content-addressed commit is never deleted');
+    END
+    """
+
 TABLES = (
     """
     CREATE TABLE sessions (
@@ -136,25 +152,14 @@ TABLES = (
         SELECT RAISE(ABORT, 'nodes are append-only: a node is never deleted');
     END
     """,
-    """
-    CREATE TRIGGER commits_no_replace BEFORE INSERT ON commits
-    WHEN EXISTS (SELECT 1 FROM commits WHERE id = NEW.id)
-    BEGIN
-        SELECT RAISE(ABORT, 'commits are immutable: this commit id is already stored');
-    END
-    """,
+    _COMMITS_NO_REPLACE,
     """
     CREATE TRIGGER commits_no_update BEFORE UPDATE ON commits
     BEGIN
         SELECT RAISE(ABORT, 'commits are immutable: a content-addressed commit never changes');
     END
     """,
-    """
-    CREATE TRIGGER commits_no_delete BEFORE DELETE ON commits
-    BEGIN
-        SELECT RAISE(ABORT, 'commits are immutable: a content-addressed commit is never deleted');
-    END
-    """,
+    _COMMITS_NO_DELETE,
     # The index is append-only too: a completion adds a row with the output, and a search
     # keeps the best row per node.
     f"""
@@ -472,7 +477,8 @@ PACKED_ROWS: tuple[Statement, ...] = (
     ),
     "DROP TABLE commits",
     "ALTER TABLE commits_packed RENAME TO commits",
-    *(t for t in TABLES if "TRIGGER commits_no_replace" in t or "TRIGGER commits_no_delete" in t),
+    _COMMITS_NO_REPLACE,
+    _COMMITS_NO_DELETE,
     _COMMITS_NO_UPDATE,
 )
 #: The schema as ordered steps: step ``i`` (0-based) takes a file from version ``i`` to

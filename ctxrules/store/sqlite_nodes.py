@@ -13,7 +13,7 @@ from ctxrules.canonical import canonical_json
 from ctxrules.dag import Call, call_to_json
 from ctxrules.dag.layered import Outline
 from ctxrules.rules.handles import handle_for
-from ctxrules.store.chunks import PACK_FROM, is_huge, joined_output, output_pieces
+from ctxrules.store.chunks import joined_output, pieces_apart
 from ctxrules.store.errors import DamagedRow, row_json
 from ctxrules.store.index_text import index_text
 from ctxrules.store.nodes import EDGES, NEXT_SEQ, Edge, GraphQueries, StoredNode, outline_of
@@ -186,11 +186,11 @@ class SqliteNodes(GraphQueries):
 
     def _row(self, session_id: str, node_id: str, record: dict[str, object]) -> tuple[str, int]:
         # The row's JSON and its count of pieces: a long output's pieces are stored first.
-        output = record.get("output")
-        if not is_huge(output, PACK_FROM - 1):
+        pieces = pieces_apart(record.get("output"))
+        if pieces is None:
             return canonical_json(record), 0
         chunks = 0
-        for chunks, piece in enumerate(output_pieces(output), start=1):
+        for chunks, piece in enumerate(pieces, start=1):
             self.rows.run(
                 "INSERT INTO node_chunks (session_id, node_id, n, text) VALUES (?, ?, ?, ?)",
                 (session_id, node_id, chunks - 1, pack(piece)),

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+from raw_sql import raw_rows
 from returns.result import Success
 
 from ctxrules.commit import ContextCommit, ContextItem
@@ -55,15 +56,6 @@ def _raw(path: Path, sql: str, *params: object) -> str:
     finally:
         conn.close()
     return "ok"
-
-
-def _rows(path: Path, sql: str) -> list[tuple[object, ...]]:
-    """Every row of one query, read on a plain connection."""
-    conn = sqlite3.connect(path)
-    try:
-        return [tuple(row) for row in conn.execute(sql)]
-    finally:
-        conn.close()
 
 
 def test_same_id_with_other_content_is_refused(store: Store, stored: Session) -> None:
@@ -230,7 +222,7 @@ def test_a_commit_edited_behind_the_store_is_corrupt_not_different(
     commit = ContextCommit("s").append_items([ContextItem("u", "user", rendered="hi", tokens=1)])
     store.put_commit(commit).unwrap()
     assert _raw(db_path, "DROP TRIGGER commits_no_update") == "ok"
-    ((data,),) = _rows(db_path, "SELECT data FROM commits")
+    ((data,),) = raw_rows(db_path, "SELECT data FROM commits")
     header = json.loads(unpack(data))
     edited = pack(json.dumps({**header, "summary": "x"}), HEADER)
     assert _raw(db_path, "UPDATE commits SET data = ?", edited) == "ok"
@@ -247,7 +239,7 @@ def _item_rewritten(
     commit = ContextCommit("s").append_items([ContextItem("u", "user", rendered="hi", tokens=1)])
     store.put_commit(commit).unwrap()
     assert _raw(db_path, "DROP TRIGGER items_no_update") == "ok"
-    ((digest, data),) = _rows(db_path, "SELECT digest, data FROM items")
+    ((digest, data),) = raw_rows(db_path, "SELECT digest, data FROM items")
     assert isinstance(data, bytes), "items are stored packed"
     assert _raw(db_path, "UPDATE items SET data = ? WHERE digest = ?", edit(data), digest) == "ok"
     return SqliteStore.open(db_path).unwrap().get_commit(commit.id).failure()

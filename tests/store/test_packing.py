@@ -8,13 +8,14 @@ stay readable as they were.
 
 from __future__ import annotations
 
-import sqlite3
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from raw_sql import raw_rows
 
 from ctxrules.canonical import canonical_json
 from ctxrules.commit import ContextCommit, ContextItem
@@ -25,7 +26,9 @@ from ctxrules.store import SqliteStore, open_store
 from ctxrules.store.chunks import OUTPUT_CHUNK, PACK_FROM
 from ctxrules.store.objects import node_text, text_digest, tree_row, tree_text
 from ctxrules.store.packing import (
+    DICTIONARY,
     DIGESTS,
+    FAST_FROM,
     HEADER,
     VERSION,
     pack,
@@ -50,6 +53,17 @@ def test_a_packed_text_unpacks_to_itself(text: str) -> None:
     assert row[:1] == bytes((VERSION,))
     assert unpack(row) == text
     assert unpack(memoryview(row)) == text
+
+
+@pytest.mark.parametrize("size", [FAST_FROM - 1, FAST_FROM, 3 * FAST_FROM])
+def test_a_long_text_is_packed_faster_and_still_unpacks_to_itself(size: int) -> None:
+    """From `FAST_FROM` bytes a text is DEFLATEd at level 1: a different stream, the same text."""
+    text = "".join(f"line {n}: value {n * 7919 % 1000}\n" for n in range(size))[:size]
+    row = pack(text)
+    assert unpack(row) == text
+    level = 6 if size < FAST_FROM else 1
+    packer = zlib.compressobj(level, zlib.DEFLATED, -15, zdict=DICTIONARY)
+    assert row[1:] == packer.compress(text.encode()) + packer.flush()
 
 
 def test_an_item_row_packs_to_about_a_third() -> None:
@@ -81,25 +95,21 @@ def test_a_tree_node_in_binary_reads_back_to_the_text_its_digest_hashes(
     assert isinstance(row, bytes)
     assert len(row) == 2 + 32 * len(children)
     assert unpack_digests(row) == (level, children)
-    assert text_digest(tree_text(row)) == text_digest(node_text(level, children))
+    text, fields = tree_text(row)
+    assert fields == (level, children)
+    assert text_digest(text) == text_digest(node_text(level, children))
 
 
 @pytest.mark.parametrize(
-    "children", [["AB" * 32], ["ab" * 31], ["ab " * 21 + "a"], ["x"]], ids=str.__name__.format
+    "children",
+    [["AB" * 32], ["ab" * 31], ["ab " * 21 + "a"], ["x"]],
+    ids=["upper case", "short", "spaced", "not hex"],
 )
 def test_a_tree_node_without_hex_digests_is_stored_as_its_text(children: list[str]) -> None:
     """Upper case, short or spaced children are not digests: the node keeps its JSON text."""
     assert pack_digests(0, children) is None
     assert tree_row(0, children) == node_text(0, children)
-    assert tree_text(node_text(0, children)) == node_text(0, children)
-
-
-def _db_rows(path: Path, sql: str) -> list[tuple[object, ...]]:
-    conn = sqlite3.connect(path)
-    try:
-        return [tuple(row) for row in conn.execute(sql)]
-    finally:
-        conn.close()
+    assert tree_text(node_text(0, children)) == (node_text(0, children), None)
 
 
 def test_sqlite_stores_items_trees_and_long_outputs_packed(tmp_path: Path) -> None:
@@ -120,15 +130,15 @@ def test_sqlite_stores_items_trees_and_long_outputs_packed(tmp_path: Path) -> No
     store.put_commit(commit).unwrap()
     store.close()
 
-    forms = {str(n): c for n, c in _db_rows(path, "SELECT id, chunks FROM nodes")}
+    forms = {str(n): c for n, c in raw_rows(path, "SELECT id, chunks FROM nodes")}
     assert forms == {"n0": 0, "n1": 0, "n2": 1, "n3": 1}
-    pieces = _db_rows(path, "SELECT text FROM node_chunks")
+    pieces = raw_rows(path, "SELECT text FROM node_chunks")
     assert all(isinstance(p, bytes) and p[:1] == bytes((VERSION,)) for (p,) in pieces)
-    assert all(isinstance(d, bytes) for (d,) in _db_rows(path, "SELECT data FROM items"))
-    ((row,),) = _db_rows(path, "SELECT data FROM commits")
+    assert all(isinstance(d, bytes) for (d,) in raw_rows(path, "SELECT data FROM items"))
+    ((row,),) = raw_rows(path, "SELECT data FROM commits")
     assert isinstance(row, bytes)
     assert row[:1] == bytes((HEADER,))
-    trees = _db_rows(path, "SELECT data FROM trees")
+    trees = raw_rows(path, "SELECT data FROM trees")
     assert trees
     assert all(isinstance(d, bytes) and d[:1] == bytes((DIGESTS,)) for (d,) in trees)
 
@@ -147,9 +157,11 @@ def test_a_huge_output_is_packed_piece_by_piece(tmp_path: Path) -> None:
     output = "line of a log\n" * (OUTPUT_CHUNK // 7)
     store.append_node("s", Call("big", "tool", output=output)).unwrap()
     store.close()
-    pieces = _db_rows(path, "SELECT n, length(text) FROM node_chunks ORDER BY n")
+    pieces = [data for _, data in raw_rows(path, "SELECT n, text FROM node_chunks ORDER BY n")]
     assert len(pieces) == 2
-    assert sum(int(str(size)) for _, size in pieces) * 20 < len(output)
+    assert all(isinstance(p, bytes) and p[:1] == bytes((VERSION,)) for p in pieces)
+    assert sum(map(len, pieces)) * 20 < len(output)
+    assert "".join(map(unpack, pieces)) == canonical_json(output)
     with open_store(str(path)).unwrap() as again:
         assert again.load_session("s").unwrap().graph.nodes["big"].output == output
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pg_server
 import pytest
+from raw_sql import raw_rows
 
 from ctxrules.canonical import canonical_json
 from ctxrules.cli.main import main
@@ -189,27 +190,13 @@ def _old_postgres(source: str, target: str, rows: list[tuple[object, ...]]) -> N
             )
 
 
-def _query(url: str, sql: str) -> list[tuple[Any, ...]]:
-    # Raw SQL on the store's rows, without opening it (opening would upgrade it).
-    if url.startswith("postgresql://"):
-        import psycopg  # noqa: PLC0415 - only where PostgreSQL runs
-
-        with psycopg.connect(url) as conn:
-            return [tuple(row) for row in conn.execute(sql).fetchall()]
-    conn = sqlite3.connect(url)
-    try:
-        return [tuple(row) for row in conn.execute(sql).fetchall()]
-    finally:
-        conn.close()
-
-
 def _version(url: str) -> int:
     sql = (
         "SELECT max(version) FROM schema_version"
         if url.startswith("postgresql://")
         else "PRAGMA user_version"
     )
-    return int(_query(url, sql)[0][0])
+    return int(raw_rows(url, sql)[0][0])
 
 
 def _current_version(url: str) -> int:
@@ -227,7 +214,7 @@ def _has_objects(url: str) -> bool:
         if url.startswith("postgresql://")
         else "SELECT count(*) FROM sqlite_master WHERE name = 'items'"
     )
-    return bool(_query(url, sql)[0][0])
+    return bool(raw_rows(url, sql)[0][0])
 
 
 class Made:
@@ -285,7 +272,7 @@ def test_the_old_store_is_what_version_2_wrote(made: Made) -> None:
     old = made.old()
     assert _version(old) == 2
     assert not _has_objects(old)
-    forms = [json.loads(unpack(data)) for (data,) in _query(old, "SELECT data FROM commits")]
+    forms = [json.loads(unpack(data)) for (data,) in raw_rows(old, "SELECT data FROM commits")]
     assert len(forms) == sum(map(len, made.commits.values())) >= len(SESSIONS) * TURNS
     assert all("items" in form and "format" not in form for form in forms)
     assert all(made.blobs.values())
@@ -300,7 +287,7 @@ def test_an_old_store_upgrades_and_every_session_goes_on_unchanged(
     with open_store(old).unwrap() as store:
         _check_commits(store, made)
     assert _version(old) == _current_version(old)
-    forms = [json.loads(unpack(data)) for (data,) in _query(old, "SELECT data FROM commits")]
+    forms = [json.loads(unpack(data)) for (data,) in raw_rows(old, "SELECT data FROM commits")]
     assert {form.get("format") for form in forms} == {2}
     status, printed = _cli(capsys, "verify", old)
     assert (status, printed.splitlines()[-1][:4]) == (0, "ok: "), printed
@@ -310,8 +297,11 @@ def test_an_old_store_upgrades_and_every_session_goes_on_unchanged(
         with _context(old, session, [NEXT]) as ctx:
             ctx.add({"role": "user", "content": f"one more turn of {session}"})
             ctx.openai()
-    assert {_form(data) for (data,) in _query(old, "SELECT data FROM items")} == {"json", "packed"}
-    assert {_form(data) for (data,) in _query(old, "SELECT data FROM trees")} >= {"json"}
+    assert {_form(data) for (data,) in raw_rows(old, "SELECT data FROM items")} == {
+        "json",
+        "packed",
+    }
+    assert {_form(data) for (data,) in raw_rows(old, "SELECT data FROM trees")} >= {"json"}
     assert _cli(capsys, "verify", old)[0] == 0
     with open_store(old).unwrap() as store:
         assert all(store.last_commit(session).unwrap() is not None for session in SESSIONS)
@@ -331,15 +321,15 @@ def test_an_upgraded_store_migrates_to_the_other_backend_and_back_whole(
         assert f"{len(made.blobs['alpha'])} offloaded originals, verified" in printed
         with open_store(target).unwrap() as store:
             _check_commits(store, made)
-        assert sum(n for (n,) in _query(target, "SELECT count(*) FROM offloads")) == blobs
+        assert sum(n for (n,) in raw_rows(target, "SELECT count(*) FROM offloads")) == blobs
         assert _cli(capsys, "verify", target)[0] == 0
     # Each object once: every copy holds as many items as the upgraded store. The upgrade
     # gave each commit a tree; a copy stores a commit that only adds to its parent as its
     # extension, so both copies hold the same tree nodes, no more than the upgraded store.
     items = "SELECT count(*) FROM items"
-    assert _query(back, items) == _query(other_url, items) == _query(old, items)
+    assert raw_rows(back, items) == raw_rows(other_url, items) == raw_rows(old, items)
     trees = "SELECT count(*) FROM trees"
-    assert _query(back, trees) == _query(other_url, trees) <= _query(old, trees)
+    assert raw_rows(back, trees) == raw_rows(other_url, trees) <= raw_rows(old, trees)
     assert {session: _next_request(back, session) for session in SESSIONS} == before
 
 
@@ -349,7 +339,7 @@ def test_an_upgrade_that_fails_midway_leaves_the_old_store_as_it_was(made: Made)
     middle = len(rows) // 2
     damaged = (*rows[middle][:4], rows[middle - 1][4])  # another commit's content
     old = made.old([*rows[:middle], damaged, *rows[middle + 1 :]])
-    snapshot = _query(old, "SELECT id, data FROM commits ORDER BY id")
+    snapshot = raw_rows(old, "SELECT id, data FROM commits ORDER BY id")
     for _ in range(2):
         opened = open_store(old)
         failure = opened.failure()
@@ -360,7 +350,7 @@ def test_an_upgrade_that_fails_midway_leaves_the_old_store_as_it_was(made: Made)
         assert f"migrating to schema version {step}" in failure.reason
         assert _version(old) == 2
         assert not _has_objects(old)
-        assert _query(old, "SELECT id, data FROM commits ORDER BY id") == snapshot
+        assert raw_rows(old, "SELECT id, data FROM commits ORDER BY id") == snapshot
     if made.backend == "sqlite":
         # Still a readable store of the old version: its sessions and whole commits load.
         with open_store(old, read_only=True).unwrap() as store:
