@@ -27,7 +27,7 @@ from ctxrules.rules.artifacts import (
     without_files_line,
     written_paths,
 )
-from ctxrules.rules.batching import BATCH_COUNT
+from ctxrules.rules.batching import BATCH_COUNT, marks_before
 from ctxrules.rules.handles import folds_line, handle_source, without_folds_lines
 from ctxrules.rules.scale import scaled, window_scale
 
@@ -130,9 +130,10 @@ def summary_slot(plan: CompactionPlan, base: ContextCommit) -> int:
 def _fold(plan: CompactionPlan, base: ContextCommit, text: str, facts: Facts) -> ContextCommit:
     """The base with the summary item inserted at its slot (`summary_slot`) and the run summarized.
 
-    The items from the slot on move by one, and only they are rebuilt (`with_items_from`);
-    the rules' marks are dropped, as a new item list drops them: each rule judges the whole
-    commit again.
+    The items from the slot on move by one, and only they are rebuilt (`with_items_from`).
+    Each rule's mark is kept up to the slot (`marks_before`): before it the fold only
+    summarized items, so a rule goes on from where it was rather than reading the whole
+    history again.
     """
     text = with_folds(plan, base, text, trail=trail_chars(facts), in_use=in_use_chars(facts))
     sid = summary_id(plan, base, text)
@@ -164,6 +165,7 @@ def _fold(plan: CompactionPlan, base: ContextCommit, text: str, facts: Facts) ->
         else:
             after[position - slot] = folded
     commit = base.replace_items(before).with_items_from(slot, [summary, *after])
+    commit = attrs.evolve(commit, marks=marks_before(base, slot).marks)
     if BATCH_COUNT in base.marks:
         # The batch count only grows: reset by the new item list, two compactions in a row
         # would read as no batch point between them (invariant 15).

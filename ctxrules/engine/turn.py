@@ -79,15 +79,19 @@ def changed_since(before: ContextCommit | None, commit: ContextCommit) -> Counte
     """How many of ``before``'s items changed state in ``commit``, by their new reason.
 
     O(changed items) when ``commit`` was generated from ``before`` (its ``replaced``
-    positions say which); after a compaction, which moves positions, every item is compared.
+    positions say which); after a compaction, which moves positions, the items from the
+    first difference on are compared (the chunks both share are passed over unread).
     """
     if before is None or commit is before:
         return Counter()
     if commit.replaced is None:
-        earlier = {i.source_node_id: i.state for i in before.items}
+        start = commit.items.first_difference(before.items)
+        if start is None:
+            return Counter()
+        earlier = {i.source_node_id: i.state for i in before.items[start:]}
         return Counter(
             i.reason
-            for i in commit.items
+            for i in commit.items[start:]
             if i.source_node_id in earlier and earlier[i.source_node_id] is not i.state
         )
     old, new = before.items, commit.items

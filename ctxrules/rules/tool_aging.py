@@ -144,7 +144,7 @@ def _used_after(item: ContextItem, index: int, last: dict[str, int]) -> bool:
 
 @attrs.define
 class _Stubs:
-    """The stubs of one run of the rule: sizes, and what is read once per run (from ``start``).
+    """The stubs of one run of the rule: sizes, and what is read once per run.
 
     ``sizes`` are the stub's head and tail, ``hints`` the names' room of a stub and of a
     used result's stub. The names in view (``unseen``) and the assistant's last use of each
@@ -202,7 +202,10 @@ class _Stubs:
                 self.last = last_written(self.commit, index + 1, self.facts)
             room = used_room if _used_after(item, index, self.last) else room
         if self.unseen and self.seen is None:
-            self.seen = shown_names(self.commit, self.start, self.facts)
+            # Once history is folded, what is in view is bounded by the window: all of it is
+            # read (the head no fold takes included), not only what follows the mark.
+            start = 0 if self.commit.hidden else self.start
+            self.seen = shown_names(self.commit, start, self.facts)
         return tool_stub(
             item,
             *self.sizes,
@@ -265,7 +268,8 @@ def age_tool_results(
     itself wrote (in its text or its calls' arguments) in the last that many assistant turns
     stays whole: the model is still working with it. With ``stub_hints_unseen``, a stub's
     names leave out those its call's kept arguments and the user's and assistant's messages
-    from the rule's mark on already show. Items are visited from the rule's mark up to the
+    from the rule's mark on already show (every such message in view, once some history is
+    folded into a summary). Items are visited from the rule's mark up to the
     tail window only (and to the end for ``stub_hints_unseen``). With
     ``scale_below``, a window whose input budget is under that many tokens shrinks the tail
     window (to one turn at least) and every character size in proportion.
