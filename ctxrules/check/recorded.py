@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Iterator
 
+import attrs
 from pyrsistent import pmap
 
 from ctxrules.check.attach import attached_once
@@ -17,6 +19,19 @@ from ctxrules.generation import CommitMap, ensure_latest_commit
 from ctxrules.render import render_commit
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.tokens import Tokenizer
+from ctxrules.tokens.memo import MemoCounter
+
+
+def whole_session_ruler(tokenizer: Tokenizer) -> Tokenizer:
+    """``tokenizer`` remembering every text it counts, for one check over one session.
+
+    Invariant 10 is checked on every commit, and each holds most of the texts of the one
+    before: counted afresh each time, a session's check grew with the square of its
+    length (a 180-turn store with outputs up to 5 MB took over five minutes). The texts
+    are the session's own, held by its graph while it is checked, so none is forgotten.
+    """
+    unbounded = sys.maxsize
+    return MemoCounter(tokenizer, entries=unbounded, characters=unbounded)
 
 
 def session_head(graph: Graph) -> str | None:
@@ -67,10 +82,13 @@ def verify_graph(graph: Graph, pipeline: Pipeline, facts: Facts) -> list[Violati
         return found
     known: CommitMap = pmap()
     commit: ContextCommit | None = None
+    ruler = whole_session_ruler(facts.tokenizer)
+    # The commits are built with the same memo: each text is tokenized once in all.
+    facts = attrs.evolve(facts, tokenizer=ruler)
     for stop in _turn_heads(graph, head):
         built = ensure_latest_commit(known, graph, stop.id, pipeline, facts)
         commit, known = built.unwrap()
-        found += one_ruler(commit, facts.tokenizer) + protocol_valid(render_commit(commit))
+        found += one_ruler(commit, ruler) + protocol_valid(render_commit(commit))
         found += one_summary(commit) + attached_once(commit)
     if commit is not None:
         found += nothing_lost(commit, graph) + summaries_outside_dag(commit, graph)
@@ -82,7 +100,8 @@ def verify_commits(
 ) -> list[Violation]:
     """Stored commits against the invariants that apply to them once written: 5, 6, 10, 11, 12."""
     found: list[Violation] = []
+    ruler = whole_session_ruler(tokenizer)
     for commit in commits:
-        found += one_ruler(commit, tokenizer) + protocol_valid(render_commit(commit))
+        found += one_ruler(commit, ruler) + protocol_valid(render_commit(commit))
         found += one_summary(commit) + attached_once(commit) + summaries_outside_dag(commit, graph)
     return found
