@@ -2,10 +2,55 @@
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
+
 from ctxrules.tokens import Tokenizer
 
 #: A first guess of characters per token; shrunk until the page fits.
 _CHARS_PER_TOKEN = 4
+#: Texts from this many characters have their pages remembered (`page_bounds`).
+REMEMBER_FROM = 65_536
+#: How many long texts' pages are remembered, the least lately read out first.
+REMEMBERED_TEXTS = 64
+
+_Key = tuple[bytes, int, int, int]
+_Bounds = tuple[tuple[int, int], ...]
+
+
+class _Remembered:
+    """The pages of long texts lately cut, by the text's digest and the cut's arguments.
+
+    `page_bounds` is pure, so a remembered answer is its answer. A page's bounds follow from
+    every page before it, so a model reading a 5 MB original page by page had the whole
+    text tokenized again for each page (about a second each). The digest stands for the
+    text, so no text is held; the tokenizer is held beside its answer and compared, since
+    only the same ruler gives the same pages.
+    """
+
+    def __init__(self, entries: int) -> None:
+        self.entries = entries
+        self.found: OrderedDict[_Key, tuple[Tokenizer, _Bounds]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: _Key, tokenizer: Tokenizer) -> _Bounds | None:
+        with self.lock:
+            found = self.found.get(key)
+            if found is None or found[0] is not tokenizer:
+                return None
+            self.found.move_to_end(key)
+            return found[1]
+
+    def keep(self, key: _Key, tokenizer: Tokenizer, bounds: _Bounds) -> None:
+        with self.lock:
+            self.found[key] = (tokenizer, bounds)
+            self.found.move_to_end(key)
+            while len(self.found) > self.entries:
+                self.found.popitem(last=False)
+
+
+_REMEMBERED = _Remembered(REMEMBERED_TEXTS)
 
 
 def _page_end(text: str, start: int, limit: int, tokenizer: Tokenizer, max_chars: int) -> int:
@@ -40,6 +85,19 @@ def page_bounds(
     """
     if not text:
         return ((0, 0),)
+    if len(text) < REMEMBER_FROM:
+        return _cut(text, limit, tokenizer, max_chars)
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).digest()
+    key = (digest, len(text), limit, -1 if max_chars is None else max_chars)
+    found = _REMEMBERED.get(key, tokenizer)
+    if found is None:
+        found = _cut(text, limit, tokenizer, max_chars)
+        _REMEMBERED.keep(key, tokenizer, found)
+    return found
+
+
+def _cut(text: str, limit: int, tokenizer: Tokenizer, max_chars: int | None) -> _Bounds:
+    """`page_bounds` worked out: each page from the end of the one before."""
     bounds: list[tuple[int, int]] = []
     start = 0
     while start < len(text):
