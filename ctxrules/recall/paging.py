@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import OrderedDict
 
@@ -12,45 +11,57 @@ from ctxrules.tokens import Tokenizer
 _CHARS_PER_TOKEN = 4
 #: Texts from this many characters have their pages remembered (`page_bounds`).
 REMEMBER_FROM = 65_536
-#: How many long texts' pages are remembered, the least lately read out first.
+#: How many long texts' pages are remembered, and how many characters of them in all.
 REMEMBERED_TEXTS = 64
+REMEMBERED_CHARS = 64_000_000
 
-_Key = tuple[bytes, int, int, int]
+_Key = tuple[int, int, int, int]
 _Bounds = tuple[tuple[int, int], ...]
 
 
 class _Remembered:
-    """The pages of long texts lately cut, by the text's digest and the cut's arguments.
+    """The pages of long texts lately cut, by the text and the cut's arguments.
 
     `page_bounds` is pure, so a remembered answer is its answer. A page's bounds follow from
     every page before it, so a model reading a 5 MB original page by page had the whole
-    text tokenized again for each page (about a second each). The digest stands for the
-    text, so no text is held; the tokenizer is held beside its answer and compared, since
-    only the same ruler gives the same pages.
+    text tokenized again for each page (about a second each). A text is found by its hash
+    (which Python keeps on the string) and its length, then compared whole; the ruler is
+    held beside its answer and compared, since only the same ruler gives the same pages.
+    The texts are held, so they are bounded in number and in characters, least lately
+    read out first; most are the session's own strings, held anyway.
     """
 
-    def __init__(self, entries: int) -> None:
-        self.entries = entries
-        self.found: OrderedDict[_Key, tuple[Tokenizer, _Bounds]] = OrderedDict()
+    def __init__(self, entries: int, characters: int) -> None:
+        self.entries, self.characters = entries, characters
+        self.held = 0
+        self.found: OrderedDict[_Key, tuple[str, Tokenizer, _Bounds]] = OrderedDict()
         self.lock = threading.Lock()
 
-    def get(self, key: _Key, tokenizer: Tokenizer) -> _Bounds | None:
+    def get(self, key: _Key, text: str, tokenizer: Tokenizer) -> _Bounds | None:
         with self.lock:
             found = self.found.get(key)
-            if found is None or found[0] is not tokenizer:
+            if found is None or found[1] is not tokenizer:
+                return None
+            if found[0] is not text and found[0] != text:
                 return None
             self.found.move_to_end(key)
-            return found[1]
+            return found[2]
 
-    def keep(self, key: _Key, tokenizer: Tokenizer, bounds: _Bounds) -> None:
+    def keep(self, key: _Key, text: str, tokenizer: Tokenizer, bounds: _Bounds) -> None:
+        if len(text) > self.characters:
+            return
         with self.lock:
-            self.found[key] = (tokenizer, bounds)
-            self.found.move_to_end(key)
-            while len(self.found) > self.entries:
-                self.found.popitem(last=False)
+            previous = self.found.pop(key, None)
+            if previous is not None:
+                self.held -= len(previous[0])
+            self.found[key] = (text, tokenizer, bounds)
+            self.held += len(text)
+            while len(self.found) > self.entries or self.held > self.characters:
+                _, (oldest, _, _) = self.found.popitem(last=False)
+                self.held -= len(oldest)
 
 
-_REMEMBERED = _Remembered(REMEMBERED_TEXTS)
+_REMEMBERED = _Remembered(REMEMBERED_TEXTS, REMEMBERED_CHARS)
 
 
 def _page_end(text: str, start: int, limit: int, tokenizer: Tokenizer, max_chars: int) -> int:
@@ -87,12 +98,11 @@ def page_bounds(
         return ((0, 0),)
     if len(text) < REMEMBER_FROM:
         return _cut(text, limit, tokenizer, max_chars)
-    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).digest()
-    key = (digest, len(text), limit, -1 if max_chars is None else max_chars)
-    found = _REMEMBERED.get(key, tokenizer)
+    key = (hash(text), len(text), limit, -1 if max_chars is None else max_chars)
+    found = _REMEMBERED.get(key, text, tokenizer)
     if found is None:
         found = _cut(text, limit, tokenizer, max_chars)
-        _REMEMBERED.keep(key, tokenizer, found)
+        _REMEMBERED.keep(key, text, tokenizer, found)
     return found
 
 
