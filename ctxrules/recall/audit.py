@@ -172,6 +172,15 @@ def audit_session(
     With ``search`` (the host's full-text search), also search for every hidden item.
     """
     index = recall_index(graph, final, offloaded)
+    # Each handle's pages are read once (most handles shown are those of hidden items);
+    # what is kept of them is their count and errors, not their text.
+    read: dict[str, tuple[int, int]] = {}
+
+    def pages_of(handle: str) -> tuple[str, int, int]:
+        text, pages, errors = _pages(index, handle, tokenizer, page_tokens)
+        read[handle] = (pages, errors)
+        return text, pages, errors
+
     hidden: list[tuple[str, str]] = []
     recovered = 0
     for item in final.items:
@@ -180,12 +189,12 @@ def audit_session(
         node = node_original(graph, item.source_node_id)
         truth = item.rendered if node is None else node.text
         hidden.append((item_handle(item), truth))
-        text, _, errors = _pages(index, item_handle(item), tokenizer, page_tokens)
+        text, _, errors = pages_of(item_handle(item))
         recovered += int(errors == 0 and text == truth)
     shown = shown_handles(commits)
     results = errors = unresolved = 0
     for handle in sorted(shown):
-        _, pages, failed = _pages(index, handle, tokenizer, page_tokens)
+        pages, failed = read[handle] if handle in read else pages_of(handle)[1:]
         results += pages
         errors += failed
         unresolved += int(index.get(handle) is None)
