@@ -96,8 +96,8 @@ class CapToolResult:
         """The commit with every new tool item over a limit capped (a `Rule`)."""
         changes: dict[int, ContextItem] = {}
         sized = self.at(facts)
-        # Only a full item is cut: the summarized spans go unread (after a compaction the
-        # mark is dropped, and they are most of a long history).
+        # Only a full item is cut: the summarized spans go unread (a reconfigured cap starts
+        # from no mark, and they are most of a long history).
         start = commit.marks.get(self.key, 0)
         for index, item in scan(commit, start, facts, past=commit.hidden or ()):
             cut = sized._cut(item)  # noqa: SLF001 - the same class, at the window's sizes
