@@ -12,8 +12,8 @@ _CHARS_PER_TOKEN = 4
 #: Texts from this many characters have their pages remembered (`page_bounds`).
 REMEMBER_FROM = 65_536
 #: How many long texts' pages are remembered, and how many characters of them in all.
-REMEMBERED_TEXTS = 64
-REMEMBERED_CHARS = 64_000_000
+REMEMBERED_TEXTS = 8
+REMEMBERED_CHARS = 16_000_000
 
 _Key = tuple[int, int, int, int]
 _Bounds = tuple[tuple[int, int], ...]
@@ -27,8 +27,8 @@ class _Remembered:
     text tokenized again for each page (about a second each). A text is found by its hash
     (which Python keeps on the string) and its length, then compared whole; the ruler is
     held beside its answer and compared, since only the same ruler gives the same pages.
-    The texts are held, so they are bounded in number and in characters, least lately
-    read out first; most are the session's own strings, held anyway.
+    The texts are held, so they are few and bounded in characters, least lately read out
+    first: a model, like a replay's audit, reads one original's pages one after another.
     """
 
     def __init__(self, entries: int, characters: int) -> None:
