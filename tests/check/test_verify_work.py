@@ -8,28 +8,12 @@ counted in characters given to the ruler, which is exact.
 
 from __future__ import annotations
 
-import attrs
-
 from ctxrules.check.recorded import _turn_heads, session_head, verify_commits, verify_graph
 from ctxrules.dag import Call, Graph
 from ctxrules.generation import NO_COMMITS, ensure_latest_commit
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.tokens import HeuristicCounter
-
-
-@attrs.define
-class CountingRuler:
-    """The heuristic ruler, adding up the characters it was asked to count."""
-
-    inner: HeuristicCounter = attrs.Factory(HeuristicCounter)
-    characters: int = 0
-    name: str = "heuristic"
-    message_overhead: int = 4
-
-    def count(self, text: str) -> int:
-        """The inner count; the characters are added up."""
-        self.characters += len(text)
-        return self.inner.count(text)
+from tests.counting_ruler import CountingRuler
 
 
 def session(turns: int) -> Graph:

@@ -7,28 +7,13 @@ bisection started from half the text. Work is counted in characters given to the
 
 from __future__ import annotations
 
-import attrs
 import pytest
 
 from ctxrules.compaction import snip
 from ctxrules.render import Message, TextBlock
-from ctxrules.tokens import HeuristicCounter, load_encoding
+from ctxrules.tokens import load_encoding
 from ctxrules.tokens.tiktoken_counter import PIECE_CHARS
-
-
-@attrs.define
-class CountingRuler:
-    """The heuristic ruler, adding up the characters it was asked to count."""
-
-    inner: HeuristicCounter = attrs.Factory(HeuristicCounter)
-    characters: int = 0
-    name: str = "counting"
-    message_overhead: int = 4
-
-    def count(self, text: str) -> int:
-        """The inner count; the characters are added up."""
-        self.characters += len(text)
-        return self.inner.count(text)
+from tests.counting_ruler import CountingRuler
 
 
 def test_a_huge_text_is_counted_once_when_snipped() -> None:

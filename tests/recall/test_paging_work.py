@@ -8,27 +8,10 @@ outputs. Work is counted in characters given to the ruler, which is exact.
 
 from __future__ import annotations
 
-import attrs
-
 from ctxrules.recall import answer_recall, page_bounds
 from ctxrules.recall.lookup import Original
 from ctxrules.recall.paging import REMEMBER_FROM
-from ctxrules.tokens import HeuristicCounter
-
-
-@attrs.define(eq=False)
-class CountingRuler:
-    """The heuristic ruler, adding up the characters it was asked to count."""
-
-    inner: HeuristicCounter = attrs.Factory(HeuristicCounter)
-    characters: int = 0
-    name: str = "counting"
-    message_overhead: int = 4
-
-    def count(self, text: str) -> int:
-        """The inner count; the characters are added up."""
-        self.characters += len(text)
-        return self.inner.count(text)
+from tests.counting_ruler import CountingRuler
 
 
 class OneOriginal:
