@@ -165,7 +165,7 @@ def _fold(plan: CompactionPlan, base: ContextCommit, text: str, facts: Facts) ->
         else:
             after[position - slot] = folded
     commit = base.replace_items(before).with_items_from(slot, [summary, *after])
-    commit = attrs.evolve(commit, marks=marks_before(base, slot).marks)
+    commit = attrs.evolve(commit, marks=marks_before(base.marks, slot))
     if BATCH_COUNT in base.marks:
         # The batch count only grows: reset by the new item list, two compactions in a row
         # would read as no batch point between them (invariant 15).

@@ -175,12 +175,6 @@ def audit_session(
     # Each handle's pages are read once (most handles shown are those of hidden items);
     # what is kept of them is their count and errors, not their text.
     read: dict[str, tuple[int, int]] = {}
-
-    def pages_of(handle: str) -> tuple[str, int, int]:
-        text, pages, errors = _pages(index, handle, tokenizer, page_tokens)
-        read[handle] = (pages, errors)
-        return text, pages, errors
-
     hidden: list[tuple[str, str]] = []
     recovered = 0
     for item in final.items:
@@ -189,12 +183,15 @@ def audit_session(
         node = node_original(graph, item.source_node_id)
         truth = item.rendered if node is None else node.text
         hidden.append((item_handle(item), truth))
-        text, _, errors = pages_of(item_handle(item))
+        text, pages, errors = _pages(index, item_handle(item), tokenizer, page_tokens)
+        read[item_handle(item)] = (pages, errors)
         recovered += int(errors == 0 and text == truth)
     shown = shown_handles(commits)
     results = errors = unresolved = 0
     for handle in sorted(shown):
-        pages, failed = read[handle] if handle in read else pages_of(handle)[1:]
+        if handle not in read:
+            read[handle] = _pages(index, handle, tokenizer, page_tokens)[1:]
+        pages, failed = read[handle]
         results += pages
         errors += failed
         unresolved += int(index.get(handle) is None)

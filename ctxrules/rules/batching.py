@@ -9,6 +9,7 @@ per batch instead of on almost every turn (invariant 15).
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 
 import attrs
 from pyrsistent import pmap
@@ -209,23 +210,21 @@ def from_new_items(grown: ContextCommit, known: int) -> ContextCommit:
     return grown if marks is grown.marks else attrs.evolve(grown, marks=marks)
 
 
-def marks_before(commit: ContextCommit, end: int) -> ContextCommit:
-    """``commit`` keeping only its rule marks, each at ``end`` or before (batch marks dropped).
+def marks_before(marks: Mapping[str, int], end: int) -> dict[str, int]:
+    """The rule marks of ``marks``, each at ``end`` or before (batch marks dropped).
 
     For a commit whose items from ``end`` on were replaced and whose earlier items were at
     most summarized (a compaction's fold): a rule has nothing to do with a summarized item,
     so what it had done before its mark still holds there, and it visits only what moved.
 
-    >>> c = ContextCommit("s", marks={"cap:1": 90, "age:2": 40, BATCH_TURN: 7})
-    >>> sorted(marks_before(c, 50).marks.items())
-    [('age:2', 40), ('cap:1', 50)]
+    >>> marks_before({"cap:1": 90, "age:2": 40, BATCH_TURN: 7}, 50)
+    {'cap:1': 50, 'age:2': 40}
     """
-    kept = {
+    return {
         key: min(position, end)
-        for key, position in commit.marks.items()
+        for key, position in marks.items()
         if not key.startswith(_BATCH_PREFIX)
     }
-    return attrs.evolve(commit, marks=pmap(kept))
 
 
 def declined(held: ContextCommit, facts: Facts) -> ContextCommit:
