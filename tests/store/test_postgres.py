@@ -18,6 +18,7 @@ psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not insta
 
 # After the skip: these need psycopg.
 from ctxrules.store.postgres import MIGRATIONS, SCHEMA_VERSION, Migration, PostgresStore  # noqa: E402
+from ctxrules.store.postgres.nodes import insert_statement  # noqa: E402
 from ctxrules.store.postgres.query import QuerySyntaxError, translate  # noqa: E402
 from ctxrules.store.postgres.schema import migrate  # noqa: E402
 
@@ -58,8 +59,8 @@ def _raw(url: str, sql: str, *params: object) -> str:
         ("TRUNCATE nodes CASCADE", "nodes is append-only: it is never truncated"),
         (
             (
-                "INSERT INTO nodes (session_id, id, seq, role, status, fixed, output, words)"
-                " SELECT session_id, id, seq, role, status, fixed, '1', words FROM nodes"
+                "INSERT INTO nodes (session_id, id, seq, role, status, fixed, output, tsv)"
+                " SELECT session_id, id, seq, role, status, fixed, '1', tsv FROM nodes"
                 " ON CONFLICT (session_id, id) DO UPDATE SET output = excluded.output"
             ),
             "only a running node is completed, once",
@@ -235,7 +236,34 @@ def test_a_node_is_stored_without_a_copy_of_its_text(pg_store: Store, url: str) 
     pg_store.save_session(session).unwrap()
     with psycopg.connect(url) as conn:
         columns = {row[0] for row in conn.execute("SELECT * FROM nodes LIMIT 0").description or ()}
-    assert "body" not in columns
-    assert {"fixed", "output", "words"} <= columns
+    assert not {"body", "words"} & columns
+    assert {"fixed", "output", "tsv"} <= columns
     hits = pg_store.search("loader", session_id="s").unwrap()
     assert [hit.snippet for hit in hits] == ["Where is the TOML [loader]?"]
+
+
+def test_step_10_keeps_the_index_of_nodes_stored_with_their_words(url: str) -> None:
+    """A node stored at step 9 (its words a column) is found after step 10 drops the column."""
+    session = Session("s").send("user", "Where is the TOML loader?").unwrap()
+    call = session.graph.nodes[session.head]
+    sql, params = insert_statement("s", call)
+    at_step_9 = sql.replace("tsv,", "words,").replace("to_tsvector('simple', ?)", "?")
+    with psycopg.connect(url) as conn, conn.transaction():
+        assert migrate(conn, MIGRATIONS[:9]) is None
+        conn.execute("INSERT INTO sessions (id, created_at) VALUES ('s', 0)")
+        conn.execute(at_step_9.replace("?", "%s"), params)
+    with open_store(url).unwrap() as store:
+        assert [hit.snippet for hit in store.search("loader", session_id="s").unwrap()] == [
+            "Where is the TOML [loader]?"
+        ]
+        grown = store.load_graph("s").unwrap()
+        later = Session("s", grown, session.head).send("user", "and the YAML loader").unwrap()
+        store.save_session(later).unwrap()
+        found = store.search("loader", session_id="s").unwrap()
+    assert sorted(hit.snippet for hit in found) == [
+        "Where is the TOML [loader]?",
+        "and the YAML [loader]",
+    ]
+    with psycopg.connect(url) as conn:
+        columns = {row[0] for row in conn.execute("SELECT * FROM nodes LIMIT 0").description or ()}
+    assert "words" not in columns

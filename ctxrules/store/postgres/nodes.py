@@ -1,7 +1,8 @@
 """PostgreSQL's node rows: a node split into ``fixed``, ``output`` and ``status``, with its search text.
 
 ``fixed`` is the canonical JSON of every field but output, status and seq, so the
-database checks a completion by comparing text; ``words`` feeds the index.
+database checks a completion by comparing text. The index's ``tsv`` is written from the
+text's words in the insert itself; the words are not stored beside it (migration 10).
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ SELECT_STORED = "SELECT fixed, output, status, seq FROM nodes WHERE session_id =
 # The next seq is read in the insert itself: one round trip, under the session's lock.
 _INSERT = (
     "INSERT INTO nodes"
-    " (session_id, id, seq, role, status, fixed, output, words, predecessor, caller, handle)"
-    " SELECT ?, ?, coalesce(max(seq), -1) + 1, ?, ?, ?, ?, ?, ?, ?, ?"
+    " (session_id, id, seq, role, status, fixed, output, tsv, predecessor, caller, handle)"
+    " SELECT ?, ?, coalesce(max(seq), -1) + 1, ?, ?, ?, ?, to_tsvector('simple', ?), ?, ?, ?"
     " FROM nodes WHERE session_id = ? RETURNING seq"
 )
 
@@ -33,8 +34,8 @@ _INSERT = (
 # The same row with its seq given: a write that waits for nothing (`rows.WriteRows`).
 _INSERT_AT = (
     "INSERT INTO nodes"
-    " (session_id, id, role, status, fixed, output, words, predecessor, caller, handle, seq)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " (session_id, id, role, status, fixed, output, tsv, predecessor, caller, handle, seq)"
+    " VALUES (?, ?, ?, ?, ?, ?, to_tsvector('simple', ?), ?, ?, ?, ?)"
 )
 
 
@@ -110,7 +111,8 @@ class PgNodes(GraphQueries):
     def complete(self, session_id: str, node_id: str, done: StoredNode) -> None:
         """Set a running node's output and final status, and its search text with them."""
         self.rows.run(
-            "UPDATE nodes SET output = ?, status = ?, words = ? WHERE session_id = ? AND id = ?",
+            "UPDATE nodes SET output = ?, status = ?, tsv = to_tsvector('simple', ?)"
+            " WHERE session_id = ? AND id = ?",
             (
                 canonical_json(done.record["output"]),
                 done.record["status"],

@@ -359,6 +359,15 @@ MIGRATIONS = (
             "ALTER TABLE commits ALTER COLUMN data TYPE bytea USING convert_to(data, 'UTF8')",
         ),
     ),
+    Migration(
+        10,
+        "no copy of each node's words beside its tsvector (issue 27): the tsvector is written"
+        " from them in the same statement; rows stored before keep their bytes until rewritten",
+        (
+            "ALTER TABLE nodes ALTER COLUMN tsv DROP EXPRESSION",
+            "ALTER TABLE nodes DROP COLUMN words",
+        ),
+    ),
 )
 
 #: The version a fully migrated database reports.
