@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 import io
 import shutil
-import tempfile
 import warnings
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -83,20 +83,26 @@ def test_recall_answers_are_bounded(call: tuple[str, dict[str, object]], text: s
     answer.text.encode("utf-8")
 
 
-_FOLDER = Path(tempfile.mkdtemp(prefix="ctxrules-fuzz-show-"))
-_EMPTY = _FOLDER / "empty.db"
-_SHOW = _FOLDER / "show.db"
+@pytest.fixture(scope="module")
+def show_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of the show test's stores (pytest's, removed with its other old folders)."""
+    # Module-scoped: Hypothesis runs every example in one call of the test. A folder made
+    # with tempfile at import time was left in /tmp by every run.
+    folder = tmp_path_factory.mktemp("fuzz-show")
+    SqliteStore.open(folder / "empty.db").unwrap().close()
+    return folder
 
 
 @FUZZ_SURFACES
-@given(hostile_texts(), st.lists(hostile_texts(), min_size=1, max_size=3))
-def test_show_writes_no_control_character(session: str, texts: list[str]) -> None:
+@given(session=hostile_texts(), texts=st.lists(hostile_texts(), min_size=1, max_size=3))
+def test_show_writes_no_control_character(
+    show_folder: Path, session: str, texts: list[str]
+) -> None:
     """A session with hostile id and content: ``show`` exits 0 or 2, no control byte written."""
-    if not _EMPTY.exists():
-        SqliteStore.open(_EMPTY).unwrap().close()
+    show = show_folder / "show.db"
     # A copy of an empty store each time: the listing stays one session long.
-    shutil.copyfile(_EMPTY, _SHOW)
-    with SqliteStore.open(_SHOW).unwrap() as store:
+    shutil.copyfile(show_folder / "empty.db", show)
+    with SqliteStore.open(show).unwrap() as store:
         if store.create_session(session or "empty").value_or(None) is None:
             graph = Graph()
             for text in texts:
@@ -110,8 +116,8 @@ def test_show_writes_no_control_character(session: str, texts: list[str]) -> Non
             store.append_graph(session or "empty", graph)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(["show", str(_SHOW), "--", session or "empty"])
-        listed = main(["show", str(_SHOW)])
+        status = main(["show", str(show), "--", session or "empty"])
+        listed = main(["show", str(show)])
     assert status in (0, 2)
     assert listed == 0
     for char in out.getvalue() + err.getvalue():
