@@ -399,10 +399,11 @@ def put_objects(
 
     ``known`` holds digests already stored (a hint: every object not in it is inserted
     with ``ON CONFLICT DO NOTHING``, so a stale hint costs work, never correctness).
-    Items and tree nodes are written packed unless ``packed`` is False (a schema step
-    older than packing).
+    Items and tree nodes are written packed under their binary keys unless ``packed`` is
+    False: the form of schema step 3 (JSON text under hex keys), which later steps convert.
     """
     root, nodes = tree_of(items, known if isinstance(known, KnownObjects) else None)
+    key = object_key if packed else str
     item_rows: dict[str, str] = {}
     node_rows: dict[str, bytes | str] = {}
     for node in nodes:
@@ -417,7 +418,7 @@ def put_objects(
     if node_rows:
         rows.many(
             "INSERT INTO trees (digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            node_rows.items(),
+            [(key(d), data) for d, data in node_rows.items()],
         )
     written = (*item_rows, *node_rows)
     size = item_bytes + sum(map(len, node_rows.values()))
@@ -426,10 +427,29 @@ def put_objects(
 
 def _insert_items(rows: Rows, item_rows: Mapping[str, str], *, packed: bool = True) -> int:
     """Insert each item's row, packed (`ctxrules.store.packing`) or as its JSON; the bytes written."""
-    values = [(d, pack(text) if packed else text) for d, text in item_rows.items()]
+    key = object_key if packed else str
+    values = [(key(d), pack(text) if packed else text) for d, text in item_rows.items()]
     if values:
         rows.many("INSERT INTO items (digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING", values)
     return sum(len(data) for _, data in values)
+
+
+def object_key(digest: str) -> bytes:
+    """The key an item or tree node is stored under: its digest's 32 bytes, not 64 hex digits.
+
+    >>> object_key("00ff" * 16).hex() == "00ff" * 16
+    True
+    """
+    # Half the bytes in the row and again in the key's index (SQLite schema step 11,
+    # PostgreSQL migration 11): 6 % of a store of small outputs.
+    return bytes.fromhex(digest)
+
+
+def key_digest(key: object) -> str:
+    """The hex digest of a stored key (bytes, or the text of a row stored before keys were bytes)."""
+    if isinstance(key, bytes | bytearray | memoryview):
+        return bytes(key).hex()
+    return str(key)
 
 
 #: The next seq of a session's commits, read under the writer's hold.
@@ -507,7 +527,7 @@ def rewrite_inline(rows: Rows) -> str | None:
     Each commit is read back from its new form and its id compared; the reason the
     migration must stop, or None. The caller lifts the commits' no-update guard around it.
     """
-    reader = CommitReader(rows)
+    reader = CommitReader(rows, keys=str)
     listed = rows.all("SELECT id, data FROM commits ORDER BY session_id, seq")
     for commit_id, data in listed:
         fields = json.loads(data)
@@ -522,7 +542,7 @@ def rewrite_inline(rows: Rows) -> str | None:
         root, _ = put_objects(rows, commit.items, packed=False)
         new = header(commit, root)
         rows.run("UPDATE commits SET data = ? WHERE id = ?", (new, commit_id))
-        again = CommitReader(rows).decode(commit_id, new)
+        again = CommitReader(rows, keys=str).decode(commit_id, new)
         if isinstance(again, Failure) or again.unwrap() != commit:
             return f"commit {commit_id}: its new form does not read back equal"
     return None
@@ -539,10 +559,17 @@ class CommitReader:
     """
 
     def __init__(
-        self, rows: Rows, *, check: bool = False, source: ItemSource | None = None
+        self,
+        rows: Rows,
+        *,
+        check: bool = False,
+        source: ItemSource | None = None,
+        keys: Callable[[str], object] = object_key,
     ) -> None:
         self.rows = rows
         self.check = check
+        #: How a digest is looked up: its binary key (``str`` in schema step 3's rewrite).
+        self.keys = keys
         #: With a source, a commit whose header keeps its layout is built from its tree
         #: alone: each chunk is read through the source when first touched.
         self.source = source
@@ -805,9 +832,9 @@ class CommitReader:
         found = 0
         for batch in in_batches(wanted):
             sql = f"SELECT digest, data FROM {table} WHERE digest IN ({placeholders(len(batch))})"  # noqa: S608 - table is a constant here
-            for digest, data in self.rows.all(sql, batch):
+            for key, data in self.rows.all(sql, [self.keys(d) for d in batch]):
                 found += 1
-                yield str(digest), read(data)
+                yield key_digest(key), read(data)
         if found != len(wanted):
             msg = f"{len(wanted) - found} {table} rows named by the commit are missing"
             raise ValueError(msg)

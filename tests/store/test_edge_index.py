@@ -106,7 +106,7 @@ def test_a_version_7_store_upgrades_to_one_edge_index(tmp_path: Path) -> None:
     with _context(path) as ctx:
         before = ctx.openai()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
     assert _indexes(path) == {"nodes_edge"}
     store = SqliteStore.open(path).unwrap()
     whole = _edges(store.load_graph("s").unwrap())

@@ -19,6 +19,7 @@ import pytest
 from ctxrules.commit.vector import CHUNK, LazyChunk
 from ctxrules.engine.context import ConfigError, Context, StoreFailed
 from ctxrules.store import SqliteStore, open_store
+from ctxrules.store.objects import object_key
 from ctxrules.store.packing import pack, unpack
 from ctxrules.tokens import HeuristicCounter
 
@@ -173,7 +174,7 @@ def test_a_damaged_chunk_read_on_demand_is_a_store_failure(tmp_path: Path) -> No
     assert commit is not None
     # The first chunk: the resume reads only the last one (an extension's items go after it).
     assert len(commit.items) > CHUNK
-    digest = commit.items[0].digest
+    digest = object_key(commit.items[0].digest)
     conn = sqlite3.connect(path)
     conn.execute("DROP TRIGGER items_no_update")
     (data,) = conn.execute("SELECT data FROM items WHERE digest = ?", (digest,)).fetchone()
@@ -197,9 +198,10 @@ def test_a_damaged_item_an_extension_added_is_found_on_opening(tmp_path: Path) -
     added = json.loads(unpack(data))["added"]
     assert added, "the last commit is stored as its parent's extension"
     conn.execute("DROP TRIGGER items_no_update")
-    (item,) = conn.execute("SELECT data FROM items WHERE digest = ?", (added[-1],)).fetchone()
+    key = object_key(added[-1])
+    (item,) = conn.execute("SELECT data FROM items WHERE digest = ?", (key,)).fetchone()
     edited = pack(unpack(item).replace('"', '" '))
-    conn.execute("UPDATE items SET data = ? WHERE digest = ?", (edited, added[-1]))
+    conn.execute("UPDATE items SET data = ? WHERE digest = ?", (edited, key))
     conn.commit()
     conn.close()
     with pytest.raises(ConfigError, match="does not match its digest"):

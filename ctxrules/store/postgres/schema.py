@@ -368,6 +368,15 @@ MIGRATIONS = (
             "ALTER TABLE nodes DROP COLUMN words",
         ),
     ),
+    Migration(
+        11,
+        "items and tree nodes keyed by their digests' 32 bytes, not 64 hex digits (issue 27):"
+        " half the key in each row and in the key's index",
+        (
+            "ALTER TABLE items ALTER COLUMN digest TYPE bytea USING decode(digest, 'hex')",
+            "ALTER TABLE trees ALTER COLUMN digest TYPE bytea USING decode(digest, 'hex')",
+        ),
+    ),
 )
 
 #: The version a fully migrated database reports.
