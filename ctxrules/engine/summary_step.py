@@ -182,7 +182,7 @@ def _start(
     # under the recommend threshold (it often is, after a long run of tool calls).
     state = engine.states[turn.session_id]
     facts = attrs.evolve(turn.facts(engine), budget=None, cited=state.references.cited)
-    settled = engine.pipeline.settle(commit, facts, BatchReason.BUDGET)
+    settled = engine.settle_budget(turn.session_id, commit, facts)
     after = engine.allocate(turn.window, budget.system, settled.total_tokens, budget.tools_schema)
     if action is Action.RECOMMEND and decide(after, engine.policy) not in STARTS:
         engine.start_holds[turn.session_id] = commit.total_tokens + _regrowth(engine, budget)

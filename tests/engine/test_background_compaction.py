@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections import Counter
 from collections.abc import Mapping
+
+import attrs
+import pytest
+from pyrsistent import pset
 
 from ctxrules import Context
 from ctxrules.check import one_summary
@@ -14,8 +19,11 @@ from ctxrules.commit import ContextCommit
 from ctxrules.dag import Session, branch
 from ctxrules.engine import DefaultContextEngine, TurnPrep
 from ctxrules.engine.background import Simulated, Threads
+from ctxrules.engine.default import _same_facts
 from ctxrules.engine.replay import replay
 from ctxrules.render import Message
+from ctxrules.rules import Facts, Pipeline
+from ctxrules.rules.batching import BatchReason
 from ctxrules.spec import load_spec
 from ctxrules.spec.builtin import resolve_spec
 from ctxrules.testing.responses import openai_response
@@ -264,3 +272,81 @@ def test_context_aopenai_runs_an_async_summarizer_as_a_task_on_the_callers_loop(
     assert all("decide:emergency" in path for path in paths if "summary:waited" in path)
     assert seen
     assert all(loop is running and on_main for loop, on_main in seen)
+
+
+def _settling_loop(
+    turns: int,
+) -> tuple[list[object], list[tuple[str, ...]], Counter[tuple[str, float]]]:
+    """A live loop at a 32k window: its requests, decision paths and settles by commit and time."""
+    runs: Counter[tuple[str, float]] = Counter()
+    settle = Pipeline.settle
+
+    def counted(
+        self: Pipeline, commit: ContextCommit, facts: Facts, why: BatchReason
+    ) -> ContextCommit:
+        runs[commit.id, facts.now] += 1
+        return settle(self, commit, facts, why)
+
+    clock = [0.0]
+    ctx = Context(
+        "default",
+        model="gpt-4o",
+        window=32_000,
+        tokenizer=HeuristicCounter(),
+        summarizer=lambda _: SUMMARY,
+        clock=lambda: clock[0],
+    )
+    requests, paths = [], []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Pipeline, "settle", counted)
+        for turn in range(turns):
+            clock[0] = turn * 10.0
+            words = " ".join(f"w{turn}_{i}" for i in range(20))
+            ctx.add({"role": "user", "content": f"step {turn}: {words}"})
+            call = (f"c{turn}", "read", {"path": f"src/m{turn}.py"})
+            ctx.record(openai_response(turn, "reading", [call], (100, 0)))
+            lines = (
+                f"line {i} of m{turn}: v{turn}_{i} = {i * turn}" for i in range(10 + turn % 50)
+            )
+            ctx.add_tool_result(f"c{turn}", "\n".join(lines))
+            requests.append(ctx.openai())
+            paths.append(ctx.last.decision_path if ctx.last is not None else ())
+    return requests, paths, runs
+
+
+def test_a_commit_settled_at_the_budget_point_is_not_settled_again_to_plan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The turn that crosses the budget share and starts a summary settles its commit once.
+
+    Both the budget point and the background summary's plan settle the same commit with
+    the same facts; the plan reads the budget point's result (`settle_budget`). The
+    requests are those of an engine that settles every time.
+    """
+    requests, paths, runs = _settling_loop(180)
+    assert any("summary:started" in path for path in paths)
+    assert max(runs.values()) == 1
+    monkeypatch.setattr(
+        DefaultContextEngine,
+        "settle_budget",
+        lambda self, _sid, commit, facts: self.pipeline.settle(commit, facts, BatchReason.BUDGET),
+    )
+    every, every_paths, every_runs = _settling_loop(180)
+    assert every == requests
+    assert every_paths == paths
+    # Without the shared result, each turn that started a summary settled its commit twice.
+    started = sum("summary:started" in path for path in paths)
+    assert sum(count - 1 for count in every_runs.values()) == started
+
+
+def test_same_facts_compares_every_field_of_facts() -> None:
+    """`_same_facts` names every field of `Facts`: a new field must be compared there too."""
+    assert [f.name for f in attrs.fields(Facts)] == [
+        "now", "context_window", "budget", "tokenizer", "cited", "head_turn", "meter"
+    ]  # fmt: skip
+    ruler = HeuristicCounter()
+    base = Facts(now=1.0, tokenizer=ruler)
+    assert _same_facts(base, attrs.evolve(base))
+    for change in ({"now": 2.0}, {"context_window": 8}, {"budget": 9}, {"head_turn": 3},
+                   {"tokenizer": HeuristicCounter()}, {"cited": pset(["n"])}):  # fmt: skip
+        assert not _same_facts(base, attrs.evolve(base, **change))
