@@ -7,8 +7,10 @@ from collections import OrderedDict
 
 from ctxrules.tokens import Tokenizer
 
-#: A first guess of characters per token; shrunk until the page fits.
-_CHARS_PER_TOKEN = 4
+#: A first guess of characters per token for a text's first page; shrunk until it fits.
+_CHARS_PER_TOKEN = 4.0
+#: A guess over the limit is scaled to this share of what would just fit by its count.
+_UNDER = 0.97
 #: Texts from this many characters have their pages remembered (`page_bounds`).
 REMEMBER_FROM = 65_536
 #: How many long texts' pages are remembered, and how many characters of them in all.
@@ -64,17 +66,31 @@ class _Remembered:
 _REMEMBERED = _Remembered(REMEMBERED_TEXTS, REMEMBERED_CHARS)
 
 
-def _page_end(text: str, start: int, limit: int, tokenizer: Tokenizer, max_chars: int) -> int:
-    """Where the page from ``start`` ends: at most ``limit`` tokens and ``max_chars`` chars, at least one."""
-    end = min(len(text), start + limit * _CHARS_PER_TOKEN, start + max(max_chars, 1))
-    while end - start > 1 and tokenizer.count(text[start:end]) > limit:
-        end = start + max(1, (end - start) * 3 // 4)
+def _page_end(
+    text: str, start: int, limit: int, tokenizer: Tokenizer, *, max_chars: int, per_token: float
+) -> tuple[int, float]:
+    """Where the page from ``start`` ends, and the characters per token its text counted.
+
+    A page holds at most ``limit`` tokens and ``max_chars`` characters, and at least one
+    character. The first guess is ``per_token`` characters a token (the page before's); a guess over
+    the limit is scaled by what it counted, a little under, until it fits. A text's pages
+    are alike, so most are counted once: a fixed guess of 4 and cuts of a quarter counted
+    most pages of code twice.
+    """
+    end = min(len(text), start + max(int(limit * per_token), 1), start + max(max_chars, 1))
+    tokens = tokenizer.count(text[start:end])
+    measured = (end - start) / max(tokens, 1)
+    while end - start > 1 and tokens > limit:
+        scaled = (end - start) * limit * _UNDER // tokens
+        end = start + max(1, min(int(scaled), end - start - 1))
+        tokens = tokenizer.count(text[start:end])
+        measured = (end - start) / max(tokens, 1)
     if end < len(text):
         # Prefer to end after a newline in the page's last quarter: pages read as lines.
         cut = text.rfind("\n", start + (end - start) * 3 // 4, end)
         if cut >= start:
             end = cut + 1
-    return end
+    return end, measured
 
 
 def page_bounds(
@@ -109,9 +125,16 @@ def page_bounds(
 def _cut(text: str, limit: int, tokenizer: Tokenizer, max_chars: int | None) -> _Bounds:
     """`page_bounds` worked out: each page from the end of the one before."""
     bounds: list[tuple[int, int]] = []
-    start = 0
+    start, per_token = 0, _CHARS_PER_TOKEN
     while start < len(text):
-        end = _page_end(text, start, max(limit, 1), tokenizer, max_chars or len(text))
+        end, per_token = _page_end(
+            text,
+            start,
+            max(limit, 1),
+            tokenizer,
+            max_chars=max_chars or len(text),
+            per_token=per_token,
+        )
         bounds.append((start, end))
         start = end
     return tuple(bounds)

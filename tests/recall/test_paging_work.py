@@ -38,7 +38,10 @@ def long_text(lines: int) -> str:
 
 
 def test_paging_through_a_long_original_counts_it_about_once() -> None:
-    """Every page of a 400 kB original, in order: under three counts of its text in all."""
+    """Every page of a 400 kB original, in order: under one and a half counts of its text in all.
+
+    Each page is first guessed at the page before's characters a token (2.3 counts before).
+    """
     text = long_text(6_000)
     assert len(text) >= REMEMBER_FROM
     ruler = CountingRuler()
@@ -53,7 +56,7 @@ def test_paging_through_a_long_original_counts_it_about_once() -> None:
         bodies.append(answer.body)
     assert first.pages >= 20
     assert "".join(bodies) == text
-    assert ruler.characters <= 3 * len(text), (first.pages, ruler.characters / len(text))
+    assert ruler.characters <= 1.5 * len(text), (first.pages, ruler.characters / len(text))
 
 
 def test_remembered_pages_are_the_pages_worked_out() -> None:
