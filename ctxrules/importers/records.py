@@ -41,11 +41,28 @@ def parse_json(raw: str) -> object:
         return Unreadable(f"invalid JSON: {err}")
 
 
+def lines(text: str) -> Iterator[str]:
+    r"""The lines of ``text`` split on "\n" only, one at a time (as ``text.split("\n")``).
+
+    str.splitlines also breaks on U+2028 and friends, which JSON strings written with
+    ensure_ascii=False may contain. One at a time: a list of every line of a 160 MB log
+    held a second copy of it while it was read.
+
+    >>> list(lines("a\nb\n")), list(lines("")), list(lines("x"))
+    (['a', 'b', ''], [''], ['x'])
+    """
+    start, end = 0, len(text)
+    while start <= end:
+        stop = text.find("\n", start)
+        if stop < 0:
+            stop = end
+        yield text[start:stop]
+        start = stop + 1
+
+
 def json_lines(text: str) -> Iterator[tuple[int, object]]:
     """Each non-blank line's number and value (or `Unreadable`)."""
-    # Split on "\n" only: str.splitlines also breaks on U+2028 and friends, which JSON
-    # strings written with ensure_ascii=False may contain.
-    for number, raw in enumerate(text.split("\n"), start=1):
+    for number, raw in enumerate(lines(text), start=1):
         if raw.strip():
             value = parse_json(raw)
             # The line of the file, not the line within the one-line text that was parsed.

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from ctxrules.dag import Role, graph_to_jsonl
 from ctxrules.importers import FORMATS, ImportFailure, ImportResult, import_text
+from ctxrules.importers.records import lines
 from ctxrules.testing import json_values, sessions
 
 TEXTS = st.text(max_size=12)
@@ -278,3 +279,9 @@ def test_random_text_never_raises(text: str, format_: str | None, skip_bad: bool
 def test_any_json_value_never_raises(value: object, format_: str | None) -> None:
     """Any JSON value, as a document or as one JSON Lines record, imports or fails cleanly."""
     _check(import_text(json.dumps(value), format=format_))
+
+
+@given(st.text(alphabet=st.sampled_from("ab\n\r\u2028 ")))
+def test_a_log_s_lines_are_its_split_on_newlines(text: str) -> None:
+    """`lines` gives what ``str.split`` on a newline gives, one line at a time (U+2028 is no break)."""
+    assert list(lines(text)) == text.split("\n")
