@@ -175,7 +175,6 @@ def _lazy_reader(
     source = getattr(store, "_read_items", None)
     if transaction is None or source is None:
         return None
-    from ctxrules.store.objects import CommitReader  # noqa: PLC0415 - the backends' shared layer
 
     def read(commit_id: str) -> Result[ContextCommit, object]:
         def work(tx: Any) -> Any:  # noqa: ANN401 - a backend's transaction
@@ -185,7 +184,7 @@ def _lazy_reader(
             fields = commit_fields(row[0]) if row is not None else None
             length = fields.get("length", 0) if isinstance(fields, dict) else 0
             lazy = isinstance(length, int) and length >= LAZY_FROM
-            reader = CommitReader(tx.rows, source=source if lazy else None)
+            reader = tx.reader(source=source if lazy else None)
             for name in ("items", "nodes", "chunks", "shares"):
                 setattr(reader, name, shared.setdefault(name, getattr(reader, name)))
             return reader.get(commit_id)

@@ -259,16 +259,14 @@ class StoreBase(abc.ABC):
         self, commit_id: str, *, check: bool = False
     ) -> Result[ContextCommit, StoreError]:
         """The commit with this id (its id recomputed), or `UnknownCommit`; ``check`` rehashes items."""
-        work = lambda tx: objects.CommitReader(tx.rows, check=check).get(commit_id)  # noqa: E731
+        work = lambda tx: tx.reader(check=check).get(commit_id)  # noqa: E731
         return self._transaction("get_commit", work, write=False)
 
     def commits_for(
         self, session_id: str, *, check: bool = False
     ) -> Result[list[ContextCommit], StoreError]:
         """The session's commits in the order they were stored, sharing their chunks."""
-        work = reading(
-            session_id, lambda tx: objects.CommitReader(tx.rows, check=check).session(session_id)
-        )
+        work = reading(session_id, lambda tx: tx.reader(check=check).session(session_id))
         return self._transaction("commits_for", work, write=False)
 
     def last_commit(
@@ -283,7 +281,7 @@ class StoreBase(abc.ABC):
         source = self._read_items if lazy else None
 
         def work(tx: Tx) -> Result[tuple[ContextCommit | None, list[str], int], StoreError]:
-            reader = objects.CommitReader(tx.rows, source=source)
+            reader = tx.reader(source=source)
             return reader.last(session_id).map(
                 lambda commit: (
                     commit,
@@ -303,7 +301,10 @@ class StoreBase(abc.ABC):
 
     def _read_items(self, digests: Sequence[str]) -> Mapping[str, ContextItem]:
         """The stored items with these digests, in a read of their own (a lazy chunk's source)."""
-        work = lambda tx: Success(objects.CommitReader(tx.rows).read_items(digests))  # noqa: E731
+
+        def work(tx: Tx) -> Result[dict[str, ContextItem], StoreError]:
+            return Success(tx.reader().read_items(digests))
+
         read = self._transaction("read_chunk", work, write=False)
         if isinstance(read, Failure):
             raise LazyReadFailed(read.failure())

@@ -537,6 +537,8 @@ MIGRATIONS: tuple[tuple[Statement, ...], ...] = (
 CHUNKED_VERSION = MIGRATIONS.index(CHUNKED_OUTPUTS) + 1
 #: The first version with one index of both edges (`EDGE_INDEX`).
 EDGE_VERSION = MIGRATIONS.index(EDGE_INDEX) + 1
+#: The first version whose items and tree nodes are keyed by their digests' bytes.
+BINARY_KEYS_VERSION = MIGRATIONS.index(BINARY_KEYS) + 1
 #: The version of a fully migrated file; a newer file is refused, not guessed at.
 SCHEMA_VERSION = len(MIGRATIONS)
 

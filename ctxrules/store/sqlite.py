@@ -16,8 +16,9 @@ from ctxrules.store.base import StoreBase
 from ctxrules.store.blobs import TEXT_COLUMN
 from ctxrules.store.connection import Synchronous, connect, run
 from ctxrules.store.errors import InvalidArgument, StoreError
+from ctxrules.store.objects import object_key
 from ctxrules.store.rows import Rows, SqliteRows
-from ctxrules.store.schema import CHUNKED_VERSION, EDGE_VERSION
+from ctxrules.store.schema import BINARY_KEYS_VERSION, CHUNKED_VERSION, EDGE_VERSION
 from ctxrules.store.search import SearchHit
 from ctxrules.store.sqlite_nodes import IndexTexts, SqliteNodes
 from ctxrules.store.tx import HOLD_SQLITE, T, Tx, Work
@@ -35,7 +36,8 @@ def _tx(conn: sqlite3.Connection, *, version: int, texts: IndexTexts | None = No
     nodes = SqliteNodes(
         rows, chunked=version >= CHUNKED_VERSION, edge_index=version >= EDGE_VERSION, texts=texts
     )
-    return Tx(rows, nodes, HOLD_SQLITE)
+    keys = object_key if version >= BINARY_KEYS_VERSION else str
+    return Tx(rows, nodes, HOLD_SQLITE, keys)
 
 
 def _version(conn: sqlite3.Connection) -> int:

@@ -10,6 +10,7 @@ from returns.result import Failure, Result
 
 from ctxrules.store.errors import StoreError, UnknownSession
 from ctxrules.store.nodes import NodeTable
+from ctxrules.store.objects import CommitReader, ItemSource, object_key
 from ctxrules.store.rows import Rows
 from ctxrules.store.sessions import require_session
 
@@ -28,12 +29,19 @@ class Tx:
 
     ``held`` is the query that readies a session for a write and finds its row (SQLite
     checks that it is stored, its write lock already holding the whole file; PostgreSQL
-    locks the row); `hold` runs it.
+    locks the row); `hold` runs it. `reader` reads its commit objects.
     """
 
     rows: Rows
     nodes: NodeTable
     held: str
+    #: How an object's digest is looked up: its 32 bytes, or the hex text of an SQLite file
+    #: opened read-only before schema step 11 (not upgraded).
+    keys: Callable[[str], object] = object_key
+
+    def reader(self, *, check: bool = False, source: ItemSource | None = None) -> CommitReader:
+        """A `CommitReader` of this transaction's rows, looking objects up by `keys`."""
+        return CommitReader(self.rows, check=check, source=source, keys=self.keys)
 
     def hold(self, session_id: str) -> StoreError | None:
         """Hold the session for this write, or say why not (`UnknownSession`)."""

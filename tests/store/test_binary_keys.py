@@ -18,7 +18,7 @@ from raw_sql import raw_rows
 
 from ctxrules.cli.main import main
 from ctxrules.engine.context import Context
-from ctxrules.store import open_store
+from ctxrules.store import SqliteStore, open_store
 from ctxrules.store.objects import key_digest, object_key
 from ctxrules.store.schema import SCHEMA_VERSION
 from ctxrules.testing.responses import openai_response
@@ -156,3 +156,27 @@ def test_the_loop_stores_several_trees_and_commits(store_url: str) -> None:
     rows: Callable[[str], list[tuple[object, ...]]] = lambda sql: raw_rows(store_url, sql)  # noqa: E731
     assert len(rows("SELECT digest FROM trees")) > 1
     assert len(rows("SELECT id FROM commits")) > 10
+
+
+def test_a_store_before_the_step_opened_read_only_reads_as_it_is(db_path: object) -> None:
+    """A file at version 10 opened read-only is not upgraded, and its hex keys are still read.
+
+    `ctxrules show`, `inspect` and `verify` open a store read-only: an older file they
+    are given keeps its form, and they read every commit of it.
+    """
+    url = str(db_path)
+    _loop(url, 40)
+    with open_store(url).unwrap() as store:
+        commits = store.commits_for("loop").unwrap()
+    _back_to_hex_keys(url)
+    with SqliteStore.open(url, read_only=True).unwrap() as store:
+        assert store.commits_for("loop").unwrap() == commits
+        last = store.last_commit("loop", lazy=True).unwrap()
+        assert last is not None
+        assert list(last.items) == list(commits[-1].items)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["verify", url, "--tokenizer", "heuristic"]) == 0
+        assert main(["show", url, "--", "loop"]) == 0
+    assert raw_rows(url, "PRAGMA user_version") == [(SCHEMA_VERSION - 1,)]
+    assert all(isinstance(key, str) for key in _keys(url, "items"))
