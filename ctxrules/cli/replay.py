@@ -172,9 +172,17 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             "pass the model's real window\n"
         )
     # A session with no LLM call was never prepared, so it has no commits to audit.
-    commits = engine.states.get(session.session_id, SessionState()).by_id.values()
+    state = engine.states.get(session.session_id, SessionState())
+    # The commit the last request was built from: the engine's latest of the last head.
+    final = state.commits.get(state.head) if state.head is not None else None
     with memory_search(session) as search:
-        audit = audit_commits(session.graph, commits, tokenizer=engine.tokenizer, search=search)
+        audit = audit_commits(
+            session.graph,
+            state.by_id.values(),
+            tokenizer=engine.tokenizer,
+            search=search,
+            final=final,
+        )
     out.write(audit_line(audit) + "\n")
     if args.store is not None:
         status = _save(args.store, session, engine, out, fmt)

@@ -19,6 +19,7 @@ from ctxrules.commit import ContextCommit, State
 from ctxrules.dag import Graph
 from ctxrules.recall.lookup import RecallIndex, node_original, recall_index
 from ctxrules.recall.tools import PAGE_TOKENS, HistorySearch, answer_recall, answer_search
+from ctxrules.rules.batching import BATCH_COUNT
 from ctxrules.rules.handles import handles_in, item_handle
 from ctxrules.tokens import Tokenizer
 
@@ -216,8 +217,18 @@ def audit_session(
 
 
 def latest_commit(commits: Iterable[ContextCommit]) -> ContextCommit | None:
-    """The newest of a session's commits: items are only ever added, so the one with most items."""
-    return max(commits, key=lambda c: (len(c.items), c.created_at), default=None)
+    """The newest of a session's commits: items are only ever added, so the one with most items.
+
+    Of two made at the same turn from one parent (the request as held, and as a batch
+    point landed it), the one with more batch points; then the id, so the answer never
+    depends on the order ``commits`` come in (an engine's commits by id are a hash map,
+    whose order changes with ``PYTHONHASHSEED``).
+    """
+    return max(
+        commits,
+        key=lambda c: (len(c.items), c.created_at, c.marks.get(BATCH_COUNT, 0), c.id),
+        default=None,
+    )
 
 
 def audit_commits(
@@ -227,10 +238,11 @@ def audit_commits(
     tokenizer: Tokenizer,
     offloaded: Mapping[str, str] | None = None,
     search: HistorySearch | None = None,
+    final: ContextCommit | None = None,
 ) -> RecallAudit:
-    """`audit_session` over every commit a replay made, its newest as the final one."""
+    """`audit_session` over every commit a replay made; ``final`` (by default its newest) is audited."""
     every = list(commits)
-    final = latest_commit(every) or ContextCommit("")
+    final = final or latest_commit(every) or ContextCommit("")
     return audit_session(
         graph, final, every, tokenizer=tokenizer, offloaded=offloaded, search=search
     )
