@@ -242,7 +242,8 @@ def audit_commits(
 ) -> RecallAudit:
     """`audit_session` over every commit a replay made; ``final`` (by default its newest) is audited."""
     every = list(commits)
-    final = final or latest_commit(every) or ContextCommit("")
+    if final is None:
+        final = latest_commit(every) or ContextCommit("")
     return audit_session(
         graph, final, every, tokenizer=tokenizer, offloaded=offloaded, search=search
     )

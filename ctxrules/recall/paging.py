@@ -72,10 +72,10 @@ def _page_end(
     """Where the page from ``start`` ends, and the characters per token its text counted.
 
     A page holds at most ``limit`` tokens and ``max_chars`` characters, and at least one
-    character. The first guess is ``per_token`` characters a token (the page before's); a guess over
-    the limit is scaled by what it counted, a little under, until it fits. A text's pages
-    are alike, so most are counted once: a fixed guess of 4 and cuts of a quarter counted
-    most pages of code twice.
+    character. The first guess is ``per_token`` characters a token (the page before's); a
+    guess over the limit is scaled by what it counted, a little under, until it fits. A
+    text's pages are alike, so most are counted once: a fixed guess of 4 and cuts of a
+    quarter counted most pages of code twice.
     """
     end = min(len(text), start + max(int(limit * per_token), 1), start + max(max_chars, 1))
     tokens = tokenizer.count(text[start:end])

@@ -403,7 +403,7 @@ def put_objects(
     False: the form of schema step 3 (JSON text under hex keys), which later steps convert.
     """
     root, nodes = tree_of(items, known if isinstance(known, KnownObjects) else None)
-    key = object_key if packed else str
+    key = _key_form(packed=packed)
     item_rows: dict[str, str] = {}
     node_rows: dict[str, bytes | str] = {}
     for node in nodes:
@@ -427,7 +427,7 @@ def put_objects(
 
 def _insert_items(rows: Rows, item_rows: Mapping[str, str], *, packed: bool = True) -> int:
     """Insert each item's row, packed (`ctxrules.store.packing`) or as its JSON; the bytes written."""
-    key = object_key if packed else str
+    key = _key_form(packed=packed)
     values = [(key(d), pack(text) if packed else text) for d, text in item_rows.items()]
     if values:
         rows.many("INSERT INTO items (digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING", values)
@@ -443,6 +443,11 @@ def object_key(digest: str) -> bytes:
     # Half the bytes in the row and again in the key's index (SQLite schema step 11,
     # PostgreSQL migration 11): 6 % of a store of small outputs.
     return bytes.fromhex(digest)
+
+
+def _key_form(*, packed: bool) -> Callable[[str], object]:
+    """How a row written now is keyed: `object_key`, or the hex text of schema step 3's form."""
+    return object_key if packed else str
 
 
 def key_digest(key: object) -> str:

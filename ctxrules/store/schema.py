@@ -483,33 +483,34 @@ PACKED_ROWS: tuple[Statement, ...] = (
 )
 
 
-def _stored_key(digest: str | bytes) -> bytes:
-    # Rows of schema step 3's rewrite and of every write before step 11 hold hex text.
-    return bytes.fromhex(digest) if isinstance(digest, str) else digest
-
-
 def _binary_keys(conn: sqlite3.Connection) -> str | None:
-    """Rebuild ``items`` and ``trees`` keyed by each digest's 32 bytes; the reason to stop, or None."""
-    for table, what in (("items", "an item"), ("trees", "a tree node")):
-        bad = conn.execute(
-            f"SELECT count(*) FROM {table} WHERE typeof(digest) = 'text'"  # noqa: S608 - constant
-            " AND (length(digest) != 64 OR digest GLOB '*[^0-9a-f]*')"
-        ).fetchone()
-        if bad is not None and bad[0]:
-            return f"{bad[0]} {table} rows have a key that is not a 64-digit hex digest"
-        conn.create_function("ctxrules_key", 1, _stored_key, deterministic=True)
-        conn.execute(
-            f"CREATE TABLE {table}_keyed (digest BLOB PRIMARY KEY NOT NULL, data NOT NULL)"
-        )
-        conn.execute(
-            f"INSERT INTO {table}_keyed (digest, data)"  # noqa: S608 - constant tables
-            f" SELECT ctxrules_key(digest), data FROM {table} ORDER BY rowid"
-        )
-        conn.execute(f"DROP TABLE {table}")
-        conn.execute(f"ALTER TABLE {table}_keyed RENAME TO {table}")
-        for statement in _no_change(table, what):
-            conn.execute(statement)
-    conn.create_function("ctxrules_key", 1, None)
+    """Rebuild ``items`` and ``trees`` keyed by each digest's 32 bytes; the reason to stop, or None.
+
+    Every key before this step is the hex text of a digest (schema step 3's rewrite and
+    every later write); a key that is not stops the step.
+    """
+    conn.create_function("ctxrules_key", 1, bytes.fromhex, deterministic=True)
+    try:
+        for table, what in (("items", "an item"), ("trees", "a tree node")):
+            bad = conn.execute(
+                f"SELECT count(*) FROM {table} WHERE typeof(digest) != 'text'"  # noqa: S608 - constant
+                " OR length(digest) != 64 OR digest GLOB '*[^0-9a-f]*'"
+            ).fetchone()
+            if bad is not None and bad[0]:
+                return f"{bad[0]} {table} rows have a key that is not a 64-digit hex digest"
+            conn.execute(
+                f"CREATE TABLE {table}_keyed (digest BLOB PRIMARY KEY NOT NULL, data NOT NULL)"
+            )
+            conn.execute(
+                f"INSERT INTO {table}_keyed (digest, data)"  # noqa: S608 - constant tables
+                f" SELECT ctxrules_key(digest), data FROM {table} ORDER BY rowid"
+            )
+            conn.execute(f"DROP TABLE {table}")
+            conn.execute(f"ALTER TABLE {table}_keyed RENAME TO {table}")
+            for statement in _no_change(table, what):
+                conn.execute(statement)
+    finally:
+        conn.create_function("ctxrules_key", 1, None)
     return None
 
 

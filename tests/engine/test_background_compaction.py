@@ -24,6 +24,7 @@ from ctxrules.engine.replay import replay
 from ctxrules.render import Message
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.rules.batching import BatchReason
+from ctxrules.rules.facts import WorkMeter
 from ctxrules.spec import load_spec
 from ctxrules.spec.builtin import resolve_spec
 from ctxrules.testing.responses import openai_response
@@ -348,5 +349,6 @@ def test_same_facts_compares_every_field_of_facts() -> None:
     base = Facts(now=1.0, tokenizer=ruler)
     assert _same_facts(base, attrs.evolve(base))
     for change in ({"now": 2.0}, {"context_window": 8}, {"budget": 9}, {"head_turn": 3},
-                   {"tokenizer": HeuristicCounter()}, {"cited": pset(["n"])}):  # fmt: skip
+                   {"tokenizer": HeuristicCounter()}, {"cited": pset(["n"])},
+                   {"meter": WorkMeter()}):  # fmt: skip
         assert not _same_facts(base, attrs.evolve(base, **change))
