@@ -483,18 +483,21 @@ PACKED_ROWS: tuple[Statement, ...] = (
 )
 
 
-def _binary_keys(conn: sqlite3.Connection) -> str | None:
-    """Rebuild ``items`` and ``trees`` keyed by each digest's 32 bytes; the reason to stop, or None.
+def _stored_key(digest: str | bytes) -> bytes:
+    # Keys of schema step 3's rewrite and of every write before step 11 are hex text; a
+    # file whose version was set back by hand may hold some already in bytes.
+    return bytes.fromhex(digest) if isinstance(digest, str) else digest
 
-    Every key before this step is the hex text of a digest (schema step 3's rewrite and
-    every later write); a key that is not stops the step.
-    """
-    conn.create_function("ctxrules_key", 1, bytes.fromhex, deterministic=True)
+
+def _binary_keys(conn: sqlite3.Connection) -> str | None:
+    """Rebuild ``items`` and ``trees`` keyed by each digest's 32 bytes; the reason to stop, or None."""
+    conn.create_function("ctxrules_key", 1, _stored_key, deterministic=True)
     try:
         for table, what in (("items", "an item"), ("trees", "a tree node")):
             bad = conn.execute(
-                f"SELECT count(*) FROM {table} WHERE typeof(digest) != 'text'"  # noqa: S608 - constant
-                " OR length(digest) != 64 OR digest GLOB '*[^0-9a-f]*'"
+                f"SELECT count(*) FROM {table} WHERE CASE typeof(digest)"  # noqa: S608 - constant
+                " WHEN 'text' THEN length(digest) != 64 OR digest GLOB '*[^0-9a-f]*'"
+                " WHEN 'blob' THEN length(digest) != 32 ELSE 1 END"
             ).fetchone()
             if bad is not None and bad[0]:
                 return f"{bad[0]} {table} rows have a key that is not a 64-digit hex digest"

@@ -127,14 +127,15 @@ def test_a_store_with_hex_keys_migrates_and_reads_back_the_same(store_url: str) 
     assert again["messages"][: len(before["messages"]) - 1] == before["messages"][:-1]
 
 
-def test_a_key_that_is_not_a_digest_stops_the_migration(db_path: object) -> None:
-    """A hex key of the wrong length is refused, and the file is left as it was."""
+@pytest.mark.parametrize("bad", ["abc", "g" * 64, b"\x01" * 31])
+def test_a_key_that_is_not_a_digest_stops_the_migration(db_path: object, bad: object) -> None:
+    """A key that is neither 64 hex digits nor 32 bytes is refused; the file is left as it was."""
     url = str(db_path)
     _loop(url, 5)
     _back_to_hex_keys(url)
     conn = sqlite3.connect(url)
     conn.execute("DROP TRIGGER IF EXISTS items_no_update")
-    conn.execute("INSERT INTO items (digest, data) VALUES ('abc', 'x')")
+    conn.execute("INSERT INTO items (digest, data) VALUES (?, 'x')", (bad,))
     conn.commit()
     conn.close()
     opened = open_store(url)
