@@ -11,35 +11,16 @@ from ctxrules.integrations.live import LiveSession
 from ctxrules.render import Message, TextBlock, count_messages
 from ctxrules.rules import Pipeline
 from ctxrules.spec import load_spec
+from ctxrules.spec.builtin import find_spec
 from ctxrules.store import StoreError
 from ctxrules.tokens import Tokenizer
 
-#: The rules an integration runs unless given a pipeline: cap huge tool results and age
-#: the ones older than the last three assistant turns (the defaults of specs/default.toml).
-DEFAULT_SPEC = """
-version = 1
-name = "integration-default"
-
-[[rules]]
-use = "cap_tool_result"
-[rules.params]
-max_chars = 4000
-tail_share = 0.33
-
-[[rules]]
-use = "age_tool_results"
-[rules.params]
-tail_turns = 3
-max_args_chars = 200
-stub_head_chars = 80
-stub_tail_chars = 40
-protected_tools = ["todo_create", "todo_update", "todo_list", "web_search"]
-"""
-
 
 def default_pipeline() -> Pipeline:
-    """The pipeline integrations run by default (`DEFAULT_SPEC`)."""
-    return load_spec(DEFAULT_SPEC).unwrap()
+    """The pipeline integrations run by default: the built-in ``default`` spec, as `Context` runs it."""
+    # One default for every way in: an integration that ran rules of its own (no batching,
+    # none of the stubs' names) broke the cached prefix on nearly every model call.
+    return load_spec(find_spec("default").unwrap()).unwrap()
 
 
 def system_tokens(text: str, tokenizer: Tokenizer) -> int:
