@@ -154,19 +154,30 @@ class LiveSession:
 
         ``now`` is the time the new nodes are stamped with (the rules age items by it).
         """
-        same = 0
-        limit = min(len(entries), len(self.keys))
-        while same < limit and entries[same].key == self.keys[same]:
+        return self.sync_after(0, entries, now)
+
+    def sync_after(
+        self, keep: int, entries: Sequence[Entry], now: float = 0.0
+    ) -> Result[Session, DagError]:
+        """`sync`, with the first ``keep`` entries synced left as they are and ``entries`` after them.
+
+        The entries synced after those that match ``entries`` in order stay; from the first
+        that differs the branch is rewound and the rest appended.
+        """
+        same = keep
+        limit = min(keep + len(entries), len(self.keys))
+        while same < limit and entries[same - keep].key == self.keys[same]:
             same += 1
         if same < len(self.keys):
             # A tool result or a joined call cannot be taken off its assistant node: the
             # branch restarts before that node and the kept part of its turn is added anew.
-            while same and self.heads[same - 1] == self.heads[same]:
+            while same > keep and self.heads[same - 1] == self.heads[same]:
                 same -= 1
-            rewound = self._rewind(same, now)
-            if isinstance(rewound, Failure):
-                return Failure(rewound.failure())
-        return self.extend(entries[same:], now)
+            if same < len(self.keys):
+                rewound = self._rewind(same, now)
+                if isinstance(rewound, Failure):
+                    return Failure(rewound.failure())
+        return self.extend(entries[same - keep :], now)
 
     def extend(self, entries: Sequence[Entry], now: float = 0.0) -> Result[Session, DagError]:
         """Append the entries as new messages after everything synced so far."""

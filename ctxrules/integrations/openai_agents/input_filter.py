@@ -73,6 +73,19 @@ class RunStart:
     session: Session
     calls: dict[str, str]
     joinable: bool
+    #: The session's own live history and how many entries it held then: a run's calls go
+    #: on in it, so the session's next context starts from the run's last call.
+    live: LiveSession | None = None
+    keys: int = 0
+
+    def in_place(self) -> LiveSession | None:
+        """The session's live history, if nothing but this run changed it since the start."""
+        live = self.live
+        if live is None or len(live.keys) < self.keys:
+            return None
+        if self.keys and live.heads[self.keys - 1] != self.session.head:
+            return None
+        return live
 
 
 class CtxInputFilter:
@@ -116,6 +129,8 @@ class CtxInputFilter:
         #: The run start the live session continues, and the run's items taken since.
         self._continues: RunStart | None = None
         self._taken: list[dict[str, object]] = []
+        #: The entries of ``_taken`` when the run goes on in the session's own history.
+        self._taken_entries: list[Entry] = []
 
     def __repr__(self) -> str:
         return f"CtxInputFilter(window={self.window}, session_id={self.session_id!r})"
@@ -151,6 +166,22 @@ class CtxInputFilter:
         if start is None or raw[: len(start.items)] != start.items:
             return None
         run = raw[len(start.items) :]
+        live = start.in_place()
+        if live is not None:
+            # The session's own history: what the run adds is the session's next context's
+            # parent, so the first call of the next run extends this run's last.
+            # Each item is read once: the run's items taken before keep their entries. The
+            # SDK may have saved some of them in the session already (they are kept).
+            taken = self._taken
+            if start is not self._continues or run[: len(taken)] != taken:
+                taken, self._taken_entries = [], []
+            entries = self._taken_entries + entries_of(run[len(taken) :])
+            synced = live.sync_after(start.keys, entries, now=self.clock())
+            if isinstance(synced, Failure):
+                self._continues = None
+                return None
+            self._continues, self._taken, self._taken_entries = start, run, entries
+            return live
         if start is not self._continues or run[: len(self._taken)] != self._taken:
             self._restart()
             self._continues, self._taken = start, []

@@ -20,7 +20,7 @@ from returns.result import Failure, Result
 from ctxrules.engine import DefaultContextEngine, TurnPrep
 from ctxrules.engine.background import Threads
 from ctxrules.errors import ErrorValue
-from ctxrules.integrations.live import LiveSession
+from ctxrules.integrations.live import Entry, LiveSession
 from ctxrules.integrations.openai_agents.input_filter import CtxInputFilter, RunStart
 from ctxrules.integrations.openai_agents.items import (
     entries_of,
@@ -96,6 +96,8 @@ class CtxSession:
         self._lock = asyncio.Lock()
         #: What the last ``get_items()`` gave the SDK: a run's filter goes on from it.
         self._run_start: RunStart | None = None
+        #: What ``add_items`` was given since then (the SDK may save a run's input first).
+        self._run_added: list[Entry] = []
 
     def close(self) -> None:
         """Cancel the background summary under way, if any; it never lands afterwards."""
@@ -131,7 +133,10 @@ class CtxSession:
         items = to_items(self.last_prep.messages)
         live = self.live
         given = [dict(item) for item in items]
-        self._run_start = RunStart(given, live.session, dict(live.calls), live.joinable)
+        self._run_start = RunStart(
+            given, live.session, dict(live.calls), live.joinable, live=live, keys=len(live.keys)
+        )
+        self._run_added = []
         return items
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
@@ -149,7 +154,14 @@ class CtxSession:
         if isinstance(raw, str):
             raise CtxSessionError(raw)
         async with self._lock:
-            _check(self.live.extend(entries_of(raw), now=self.clock()))
+            entries = entries_of(raw)
+            start = self._run_start
+            if start is not None and start.in_place() is self.live:
+                # The run's calls went on in this history: what they added and match stays.
+                self._run_added += entries
+                _check(self.live.sync_after(start.keys, self._run_added, now=self.clock()))
+            else:
+                _check(self.live.extend(entries, now=self.clock()))
             _check(self.live.save())
 
     async def pop_item(self) -> TResponseInputItem | None:
@@ -158,6 +170,7 @@ class CtxSession:
             items = self.items()
             if not items:
                 return None
+            self._run_start = None
             _check(self.live.sync(entries_of(items[:-1]), now=self.clock()))
             _check(self.live.save())
             return cast("TResponseInputItem", items[-1])
@@ -165,5 +178,6 @@ class CtxSession:
     async def clear_session(self) -> None:
         """Start the conversation over; the DAG keeps what came before."""
         async with self._lock:
+            self._run_start = None
             _check(self.live.sync([], now=self.clock()))
             _check(self.live.save())
