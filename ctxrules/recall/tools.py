@@ -26,11 +26,11 @@ PAGE_TOKENS = 2000
 #: Search results returned unless the call asks for fewer.
 SEARCH_LIMIT = 8
 
-_RECALL_DOC = (
+RECALL_DESCRIPTION = (
     "Fetch the original of an item shown shortened or cleared in this conversation, by the "
     "handle it names (like h:abcd2345). Long originals come in pages: ask for page 2, 3, …"
 )
-_SEARCH_DOC = (
+SEARCH_DESCRIPTION = (
     "Search this session's whole history (including what is no longer shown) for words; "
     "returns snippets, each with the handle to recall it whole."
 )
@@ -60,7 +60,10 @@ def recall_tools(provider: Literal["openai", "anthropic"]) -> tuple[dict[str, ob
     >>> [t["name"] for t in recall_tools("anthropic")]
     ['recall', 'search_history']
     """
-    tools = ((RECALL, _RECALL_DOC, _RECALL_PARAMS), (SEARCH_HISTORY, _SEARCH_DOC, _SEARCH_PARAMS))
+    tools = (
+        (RECALL, RECALL_DESCRIPTION, _RECALL_PARAMS),
+        (SEARCH_HISTORY, SEARCH_DESCRIPTION, _SEARCH_PARAMS),
+    )
     if provider == "anthropic":
         return tuple({"name": n, "description": d, "input_schema": p} for n, d, p in tools)
     return tuple(

@@ -17,6 +17,7 @@ from typing import Any, cast
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage
+from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -26,6 +27,13 @@ from ctxrules.engine import DefaultContextEngine, TurnPrep
 from ctxrules.engine.background import Threads
 from ctxrules.integrations.langchain.messages import entries_of, key_of, to_langchain
 from ctxrules.integrations.live import LiveSession
+from ctxrules.integrations.recall_answers import (
+    RECALL,
+    RECALL_DESCRIPTION,
+    SEARCH_DESCRIPTION,
+    SEARCH_HISTORY,
+    RecallAnswers,
+)
 from ctxrules.integrations.turns import default_pipeline, prepare_turn
 from ctxrules.render import Message
 from ctxrules.rules import Pipeline
@@ -62,7 +70,8 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     Without a ``summarizer`` the agent's own model writes the summaries; with ``background``
     (the default) it writes them in a thread from the recommend threshold, while the agent
     goes on, and a model call waits for one only at the emergency threshold. ``close()``
-    cancels a summary under way.
+    cancels a summary under way. With ``recall`` the middleware gives the agent two more
+    tools, ``recall`` and ``search_history``, which bring back what the stubs and cuts name.
     """
 
     def __init__(
@@ -77,6 +86,7 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         engine: DefaultContextEngine | None = None,
         clock: Callable[[], float] = time.time,
         background: bool = True,
+        recall: bool = False,
     ) -> None:
         if window < 1:
             msg = f"window={window} must be the model's real context window, a positive number"
@@ -96,6 +106,30 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self.sessions: dict[str, LiveSession] = {}
         self.last_prep: TurnPrep | None = None
         self._model: BaseChatModel | None = None
+        self._answers = RecallAnswers(self.engine, window)
+        #: The tools the middleware adds to the agent: the recall tools when asked for.
+        self.tools: list[BaseTool] = self._recall_tools() if recall else []
+
+    def _recall_tools(self) -> list[BaseTool]:
+        def recall(handle: str, page: int = 1) -> str:
+            return self._answer(RECALL, {"handle": handle, "page": page})
+
+        def search_history(query: str, limit: int = 8) -> str:
+            return self._answer(SEARCH_HISTORY, {"query": query, "limit": limit})
+
+        return [
+            StructuredTool.from_function(recall, name=RECALL, description=RECALL_DESCRIPTION),
+            StructuredTool.from_function(
+                search_history, name=SEARCH_HISTORY, description=SEARCH_DESCRIPTION
+            ),
+        ]
+
+    def _answer(self, name: str, arguments: Mapping[str, object]) -> str:
+        """A recall tool's answer from the run's session (its thread's)."""
+        live = self._live()
+        if live is None:
+            return "the conversation's history could not be read; nothing to recall"
+        return self._answers.answer(live, name, arguments)
 
     def close(self) -> None:
         """Cancel the background summaries under way; none of them lands afterwards."""

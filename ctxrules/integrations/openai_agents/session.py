@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
+from agents import FunctionTool, function_tool
 from agents.items import TResponseInputItem
 from agents.memory.session_settings import SessionSettings
 from returns.result import Failure, Result
@@ -27,6 +28,13 @@ from ctxrules.integrations.openai_agents.items import (
     plain_items,
     stored_items,
     to_items,
+)
+from ctxrules.integrations.recall_answers import (
+    RECALL,
+    RECALL_DESCRIPTION,
+    SEARCH_DESCRIPTION,
+    SEARCH_HISTORY,
+    RecallAnswers,
 )
 from ctxrules.integrations.turns import default_pipeline, prepare_turn
 from ctxrules.render import Message
@@ -98,6 +106,7 @@ class CtxSession:
         self._run_start: RunStart | None = None
         #: What ``add_items`` was given since then (the SDK may save a run's input first).
         self._run_added: list[Entry] = []
+        self._answers = RecallAnswers(self.engine, window)
 
     def close(self) -> None:
         """Cancel the background summary under way, if any; it never lands afterwards."""
@@ -116,6 +125,28 @@ class CtxSession:
             session_id=f"{self.session_id}:run",
             start=lambda: self._run_start,
         )
+
+    def recall_tools(self) -> list[FunctionTool]:
+        """``recall`` and ``search_history`` as the agent's tools: they bring back what stubs and cuts name.
+
+        Add them to the agent (``Agent(tools=[*tools, *session.recall_tools()])``); they
+        answer from this session's history, the run's items included.
+        """
+
+        def recall(handle: str, page: int = 1) -> str:
+            return self._answers.answer(self.live, RECALL, {"handle": handle, "page": page})
+
+        def search_history(query: str, limit: int = 8) -> str:
+            return self._answers.answer(self.live, SEARCH_HISTORY, {"query": query, "limit": limit})
+
+        return [
+            function_tool(recall, name_override=RECALL, description_override=RECALL_DESCRIPTION),
+            function_tool(
+                search_history,
+                name_override=SEARCH_HISTORY,
+                description_override=SEARCH_DESCRIPTION,
+            ),
+        ]
 
     def items(self) -> list[dict[str, object]]:
         """Every item of the conversation as it was added (the true history)."""
