@@ -37,7 +37,7 @@ from ctxrules.integrations.recall_answers import (
 from ctxrules.integrations.turns import default_pipeline, prepare_turn
 from ctxrules.render import Message
 from ctxrules.rules import Pipeline
-from ctxrules.store import SqliteStore
+from ctxrules.store.protocol import Store
 from ctxrules.tokens import Tokenizer, default_tokenizer
 from ctxrules.tokens.usage import ProviderUsage
 
@@ -78,7 +78,7 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self,
         *,
         window: int,
-        store: SqliteStore | None = None,
+        store: Store | None = None,
         session_id: str = "langchain",
         pipeline: Pipeline | None = None,
         tokenizer: Tokenizer | None = None,

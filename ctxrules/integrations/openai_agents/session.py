@@ -39,7 +39,7 @@ from ctxrules.integrations.recall_answers import (
 from ctxrules.integrations.turns import default_pipeline, prepare_turn
 from ctxrules.render import Message
 from ctxrules.rules import Pipeline
-from ctxrules.store import SqliteStore
+from ctxrules.store.protocol import Store
 from ctxrules.tokens import Tokenizer, default_tokenizer
 
 
@@ -69,7 +69,7 @@ class CtxSession:
         session_id: str,
         *,
         window: int,
-        store: SqliteStore | None = None,
+        store: Store | None = None,
         system: str = "",
         pipeline: Pipeline | None = None,
         tokenizer: Tokenizer | None = None,
