@@ -35,6 +35,7 @@ from ctxrules.cache.pricing import CacheState
 from ctxrules.cache.profiles import anthropic
 from ctxrules.store import SqliteStore
 from ctxrules.tokens import load_encoding
+from ctxrules.tokens.budget import input_budget_for
 
 RULER = load_encoding("cl100k_base").unwrap()
 SIZES = (40, 600, 3_000, 12_000, 40_000)
@@ -110,6 +111,27 @@ def figures(calls: list[list[str]], window: int, recalls: list[tuple[str, str]])
         "recalls": len(recalls),
         "recalls_whole": whole,
     }
+
+
+def sliding(tokens: list[list[int]], starts: list[list[bool]], budget: int) -> list[list[int]]:
+    """The calls as a sliding window sends them: the longest tail from a user message in ``budget``.
+
+    What a user of ``trim_messages(strategy="last", start_on="human")`` sends instead; the
+    last user message stays even when its turn alone is over.
+    """
+    out = []
+    for counts, users in zip(tokens, starts, strict=True):
+        total, cut = 0, None
+        for index in range(len(counts) - 1, -1, -1):
+            total += counts[index]
+            if total > budget:
+                break
+            if users[index]:
+                cut = index
+        if cut is None:  # not even the last turn fits: it is sent from its user message
+            cut = max((i for i, user in enumerate(users) if user), default=0)
+        out.append(counts[cut:])
+    return out
 
 
 def per_message_tokens(calls: list[list[str]]) -> list[list[int]]:
@@ -191,7 +213,11 @@ def langchain_loop(window: int, tasks: int, where: Path, *, ctxrules: bool) -> d
         )
     ]
     store.close()
-    return {**figures(calls, window, recalls), "tokens": per_message_tokens(calls)}
+    return {
+        **figures(calls, window, recalls),
+        "tokens": per_message_tokens(calls),
+        "starts": [[m.startswith('["human"') for m in call] for call in calls],
+    }
 
 
 # -- the OpenAI Agents SDK ------------------------------------------------------------------
@@ -293,6 +319,7 @@ def agents_loop(window: int, tasks: int, where: Path, *, ctxrules: bool) -> dict
     return {
         **figures(calls, window, list(zip(script.recalls, recalled, strict=False))),
         "tokens": per_message_tokens(calls),
+        "starts": [['"role": "user"' in m for m in call] for call in calls],
     }
 
 
@@ -307,12 +334,18 @@ def row(framework: str, window: int, tasks: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as where:
         ours = LOOPS[framework](window, tasks, Path(where), ctxrules=True)
         naive = LOOPS[framework](window, tasks, Path(where), ctxrules=False)
-    cost = price(ours.pop("tokens")) / max(price(naive.pop("tokens")), 1.0)
+    naive_cost = max(price(naive["tokens"]), 1.0)
+    cost = price(ours.pop("tokens")) / naive_cost
+    ours.pop("starts")
+    window_cost = price(
+        sliding(naive["tokens"], naive["starts"], int(0.8 * input_budget_for(window)))
+    )
     result = {
         "framework": framework,
         "window": window,
         **ours,
         "cost_vs_naive": round(cost, 3),
+        "sliding_vs_naive": round(window_cost / naive_cost, 3),
         "naive_max_tokens": naive["max_tokens"],
     }
     misses = []
@@ -338,8 +371,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = []
     sys.stdout.write(
         "| framework | window | calls | extend the previous | largest call | over window "
-        "| recalls whole | cost ÷ naive | naive's largest call | misses |\n"
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n"
+        "| recalls whole | cost ÷ naive | sliding window ÷ naive | naive's largest call "
+        "| misses |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n"
     )
     for framework in args.frameworks.split(","):
         for window in (int(w) for w in args.windows.split(",")):
@@ -348,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.write(
                 f"| {framework} | {window:,} | {r['calls']} | {r['extends_pct']} % | "
                 f"{r['max_tokens']:,} | {r['over_window']} | {r['recalls_whole']}/{r['recalls']} | "
-                f"{r['cost_vs_naive']} | {r['naive_max_tokens']:,} | {', '.join(r['misses']) or '-'} |\n"
+                f"{r['cost_vs_naive']} | {r['sliding_vs_naive']} | {r['naive_max_tokens']:,} | {', '.join(r['misses']) or '-'} |\n"
             )
             sys.stdout.flush()
     if args.json is not None:
