@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from ctxrules.dag import Role
 from ctxrules.importers.messages import Message, ToolRequest
 from ctxrules.integrations.live import Entry, LiveSession, result_key
@@ -74,3 +77,37 @@ def test_saved_sessions_reload_with_their_keys(tmp_path) -> None:
     again.save().unwrap()
     assert _rows(LiveSession.open("s", store).unwrap()) == [*_rows(live), ("assistant", "one file")]
     store.close()
+
+
+_TEXTS = st.sampled_from(["a", "b", "c"])
+_ENTRIES = st.lists(
+    st.tuples(_TEXTS, st.sampled_from([Role.USER, Role.ASSISTANT])), max_size=6
+).map(lambda rows: [Entry(f"{role.value}:{text}", Message(text, role)) for text, role in rows])
+
+
+@settings(max_examples=150, deadline=None)
+@given(first=_ENTRIES, then=_ENTRIES, keep=st.integers(min_value=0, max_value=6))
+def test_sync_after_keeps_the_first_entries_and_makes_the_rest_the_list(
+    first: list[Entry], then: list[Entry], keep: int
+) -> None:
+    """Invariant 1: after ``sync_after(keep, then)`` the branch is ``first[:keep] + then``.
+
+    Entries already synced in that order stay the same nodes; the DAG only grows, and
+    syncing the same list again adds nothing.
+    """
+    keep = min(keep, len(first))
+    live = LiveSession.open("s", None).unwrap()
+    live.sync(first).unwrap()
+    nodes_before = set(live.session.graph.nodes)
+    kept_heads = live.heads[:keep]
+    live.sync_after(keep, then).unwrap()
+    expected = [*first[:keep], *then]
+    assert live.keys == [entry.key for entry in expected]
+    # A list rewound to nothing starts from an empty system node (the old branch stays).
+    branch = [call.output for call in live.session.branch() if call.role is not Role.SYSTEM]
+    assert branch == [entry.message.text for entry in expected]
+    assert live.heads[:keep] == kept_heads
+    assert nodes_before <= set(live.session.graph.nodes)
+    grown = len(live.session.graph.nodes)
+    live.sync_after(keep, then).unwrap()
+    assert len(live.session.graph.nodes) == grown
