@@ -173,10 +173,9 @@ class LiveSession:
             # branch restarts before that node and the kept part of its turn is added anew.
             while same > keep and self.heads[same - 1] == self.heads[same]:
                 same -= 1
-            if same < len(self.keys):
-                rewound = self._rewind(same, now)
-                if isinstance(rewound, Failure):
-                    return Failure(rewound.failure())
+            rewound = self._rewind(same, now)
+            if isinstance(rewound, Failure):
+                return Failure(rewound.failure())
         return self.extend(entries[same - keep :], now)
 
     def extend(self, entries: Sequence[Entry], now: float = 0.0) -> Result[Session, DagError]:
