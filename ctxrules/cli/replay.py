@@ -173,15 +173,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         )
     # A session with no LLM call was never prepared, so it has no commits to audit.
     state = engine.states.get(session.session_id, SessionState())
-    # The commit the last request was built from: the engine's latest of the last head.
-    final = state.commits.get(state.head) if state.head is not None else None
     with memory_search(session) as search:
         audit = audit_commits(
             session.graph,
             state.by_id.values(),
             tokenizer=engine.tokenizer,
             search=search,
-            final=final,
+            final=state.head_commit,
         )
     out.write(audit_line(audit) + "\n")
     if args.store is not None:

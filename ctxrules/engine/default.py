@@ -511,12 +511,11 @@ class DefaultContextEngine(ContextEngine):
         keep_recent_tokens: int | None = None,
     ) -> Result[CompactResult, EngineError]:
         """Compact the latest commit of the session's head now (the user's ``/compact``)."""
-        state = self._state(session_id)
-        if state.head is None or state.head not in state.commits:
+        commit = self._state(session_id).head_commit
+        if commit is None:
             return Failure(
                 EngineError(session_id, "no prepared commit to compact; call prepare first")
             )
-        commit = state.commits[state.head]
         cut = (
             self.cut
             if keep_recent_tokens is None

@@ -74,6 +74,11 @@ class SessionState:
     #: The last receipt and what it was computed for (batch count and stable items).
     receipt: tuple[object, str] = (None, "")
 
+    @property
+    def head_commit(self) -> ContextCommit | None:
+        """The latest commit of the head last prepared: what the last request was built from."""
+        return self.commits.get(self.head) if self.head is not None else None
+
 
 def changed_since(before: ContextCommit | None, commit: ContextCommit) -> Counter[str]:
     """How many of ``before``'s items changed state in ``commit``, by their new reason.

@@ -49,7 +49,7 @@ class RecallAnswers:
             )
         state = self.engine.states.get(session.session_id)
         # The handles the model was shown are those of the last request's commit.
-        commit = state.commits.get(state.head) if state is not None and state.head else None
+        commit = state.head_commit if state is not None else None
         facts = Facts(context_window=self.window, tokenizer=self.engine.tokenizer)
         kept = self.engine.pipeline.result_chars_at(facts)
         store = live.store
