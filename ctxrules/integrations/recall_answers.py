@@ -9,7 +9,7 @@ fit under the pipeline's cap at the window, so it reaches the model whole.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.recall import SessionRecall
@@ -20,6 +20,7 @@ from ctxrules.recall.tools import (
     RECALL_DESCRIPTION,
     SEARCH_DESCRIPTION,
     SEARCH_HISTORY,
+    SEARCH_LIMIT,
 )
 from ctxrules.rules import Facts
 from ctxrules.spec.recall import RecallOptions
@@ -38,8 +39,26 @@ class RecallAnswers:
         self.window = window
         self._recalls: dict[str, SessionRecall] = {}
 
-    def answer(self, live: LiveSession, name: str, arguments: Mapping[str, object]) -> str:
+    def functions(
+        self, live: Callable[[], LiveSession | None]
+    ) -> tuple[Callable[..., str], Callable[..., str]]:
+        """``recall`` and ``search_history`` as plain functions, for a framework to make tools of.
+
+        ``live`` gives the session the call belongs to (None: it cannot be read).
+        """
+
+        def recall(handle: str, page: int = 1) -> str:
+            return self.answer(live(), RECALL, {"handle": handle, "page": page})
+
+        def search_history(query: str, limit: int = SEARCH_LIMIT) -> str:
+            return self.answer(live(), SEARCH_HISTORY, {"query": query, "limit": limit})
+
+        return recall, search_history
+
+    def answer(self, live: LiveSession | None, name: str, arguments: Mapping[str, object]) -> str:
         """The tool result's text for a call of ``name`` with ``arguments`` (an error text if bad)."""
+        if live is None:
+            return "the conversation's history could not be read; nothing to recall"
         session = live.session
         recall = self._recalls.get(session.session_id)
         if recall is None:

@@ -111,25 +111,13 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self.tools: list[BaseTool] = self._recall_tools() if recall else []
 
     def _recall_tools(self) -> list[BaseTool]:
-        def recall(handle: str, page: int = 1) -> str:
-            return self._answer(RECALL, {"handle": handle, "page": page})
-
-        def search_history(query: str, limit: int = 8) -> str:
-            return self._answer(SEARCH_HISTORY, {"query": query, "limit": limit})
-
+        recall, search_history = self._answers.functions(self._live)
         return [
             StructuredTool.from_function(recall, name=RECALL, description=RECALL_DESCRIPTION),
             StructuredTool.from_function(
                 search_history, name=SEARCH_HISTORY, description=SEARCH_DESCRIPTION
             ),
         ]
-
-    def _answer(self, name: str, arguments: Mapping[str, object]) -> str:
-        """A recall tool's answer from the run's session (its thread's)."""
-        live = self._live()
-        if live is None:
-            return "the conversation's history could not be read; nothing to recall"
-        return self._answers.answer(live, name, arguments)
 
     def close(self) -> None:
         """Cancel the background summaries under way; none of them lands afterwards."""

@@ -132,13 +132,7 @@ class CtxSession:
         Add them to the agent (``Agent(tools=[*tools, *session.recall_tools()])``); they
         answer from this session's history, the run's items included.
         """
-
-        def recall(handle: str, page: int = 1) -> str:
-            return self._answers.answer(self.live, RECALL, {"handle": handle, "page": page})
-
-        def search_history(query: str, limit: int = 8) -> str:
-            return self._answers.answer(self.live, SEARCH_HISTORY, {"query": query, "limit": limit})
-
+        recall, search_history = self._answers.functions(lambda: self.live)
         return [
             function_tool(recall, name_override=RECALL, description_override=RECALL_DESCRIPTION),
             function_tool(
@@ -187,7 +181,7 @@ class CtxSession:
         async with self._lock:
             entries = entries_of(raw)
             start = self._run_start
-            if start is not None and start.in_place() is self.live:
+            if start is not None and start.in_place() is not None:
                 # The run's calls went on in this history: what they added and match stays.
                 self._run_added += entries
                 _check(self.live.sync_after(start.keys, self._run_added, now=self.clock()))
