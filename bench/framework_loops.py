@@ -26,7 +26,7 @@ import json
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -57,51 +57,72 @@ class Script:
     def __init__(self) -> None:
         self.calls = 0
         self.task_calls = 0
-        self.recalls: list[str] = []
+        #: The recall calls made: (call id, the handle asked for).
+        self.recalls: list[tuple[str, str]] = []
 
     def next(self, last_is_user: bool, shown: str, recall: bool) -> tuple[str, list[Any]]:
-        """The reply's text and its tool calls ``(name, arguments)`` for this call."""
+        """The reply's text and its tool calls ``(call id, name, arguments)`` for this call."""
         self.calls += 1
         self.task_calls = 1 if last_is_user else self.task_calls + 1
         n = self.calls
         if last_is_user and recall and n % 5 == 0:
             found = HANDLE.findall(shown)
             if found:
-                self.recalls.append(found[-1])
-                return "Recalling.", [("recall", {"handle": found[-1]})]
+                self.recalls.append((f"c{n}_0", found[-1]))
+                return "Recalling.", [(f"c{n}_0", "recall", {"handle": found[-1]})]
         if self.task_calls > 1 + n % 3:
             return f"Task step done; module_{n} fixed.", []
         width = 2 if n % 7 == 0 else 1
-        return f"Reading {width}.", [("read_file", {"n": 10 * n + j}) for j in range(width)]
+        return f"Reading {width}.", [
+            (f"c{n}_{j}", "read_file", {"n": 10 * n + j}) for j in range(width)
+        ]
+
+    def recalled(self, results: Mapping[str, str]) -> list[tuple[str, str]]:
+        """Each recall's handle and the tool result its call got (by call id; "" if none)."""
+        return [(handle, results.get(call_id, "")) for call_id, handle in self.recalls]
 
 
-def price(requests: Sequence[Sequence[int]]) -> float:
-    """The cache-weighted prompt cost of calls given as per-message token counts."""
+#: Each message text's tokens, counted once however many calls send it.
+_COUNTED: dict[str, int] = {}
+
+
+def tokens(text: str) -> int:
+    """The tokens of one message's text, by the library's ruler (counted once)."""
+    found = _COUNTED.get(text)
+    if found is None:
+        found = _COUNTED[text] = RULER.count(text)
+    return found
+
+
+def price(calls: Sequence[Sequence[str]]) -> float:
+    """The cache-weighted prompt cost of calls given as their messages' texts.
+
+    A call shares with the one before the messages both start with, compared by text.
+    """
     profile, cache, total = anthropic(), CacheState(), 0.0
-    previous: Sequence[int] = ()
-    keys: list[Sequence[int]] = []
-    for index, tokens in enumerate(requests):
+    previous: Sequence[str] = ()
+    for index, call in enumerate(calls):
         shared = 0
-        while shared < min(len(tokens), len(previous)) and keys[-1][shared] == tokens[shared]:
+        while shared < min(len(call), len(previous)) and previous[shared] == call[shared]:
             shared += 1
+        counts = [tokens(text) for text in call]
         priced, cache = cache.price(
             profile,
             now=index * SECONDS_PER_CALL,
-            tokens=sum(tokens),
-            messages=len(tokens),
+            tokens=sum(counts),
+            messages=len(call),
             shared_messages=shared,
-            shared_tokens=sum(tokens[:shared]),
+            shared_tokens=sum(counts[:shared]),
         )
         total += priced.prompt_cost
-        previous = tokens
-        keys.append(tokens)
+        previous = call
     return total
 
 
 def figures(calls: list[list[str]], window: int, recalls: list[tuple[str, str]]) -> dict[str, Any]:
     """What a row reports of the calls (each a list of its messages' JSON texts)."""
     extends = sum(now[: len(before)] == before for before, now in pairwise(calls))
-    weights = [sum(RULER.count(m) for m in call) for call in calls]
+    weights = [sum(map(tokens, call)) for call in calls]
     whole = sum(1 for handle, answer in recalls if answer.startswith(f"[{handle}: original"))
     return {
         "calls": len(calls),
@@ -113,31 +134,25 @@ def figures(calls: list[list[str]], window: int, recalls: list[tuple[str, str]])
     }
 
 
-def sliding(tokens: list[list[int]], starts: list[list[bool]], budget: int) -> list[list[int]]:
+def sliding(calls: list[list[str]], starts: list[list[bool]], budget: int) -> list[list[str]]:
     """The calls as a sliding window sends them: the longest tail from a user message in ``budget``.
 
     What a user of ``trim_messages(strategy="last", start_on="human")`` sends instead; the
     last user message stays even when its turn alone is over.
     """
     out = []
-    for counts, users in zip(tokens, starts, strict=True):
+    for call, users in zip(calls, starts, strict=True):
         total, cut = 0, None
-        for index in range(len(counts) - 1, -1, -1):
-            total += counts[index]
+        for index in range(len(call) - 1, -1, -1):
+            total += tokens(call[index])
             if total > budget:
                 break
             if users[index]:
                 cut = index
         if cut is None:  # not even the last turn fits: it is sent from its user message
             cut = max((i for i, user in enumerate(users) if user), default=0)
-        out.append(counts[cut:])
+        out.append(call[cut:])
     return out
-
-
-def per_message_tokens(calls: list[list[str]]) -> list[list[int]]:
-    """Each call as its messages' token counts, equal texts counted once."""
-    seen: dict[str, int] = {}
-    return [[seen.setdefault(m, RULER.count(m)) for m in call] for call in calls]
 
 
 # -- LangChain ------------------------------------------------------------------------------
@@ -176,10 +191,7 @@ def langchain_loop(window: int, tasks: int, where: Path, *, ctxrules: bool) -> d
             text, wanted = script.next(
                 isinstance(messages[-1], HumanMessage), "\n".join(texts), "recall" in names
             )
-            uses = [
-                {"name": n, "args": a, "id": f"c{script.calls}_{i}"}
-                for i, (n, a) in enumerate(wanted)
-            ]
+            uses = [{"name": n, "args": a, "id": call_id} for call_id, n, a in wanted]
             return ChatResult(
                 generations=[ChatGeneration(message=AIMessage(text, tool_calls=uses))]
             )
@@ -203,19 +215,15 @@ def langchain_loop(window: int, tasks: int, where: Path, *, ctxrules: bool) -> d
     state: Any = {}
     for task in range(tasks):
         state = agent.invoke({"messages": [HumanMessage(f"Task {task}: fix a module.")]}, config)
-    messages = state.get("messages", [])
-    recalls = [
-        (handle, str(m.content))
-        for handle, m in zip(
-            script.recalls,
-            [m for m in messages if isinstance(m, ToolMessage) and m.name == "recall"],
-            strict=False,
-        )
-    ]
+    results = {
+        m.tool_call_id: str(m.content)
+        for m in state.get("messages", [])
+        if isinstance(m, ToolMessage)
+    }
     store.close()
     return {
-        **figures(calls, window, recalls),
-        "tokens": per_message_tokens(calls),
+        **figures(calls, window, script.recalled(results)),
+        "texts": calls,
         "starts": [[m.startswith('["human"') for m in call] for call in calls],
     }
 
@@ -260,12 +268,9 @@ def agents_loop(window: int, tasks: int, where: Path, *, ctxrules: bool) -> dict
             )
             out: list[Any] = [
                 ResponseFunctionToolCall(
-                    type="function_call",
-                    call_id=f"c{script.calls}_{i}",
-                    name=n,
-                    arguments=json.dumps(a),
+                    type="function_call", call_id=call_id, name=n, arguments=json.dumps(a)
                 )
-                for i, (n, a) in enumerate(wanted)
+                for call_id, n, a in wanted
             ]
             if not out:
                 said = ResponseOutputText(type="output_text", annotations=[], text=text)
@@ -307,18 +312,16 @@ def agents_loop(window: int, tasks: int, where: Path, *, ctxrules: bool) -> dict
                 history = result.to_input_list()
 
     asyncio.run(go())
-    items = session.items() if ctxrules else history
-    answers = [
-        str(i.get("output"))
-        for i in items
-        if str(i.get("call_id", "")).startswith("c") and i.get("type") == "function_call_output"
-    ]
-    recalled = [a for a in answers if a.startswith("[h:")]
+    results = {
+        str(i["call_id"]): str(i.get("output"))
+        for i in (session.items() if ctxrules else history)
+        if i.get("type") == "function_call_output"
+    }
     session.close()
     store.close()
     return {
-        **figures(calls, window, list(zip(script.recalls, recalled, strict=False))),
-        "tokens": per_message_tokens(calls),
+        **figures(calls, window, script.recalled(results)),
+        "texts": calls,
         "starts": [['"role": "user"' in m for m in call] for call in calls],
     }
 
@@ -334,11 +337,11 @@ def row(framework: str, window: int, tasks: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as where:
         ours = LOOPS[framework](window, tasks, Path(where), ctxrules=True)
         naive = LOOPS[framework](window, tasks, Path(where), ctxrules=False)
-    naive_cost = max(price(naive["tokens"]), 1.0)
-    cost = price(ours.pop("tokens")) / naive_cost
+    naive_cost = max(price(naive["texts"]), 1.0)
+    cost = price(ours.pop("texts")) / naive_cost
     ours.pop("starts")
     window_cost = price(
-        sliding(naive["tokens"], naive["starts"], int(0.8 * input_budget_for(window)))
+        sliding(naive["texts"], naive["starts"], int(0.8 * input_budget_for(window)))
     )
     result = {
         "framework": framework,
