@@ -70,3 +70,28 @@ def neutral(items: list[Any]) -> tuple[Message, ...]:
             text = content if isinstance(content, str) else "".join(p["text"] for p in content)
             out.append(Message(item["role"], (TextBlock(text),)))
     return tuple(out)
+
+
+def replied(*calls: tuple[str, str, dict[str, object]], text: str = "") -> Any:
+    """A model response: tool calls ``(call id, name, arguments)``, or else an answer of ``text``."""
+    from agents import ModelResponse, Usage  # noqa: PLC0415 - the extra is optional
+    from openai.types.responses import (  # noqa: PLC0415
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+
+    output: list[Any] = [
+        ResponseFunctionToolCall(
+            type="function_call", call_id=call_id, name=name, arguments=json.dumps(arguments)
+        )
+        for call_id, name, arguments in calls
+    ]
+    if not output:
+        said = ResponseOutputText(type="output_text", annotations=[], text=text)
+        output = [
+            ResponseOutputMessage(
+                id="m", type="message", role="assistant", status="completed", content=[said]
+            )
+        ]
+    return ModelResponse(output=output, usage=Usage(), response_id=None)

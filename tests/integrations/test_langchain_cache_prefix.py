@@ -20,14 +20,10 @@ from itertools import pairwise
 from typing import Any
 
 from langchain.agents import create_agent
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
-from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_fakes import ScriptedModel
 from langgraph.checkpoint.memory import InMemorySaver
-from pydantic import Field
 
 from ctxrules import Context
 from ctxrules.integrations.langchain import CtxrulesMiddleware
@@ -40,35 +36,15 @@ TASKS = 25
 CALLS_PER_TASK = 4
 
 
-class Worker(BaseChatModel):
-    """Reads ``CALLS_PER_TASK - 1`` files per task, then reports; logs every request's messages."""
+class Worker(ScriptedModel):
+    """Reads ``CALLS_PER_TASK - 1`` files per task, then reports."""
 
-    log: list[list[BaseMessage]] = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "worker-fake"
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,  # noqa: ARG002 - the interface's signature
-        run_manager: CallbackManagerForLLMRun | None = None,  # noqa: ARG002 - see above
-        **kwargs: Any,
-    ) -> ChatResult:
-        if kwargs.get("tools") is None:  # the summarizer calls the bare model
-            return ChatResult(generations=[ChatGeneration(message=AIMessage("## Goal\nwork"))])
-        self.log.append(list(messages))
+    def reply(self, messages: list[BaseMessage]) -> AIMessage:  # noqa: ARG002 - by count
         n = len(self.log)
         if n % CALLS_PER_TASK == 0:
-            reply = AIMessage(f"Task done; src/mod{n}.py is fixed.")
-        else:
-            call = {"name": "read_file", "args": {"n": n}, "id": f"call_{n}"}
-            reply = AIMessage(f"Reading file {n}.", tool_calls=[call])
-        return ChatResult(generations=[ChatGeneration(message=reply)])
+            return AIMessage(f"Task done; src/mod{n}.py is fixed.")
+        call = {"name": "read_file", "args": {"n": n}, "id": f"call_{n}"}
+        return AIMessage(f"Reading file {n}.", tool_calls=[call])
 
 
 @tool

@@ -14,17 +14,12 @@ pytest.importorskip(
     exc_type=ImportError,
 )
 
-from typing import Any
 
 from langchain.agents import create_agent
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
-from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_fakes import ScriptedModel
 from langgraph.checkpoint.memory import InMemorySaver
-from pydantic import Field
 from recall_text import HANDLE, original
 
 from ctxrules.integrations.langchain import CtxrulesMiddleware
@@ -41,32 +36,12 @@ def read_file(n: int) -> str:
     return original(n)
 
 
-class Recaller(BaseChatModel):
+class Recaller(ScriptedModel):
     """Reads ``READS`` files, then recalls the first stub's handle it was sent, then searches."""
 
-    log: list[list[BaseMessage]] = Field(default_factory=list)
-    tools_seen: list[str] = Field(default_factory=list)
     recalled: str = ""
 
-    @property
-    def _llm_type(self) -> str:
-        return "recaller-fake"
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,  # noqa: ARG002 - the interface's signature
-        run_manager: CallbackManagerForLLMRun | None = None,  # noqa: ARG002 - see above
-        **kwargs: Any,
-    ) -> ChatResult:
-        tools = kwargs.get("tools")
-        if tools is None:  # the summarizer calls the bare model
-            return ChatResult(generations=[ChatGeneration(message=AIMessage("## Goal\nread"))])
-        self.tools_seen = [t["function"]["name"] for t in tools]
-        self.log.append(list(messages))
+    def reply(self, messages: list[BaseMessage]) -> AIMessage:
         n = len(self.log)
         if n <= READS:
             call = {"name": "read_file", "args": {"n": n}, "id": f"read_{n}"}
@@ -77,9 +52,8 @@ class Recaller(BaseChatModel):
         elif n == READS + 2:
             call = {"name": "search_history", "args": {"query": "value_2_17"}, "id": "search_1"}
         else:
-            return ChatResult(generations=[ChatGeneration(message=AIMessage("All read."))])
-        reply = AIMessage(f"step {n}", tool_calls=[call])
-        return ChatResult(generations=[ChatGeneration(message=reply)])
+            return AIMessage("All read.")
+        return AIMessage(f"step {n}", tool_calls=[call])
 
 
 @pytest.fixture(scope="module")

@@ -24,19 +24,12 @@ from typing import Any
 from agents import (
     Agent,
     Model,
-    ModelResponse,
     RunConfig,
     Runner,
-    Usage,
     function_tool,
     set_tracing_disabled,
 )
-from agents_items import neutral
-from openai.types.responses import (
-    ResponseFunctionToolCall,
-    ResponseOutputMessage,
-    ResponseOutputText,
-)
+from agents_items import neutral, replied
 
 from ctxrules.check import protocol_valid
 from ctxrules.integrations.openai_agents import CtxSession
@@ -70,24 +63,9 @@ class Worker(Model):
         n = len(self.inputs)
         outputs = sum(1 for i in input[-3:] if i.get("type") == "function_call_output")
         if input[-1].get("type") == "function_call_output" and (outputs > 1 or n % 3 == 0):
-            text = ResponseOutputText(type="output_text", annotations=[], text=f"done {n}")
-            out: list[Any] = [
-                ResponseOutputMessage(
-                    id=f"m{n}", type="message", role="assistant", status="completed", content=[text]
-                )
-            ]
-        else:
-            width = 2 if n % 4 == 1 else 1
-            out = [
-                ResponseFunctionToolCall(
-                    type="function_call",
-                    call_id=f"c{n}_{j}",
-                    name="read_file",
-                    arguments=json.dumps({"n": 10 * n + j}),
-                )
-                for j in range(width)
-            ]
-        return ModelResponse(output=out, usage=Usage(), response_id=None)
+            return replied(text=f"done {n}")
+        width = 2 if n % 4 == 1 else 1
+        return replied(*[(f"c{n}_{j}", "read_file", {"n": 10 * n + j}) for j in range(width)])
 
     def stream_response(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         raise NotImplementedError

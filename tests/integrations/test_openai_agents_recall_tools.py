@@ -11,24 +11,17 @@ pytest.importorskip(
 )
 
 import asyncio
-import json
 from typing import Any
 
 from agents import (
     Agent,
     Model,
-    ModelResponse,
     RunConfig,
     Runner,
-    Usage,
     function_tool,
     set_tracing_disabled,
 )
-from openai.types.responses import (
-    ResponseFunctionToolCall,
-    ResponseOutputMessage,
-    ResponseOutputText,
-)
+from agents_items import replied
 from recall_text import HANDLE, original
 
 from ctxrules.integrations.openai_agents import CtxSession
@@ -47,19 +40,6 @@ def read_file(n: int) -> str:
     return original(n)
 
 
-def _message(text: str) -> ResponseOutputMessage:
-    content = [ResponseOutputText(type="output_text", annotations=[], text=text)]
-    return ResponseOutputMessage(
-        id="m", type="message", role="assistant", status="completed", content=content
-    )
-
-
-def _call(call_id: str, name: str, arguments: dict[str, object]) -> ResponseFunctionToolCall:
-    return ResponseFunctionToolCall(
-        type="function_call", call_id=call_id, name=name, arguments=json.dumps(arguments)
-    )
-
-
 class Recaller(Model):
     """One read a run; in the last run it recalls the first stub's handle, then searches."""
 
@@ -68,7 +48,7 @@ class Recaller(Model):
         self.tools: list[str] = []
         self.recalled = ""
 
-    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+    async def get_response(self, *args: Any, **kwargs: Any) -> Any:
         names = ("system_instructions", "input", "model_settings", "tools")
         given = dict(zip(names, args, strict=False)) | kwargs
         items, tools = given["input"], given["tools"]
@@ -81,19 +61,13 @@ class Recaller(Model):
                 str(i.get("output")) for i in items if i.get("type") == "function_call_output"
             ]
             self.recalled = next(m.group(1) for o in outputs if (m := HANDLE.search(o)))
-            return ModelResponse(
-                output=[_call("r1", "recall", {"handle": self.recalled})],
-                usage=Usage(),
-                response_id=None,
-            )
+            return replied(("r1", "recall", {"handle": self.recalled}))
         if last.get("call_id") == "r1":
-            call = _call("s1", "search_history", {"query": "value_3_17"})
-            return ModelResponse(output=[call], usage=Usage(), response_id=None)
+            return replied(("s1", "search_history", {"query": "value_3_17"}))
         if last.get("role") == "user":
             n = len(self.inputs)
-            call = _call(f"read_{n}", "read_file", {"n": n})
-            return ModelResponse(output=[call], usage=Usage(), response_id=None)
-        return ModelResponse(output=[_message(f"done {reads}")], usage=Usage(), response_id=None)
+            return replied((f"read_{n}", "read_file", {"n": n}))
+        return replied(text=f"done {reads}")
 
     def stream_response(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         raise NotImplementedError
