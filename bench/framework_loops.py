@@ -259,7 +259,9 @@ def agents_loop(window: int, tasks: int, where: Path, *, ctxrules: bool) -> dict
             names = ("system_instructions", "input", "model_settings", "tools")
             given = dict(zip(names, args, strict=False)) | kwargs
             items, tools = given["input"], given["tools"]
-            texts = [json.dumps(dict(i), sort_keys=True) for i in items]
+            # The instructions lead the request (a receipt at their end is part of the prefix).
+            instructions = json.dumps(["system", given.get("system_instructions")])
+            texts = [instructions, *(json.dumps(dict(i), sort_keys=True) for i in items)]
             calls.append(texts)
             text, wanted = script.next(
                 items[-1].get("role") == "user",

@@ -8,6 +8,7 @@ from returns.result import Failure, Result
 
 from ctxrules.engine import DefaultContextEngine, EngineError, TurnPrep
 from ctxrules.integrations.live import LiveSession
+from ctxrules.recall.tools import RECALL
 from ctxrules.render import Message, TextBlock, count_messages
 from ctxrules.rules import Pipeline
 from ctxrules.spec import load_spec
@@ -35,6 +36,23 @@ def system_tokens(text: str, tokenizer: Tokenizer) -> int:
     return count_messages((Message("system", (TextBlock(text),)),), tokenizer)
 
 
+def offers_recall(tools: Sequence[Mapping[str, object]]) -> bool:
+    """Whether the model is offered ``recall`` (a schema flat or under ``function``).
+
+    Only then does a request end with a receipt (what it shows shortened, and how to
+    recall it), as `ctxrules.Context`'s do: without the tool a model could not act on it.
+
+    >>> offers_recall([{"type": "function", "function": {"name": "recall"}}]), offers_recall([{"name": "ls"}])
+    (True, False)
+    """
+    for schema in tools:
+        inner = schema.get("function")
+        named = inner if isinstance(inner, Mapping) else schema
+        if named.get("name") == RECALL:
+            return True
+    return False
+
+
 def prepare_turn(
     engine: DefaultContextEngine,
     live: LiveSession,
@@ -46,14 +64,21 @@ def prepare_turn(
 ) -> Result[TurnPrep, EngineError | StoreError]:
     """The engine's turn for the live session; the framework's system prompt is taken off the window.
 
-    The turn's commits, usage and references are stored with the session (one
+    When ``tools`` offer ``recall`` (`offers_recall`), the turn's ``system`` is the receipt
+    the framework's own system prompt must end with; otherwise it is empty. The turn's commits, usage and references are stored with the session (one
     transaction), so the store shows what was sent and a new process goes on from it.
     """
     reserved = system_tokens(system, engine.tokenizer)
     if window - reserved < 1:
         reason = f"window={window} leaves no room after a system prompt of {reserved} tokens"
         return Failure(EngineError(live.session.session_id, reason))
-    prep = engine.prepare(live.session, window=window - reserved, now=now, tools=tools)
+    prep = engine.prepare(
+        live.session,
+        window=window - reserved,
+        now=now,
+        tools=tools,
+        receipts=offers_recall(tools),
+    )
     if live.keeper is None or isinstance(prep, Failure):
         return prep
     session = live.session

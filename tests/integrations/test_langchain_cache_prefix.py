@@ -79,6 +79,8 @@ def test_a_long_agent_loop_extends_the_cached_prefix() -> None:
     # The loop did age results: the rules ran, in batches.
     sent = [m for messages in model.log[-8:] for m in messages]
     assert any("[recall h:" in str(m.content) for m in sent)
+    # Not offered recall, the model is told of no receipt it could not act on.
+    assert not any("[Context note:" in str(m.content) for m in sent)
 
 
 def test_the_middleware_runs_the_spec_context_runs() -> None:

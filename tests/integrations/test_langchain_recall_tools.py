@@ -6,6 +6,8 @@ original back, whole or in pages; ``search_history`` finds a result by a word it
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 pytest.importorskip(
@@ -16,7 +18,7 @@ pytest.importorskip(
 
 
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_fakes import ScriptedModel
 from langgraph.checkpoint.memory import InMemorySaver
@@ -123,3 +125,37 @@ def test_search_history_finds_a_result_by_a_word_it_held(run) -> None:
 def test_without_recall_the_agent_gets_no_extra_tools() -> None:
     """The tools are opt-in: a middleware made without ``recall`` adds none."""
     assert CtxrulesMiddleware(window=WINDOW).tools == []
+
+
+def _system(sent: list[BaseMessage]) -> str:
+    first = sent[0]
+    return first.text if isinstance(first, SystemMessage) else ""
+
+
+def test_a_model_offered_recall_reads_a_receipt_of_what_is_shortened(run) -> None:
+    """Once a request shows stubs, its system message ends with a receipt naming them and recall."""
+    model, _ = run
+    noted = [(sent, _system(sent)) for sent in model.log]
+    assert noted[0][1] == ""  # nothing is shortened yet: no receipt
+    with_stubs = [
+        system
+        for sent, system in noted
+        if any(HANDLE.search(str(m.content)) for m in sent if isinstance(m, ToolMessage))
+    ]
+    assert with_stubs
+    last = with_stubs[-1]
+    assert last.startswith("[Context note: ")
+    assert "aged to a stub" in last
+    assert "call recall" in last
+
+
+def test_the_receipt_changes_only_where_the_cached_prefix_breaks(run) -> None:
+    """A request that extends the one before keeps its system message, receipt and all."""
+    model, _ = run
+    extended = 0
+    for before, after in pairwise(model.log):
+        body, next_body = before[1:], after[1:]
+        if [m.content for m in next_body[: len(body)]] == [m.content for m in body]:
+            extended += 1
+            assert _system(after) == _system(before)
+    assert extended >= len(model.log) // 2

@@ -11,6 +11,7 @@ pytest.importorskip(
 )
 
 import asyncio
+from itertools import pairwise
 from typing import Any
 
 from agents import (
@@ -47,12 +48,14 @@ class Recaller(Model):
         self.inputs: list[list[dict[str, Any]]] = []
         self.tools: list[str] = []
         self.recalled = ""
+        self.instructions: list[str | None] = []
 
     async def get_response(self, *args: Any, **kwargs: Any) -> Any:
         names = ("system_instructions", "input", "model_settings", "tools")
         given = dict(zip(names, args, strict=False)) | kwargs
         items, tools = given["input"], given["tools"]
         self.inputs.append([dict(i) for i in items])
+        self.instructions.append(given["system_instructions"])
         self.tools = [t.name for t in tools]
         last = items[-1]
         reads = sum(1 for i in items if i.get("name") == "read_file")
@@ -141,3 +144,17 @@ def test_search_history_finds_a_result_by_a_word_it_held(run) -> None:
     shown = HANDLE.search(stub)
     assert shown is not None
     assert answer.startswith(shown.group(1))
+
+
+def test_the_instructions_end_with_a_receipt_once_something_is_shortened(run) -> None:
+    """The agent offers recall: its instructions go out as written, then with the receipt."""
+    model, _ = run
+    assert model.instructions[0] == "Work."
+    last = str(model.instructions[-1])
+    assert last.startswith("Work.\n\n[Context note: ")
+    assert "call recall" in last
+    # Renewed at batch points only: a call that extends the one before keeps the same text.
+    calls = list(zip(model.inputs, model.instructions, strict=True))
+    extended = [(a, b) for a, b in pairwise(calls) if b[0][: len(a[0])] == a[0]]
+    assert len(extended) >= len(calls) // 2
+    assert all(after[1] == before[1] for before, after in extended)

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.config import get_config
@@ -40,6 +40,28 @@ from ctxrules.rules import Pipeline
 from ctxrules.store.protocol import Store
 from ctxrules.tokens import Tokenizer, default_tokenizer
 from ctxrules.tokens.usage import ProviderUsage
+
+
+def with_receipt(system: SystemMessage | None, receipt: str) -> SystemMessage | None:
+    """The agent's system message ending with ``receipt`` (one made of it when there is none).
+
+    >>> print(with_receipt(SystemMessage("Be brief."), "[Context note: …]").text)
+    Be brief.
+    <BLANKLINE>
+    [Context note: …]
+    >>> with_receipt(None, "") is None
+    True
+    """
+    if not receipt:
+        return system
+    if system is None:
+        return SystemMessage(receipt)
+    content = system.content
+    if isinstance(content, str):
+        noted: str | list[str | dict[Any, Any]] = f"{content}\n\n{receipt}" if content else receipt
+    else:  # content blocks (a cache marker, say) stay as they are, the receipt after them
+        noted = [*content, {"type": "text", "text": receipt}]
+    return system.model_copy(update={"content": noted})
 
 
 def usage_of(message: BaseMessage) -> ProviderUsage | None:
@@ -71,7 +93,9 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     (the default) it writes them in a thread from the recommend threshold, while the agent
     goes on, and a model call waits for one only at the emergency threshold. ``close()``
     cancels a summary under way. With ``recall`` the middleware gives the agent two more
-    tools, ``recall`` and ``search_history``, which bring back what the stubs and cuts name.
+    tools, ``recall`` and ``search_history``, which bring back what the stubs and cuts name;
+    a model offered ``recall`` also reads, at the end of its system message, a receipt of
+    what its request shows shortened (renewed at batch points only, so the cached prefix holds).
     """
 
     def __init__(
@@ -187,7 +211,8 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             return request, None
         self.last_prep = prep.unwrap()
         messages = cast("list[AnyMessage]", to_langchain(self.last_prep.messages))
-        return request.override(messages=messages), self.last_prep
+        system_message = with_receipt(request.system_message, self.last_prep.system)
+        return request.override(messages=messages, system_message=system_message), self.last_prep
 
     def _measured(self, response: ModelResponse[Any] | AIMessage, prep: TurnPrep | None) -> None:
         result = response.result if isinstance(response, ModelResponse) else [response]

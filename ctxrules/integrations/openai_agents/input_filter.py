@@ -24,7 +24,7 @@ from ctxrules.dag import Session
 from ctxrules.engine import DefaultContextEngine, TurnPrep
 from ctxrules.integrations.live import Entry, LiveSession
 from ctxrules.integrations.openai_agents.items import entries_of, to_items
-from ctxrules.integrations.turns import default_pipeline
+from ctxrules.integrations.turns import default_pipeline, offers_recall
 from ctxrules.render import Message
 from ctxrules.rules import Pipeline
 from ctxrules.tokens import Tokenizer, default_tokenizer
@@ -95,8 +95,9 @@ class CtxInputFilter:
     schemas are counted against it; the input is what the engine prepares: old tool results
     aged, big ones capped, history compacted or cut when it still does not fit. One filter
     follows one conversation: an input that extends the last one costs only its new items,
-    another input starts the filter's session over. When the engine fails, the input is
-    sent as it is, with a warning.
+    another input starts the filter's session over. When the agent offers ``recall``, the
+    instructions end with a receipt of what the input shows shortened. When the engine
+    fails, the input is sent as it is, with a warning.
     """
 
     def __init__(
@@ -207,19 +208,25 @@ class CtxInputFilter:
             live = self._sync(entries_of(raw))
         if live is None or live.session.head is None:
             return given
+        tools = tool_schemas(data.agent)
         prep = self.engine.prepare(
             live.session,
             window=self.window,
             now=self.clock(),
-            tools=tool_schemas(data.agent),
+            tools=tools,
             system_prompt=given.instructions or "",
+            # A model offered recall reads, after the instructions, what its input shows
+            # shortened and how to get it back (renewed at batch points only).
+            receipts=offers_recall(tools),
         )
         if isinstance(prep, Failure):
             warnings.warn(f"ctxrules: {prep.failure()}", stacklevel=2)
             return given
         self.last_prep = prep.unwrap()
         items = cast("list[TResponseInputItem]", to_items(self.last_prep.messages))
-        return ModelInputData(input=items, instructions=given.instructions)
+        noted = self.last_prep.system
+        instructions = given.instructions if noted == (given.instructions or "") else noted
+        return ModelInputData(input=items, instructions=instructions)
 
 
 def ctxrules_input_filter(
