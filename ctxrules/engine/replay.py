@@ -227,13 +227,19 @@ def _paid(engine: DefaultContextEngine, session_id: str) -> tuple[int, int]:
     return (usage.summary_prompt_tokens, usage.summary_completion_tokens) if usage else (0, 0)
 
 
-def break_cause(prep: TurnPrep, snipped_before: bool) -> str:
-    """What rewrote an earlier part of the request: compaction, snip, or the changed items' reasons."""
+def break_cause(prep: TurnPrep, snipped_before: bool, *, renewed: bool = False) -> str:
+    """What rewrote an earlier part of the request: compaction, snip, or the changed items' reasons.
+
+    ``renewed`` says the system text changed (a receipt renewed): ``receipt`` leads the
+    items' reasons, since the rewrite then starts before the first message.
+    """
     if any(step.startswith("compact:finished") for step in prep.decision_path):
         return "compaction"
     if snipped_before or any(step.startswith("snip:") for step in prep.decision_path):
         return "snip"
     reasons = sorted(reason for reason, count in prep.changed.items() if count)
+    if renewed:
+        reasons.insert(0, "receipt")
     return "+".join(reasons) if reasons else "other"
 
 
@@ -248,6 +254,8 @@ class _Previous:
     cache: CacheState = attrs.field(factory=CacheState)
     naive_cache: CacheState = attrs.field(factory=CacheState)
     batches: int = 0
+    #: The system text sent (None before the first request): a receipt renewed changes it.
+    system: str | None = None
 
 
 def replay(
@@ -264,7 +272,9 @@ def replay(
 
     Each request and its naive resend are priced under ``profile`` (Anthropic by default),
     and its fidelity measured against the recorded reply (`ctxrules.fidelity`); ``search``
-    says whether the requests offer ``search_history`` (the spec's ``[recall] tools``).
+    says whether the requests offer the recall tools (the spec's ``[recall] tools``): they
+    then end their system text with a receipt, as `ctxrules.Context`'s do, and a request
+    whose receipt was renewed is priced as written again from its system text.
     ``fidelity=False`` skips that measure (each request's is then empty), for timings that
     compare the replay with the engine alone.
     """
@@ -282,7 +292,9 @@ def replay(
         head = calls[before].id
         live = Session(recorded.session_id, recorded.graph, head)
         paid_before = _paid(engine, recorded.session_id)
-        prep: TurnPrep = engine.prepare(live, window=window, now=call.created_at).unwrap()
+        prep: TurnPrep = engine.prepare(
+            live, window=window, now=call.created_at, receipts=search
+        ).unwrap()
         for node in calls[seen : before + 1] if fidelity else ():
             history.add_call(recorded.graph, node)
         paid_after = _paid(engine, recorded.session_id)
@@ -298,6 +310,12 @@ def replay(
         shared, shared_tokens = shared_prefix(
             last.messages, prep.messages, prep.request_tokens - fixed, engine.tokenizer
         )
+        cached_fixed = fixed
+        renewed = last.system is not None and prep.system != last.system
+        if renewed:
+            # A new system text (a receipt renewed): the provider reads the tool schemas from
+            # its cache and writes the rest again, the messages it shares included.
+            shared, shared_tokens, cached_fixed = 0, 0, prep.budget.tools_schema
         measured = Fidelity()
         if fidelity:
             history.add_summaries(prep.commit)
@@ -312,7 +330,7 @@ def replay(
             tokens=prep.request_tokens,
             messages=len(prep.messages),
             shared_messages=shared,
-            shared_tokens=shared_tokens + fixed,
+            shared_tokens=shared_tokens + cached_fixed,
             output=output,
         )
         naive_priced, naive_cache = last.naive_cache.price(
@@ -324,7 +342,7 @@ def replay(
             shared_tokens=last.naive + fixed,
             output=output,
         )
-        extends = shared == len(last.messages)
+        extends = shared == len(last.messages) and not renewed
         violations, protocol = protocol.check(prep.messages, shared)
         batches, why = last_batch(prep.commit)
         compaction = next(
@@ -346,7 +364,7 @@ def replay(
             snipped=snipped,
             protocol_violations=violations,
             extends=extends,
-            cause=None if extends else break_cause(prep, last.snipped),
+            cause=None if extends else break_cause(prep, last.snipped, renewed=renewed),
             batch=why.name.lower() if why is not None and batches != last.batches else None,
             priced=priced,
             naive_priced=naive_priced,
@@ -366,6 +384,7 @@ def replay(
             cache,
             naive_cache,
             batches,
+            prep.system,
         )
         done.append(request)
         if on_request is not None:

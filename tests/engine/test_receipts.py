@@ -11,7 +11,11 @@ import pytest
 import ctxrules
 from ctxrules.commit import ContextItem
 from ctxrules.engine.default import DefaultContextEngine
+from ctxrules.engine.replay import replay
+from ctxrules.importers import import_session
 from ctxrules.rules.receipts import receipt
+from ctxrules.spec import load_spec
+from ctxrules.spec.builtin import find_spec
 from ctxrules.spec.recall import RecallOptions
 
 
@@ -99,3 +103,28 @@ def test_a_reopened_session_sends_the_same_receipt(tmp_path: Path) -> None:
     )
     assert again.openai() == expected
     again.close()
+
+
+BUNDLED = Path(ctxrules.__file__).parent / "data" / "sessions"
+
+
+def test_a_replay_offering_recall_sends_receipts_and_prices_each_renewal_as_a_rewrite() -> None:
+    """A replay offering recall sends `Context`'s receipts and prices their renewal.
+
+    A request whose receipt changed is no extension and its cause says so; the replay
+    costs more than the same one without receipts.
+    """
+    path = next(iter(sorted(BUNDLED.glob("*.jsonl"))))
+    session = import_session(str(path)).unwrap().session
+
+    def run(search: bool) -> list[Any]:
+        engine = DefaultContextEngine(pipeline=load_spec(find_spec("default").unwrap()).unwrap())
+        return replay(session, engine, window=8_000, search=search, fidelity=False)
+
+    plain, noted = run(search=False), run(search=True)
+    renewed = [r for r in noted if r.cause is not None and "receipt" in r.cause]
+    assert renewed, "no receipt was ever renewed"
+    assert all(not r.extends for r in renewed)
+    assert not any(r.cause and "receipt" in r.cause for r in plain)
+    cost = sum(r.priced.prompt_cost for r in noted)
+    assert cost > sum(r.priced.prompt_cost for r in plain)
