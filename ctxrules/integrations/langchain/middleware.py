@@ -95,7 +95,7 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     cancels a summary under way. With ``recall`` the middleware gives the agent two more
     tools, ``recall`` and ``search_history``, which bring back what the stubs and cuts name;
     a model offered ``recall`` also reads, at the end of its system message, a receipt of
-    what its request shows shortened (renewed at batch points only, so the cached prefix holds).
+    what its request shows shortened (renewed at batch points only).
     """
 
     def __init__(
