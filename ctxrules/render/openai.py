@@ -159,17 +159,34 @@ def _from_spans(spans: Sequence[tuple[Chunk, int, int]]) -> list[OpenAIMessage] 
         if checked is None:
             return None
         seen = checked
-        _append_run(out, kept[1])
+        _append_run(out, kept[1], memo, f"{MERGED_KEY}@{low}:{high}")
     return out
 
 
-def _append_run(out: list[OpenAIMessage], converted: tuple[OpenAIMessage, ...]) -> None:
-    """``converted`` after ``out``, an assistant message next to another merged into it."""
+def _append_run(
+    out: list[OpenAIMessage],
+    converted: tuple[OpenAIMessage, ...],
+    memo: dict[str, object] | None = None,
+    key: str = "",
+) -> None:
+    """``converted`` after ``out``, an assistant message next to another merged into it.
+
+    The merge is kept in ``memo`` under ``key`` (the run's) with the two messages it joined:
+    a run boundary that falls inside an assistant turn joins the same two kept messages on
+    every turn, and sends the same merged one, as any other kept message is sent.
+    """
     if not converted:
         return
     first = converted[0]
     if out and first["role"] == "assistant" and out[-1]["role"] == "assistant":
-        out[-1] = _merged(out[-1], first)
+        before = out[-1]
+        found = memo.get(key) if memo is not None else None
+        if isinstance(found, tuple) and found[0] is before and found[1] is first:
+            out[-1] = found[2]
+        else:
+            out[-1] = _merged(before, first)
+            if memo is not None:
+                memo[key] = (before, first, out[-1])
         out.extend(islice(converted, 1, None))
     else:
         out.extend(converted)
@@ -234,7 +251,9 @@ def _from_items(items: Sequence[ContextItem]) -> list[OpenAIMessage] | None:
         if checked is None:
             return None
         seen = checked
-        _append_run(out, kept[1])
+        if run[0].memo is None:
+            object.__setattr__(run[0], "memo", {})
+        _append_run(out, kept[1], run[0].memo, MERGED_KEY)
     return out
 
 
@@ -274,6 +293,8 @@ _Run = tuple[tuple[ContextItem, ...], tuple[OpenAIMessage, ...], frozenset[str]]
 TAIL_KEY = "openai_tail"
 #: The key under which a run's first item keeps its pairing check (`_checked`).
 CHECKED_KEY = "openai_checked"
+#: The key under which a run keeps its first message merged into the message before it.
+MERGED_KEY = "openai_merged"
 #: The call ids before a run, the run checked, and the call ids through it.
 _Checked = tuple[Map[str, None], _Run, Map[str, None]]
 _NO_IDS: Map[str, None] = Map()

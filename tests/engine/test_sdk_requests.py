@@ -174,3 +174,34 @@ def test_a_sent_message_cannot_be_changed_but_a_copy_can() -> None:
     copied["messages"][1]["content"] = "changed"
     again = sdk.openai_request("m", "", render_commit(commit), ())
     assert again["messages"][1]["content"] == "result 0"  # type: ignore[index]
+
+
+def test_a_turn_sends_the_kept_messages_again_where_a_chunk_splits_an_assistant_turn() -> None:
+    """Every message an OpenAI request shares with the last is the very object sent then.
+
+    An assistant's text and its call are two items; where a 64-item chunk ends between
+    them, the two kept messages are merged into one. That merge was made anew on every
+    turn, one more fresh message every 32 turns of history (11 at 300 turns), so a
+    framework converting each fresh message did work that grew with the session.
+    """
+    import ctxrules  # noqa: PLC0415 - the public loop
+
+    ctx = ctxrules.Context("default", model="gpt-4o", window=128_000, clock=lambda: 0.0)
+    ctx.add({"role": "user", "content": "Read the files."})
+    before: list[Any] = []
+    fresh_counts = []
+    for n in range(300):
+        messages = list(ctx.openai()["messages"])  # type: ignore[call-overload]
+        if before and messages[: len(before)] == before:  # not a batch point's rewrite
+            sent = {id(m) for m in before}
+            fresh_counts.append(sum(id(m) not in sent for m in messages))
+        before = messages
+        call = {"id": f"c{n}", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+        message = {"role": "assistant", "content": f"Reading {n}.", "tool_calls": [call]}
+        ctx.record({"choices": [{"message": message}]})
+        ctx.add_tool_result(f"c{n}", "x = 1\n" * 50)
+    assert len(before) > 500
+    assert len(fresh_counts) > 250, "most turns extend the one before"
+    # The turn's own messages (its reply merged with its call, and the result): a
+    # constant, whatever the history.
+    assert max(fresh_counts) <= 3, fresh_counts

@@ -25,7 +25,12 @@ from returns.result import Failure
 
 from ctxrules.engine import DefaultContextEngine, TurnPrep
 from ctxrules.engine.background import Threads
-from ctxrules.integrations.langchain.messages import entries_of, key_of, to_langchain
+from ctxrules.integrations.langchain.messages import (
+    KeptForms,
+    entries_of,
+    key_of,
+    to_langchain,
+)
 from ctxrules.integrations.live import LiveSession
 from ctxrules.integrations.recall_answers import (
     RECALL,
@@ -128,6 +133,10 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             background=Threads() if background else None,
         )
         self.sessions: dict[str, LiveSession] = {}
+        #: Per session: the message objects synced last (the state hands the same ones back)
+        #: and the LangChain forms of the last context sent, so a call reads what is new.
+        self._synced: dict[str, list[BaseMessage]] = {}
+        self._forms: dict[str, KeptForms] = {}
         self.last_prep: TurnPrep | None = None
         self._model: BaseChatModel | None = None
         self._answers = RecallAnswers(self.engine, window)
@@ -175,8 +184,15 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if live is None:
             return None
         # The state only grows between calls: messages whose keys were synced are passed
-        # over without being read again, so a call costs what is new.
+        # over without being read again, so a call costs what is new. The state hands back
+        # the very objects synced last: those are matched by identity, the rest by key.
+        sid = live.session.session_id
+        synced = self._synced.get(sid, [])
         same, limit = 0, min(len(messages), len(live.keys))
+        known = min(limit, len(synced))
+        # A list compare runs in C, each pair by identity first; a difference is found by key.
+        if messages[:known] == synced[:known]:
+            same = known
         while same < limit and key_of(messages[same]) == live.keys[same]:
             same += 1
         rewritten = same < len(live.keys)
@@ -185,11 +201,13 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             warnings.warn(f"ctxrules: {entries.reason}", stacklevel=3)
             return None
         now = self.clock()
-        synced = live.sync(entries, now=now) if rewritten else live.extend(entries, now=now)
-        saved = live.save() if not isinstance(synced, Failure) else synced
+        done = live.sync(entries, now=now) if rewritten else live.extend(entries, now=now)
+        saved = live.save() if not isinstance(done, Failure) else done
         if isinstance(saved, Failure):
+            self._synced.pop(sid, None)
             warnings.warn(f"ctxrules: {saved.failure()}", stacklevel=3)
             return None
+        self._synced[sid] = messages
         return live
 
     def _tightened(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], TurnPrep | None]:
@@ -210,7 +228,8 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             warnings.warn(f"ctxrules: {prep.failure()}", stacklevel=3)
             return request, None
         self.last_prep = prep.unwrap()
-        messages = cast("list[AnyMessage]", to_langchain(self.last_prep.messages))
+        forms = self._forms.setdefault(live.session.session_id, KeptForms())
+        messages = cast("list[AnyMessage]", forms.convert(self.last_prep.messages))
         system_message = with_receipt(request.system_message, self.last_prep.system)
         return request.override(messages=messages, system_message=system_message), self.last_prep
 
