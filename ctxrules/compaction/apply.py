@@ -94,9 +94,12 @@ def with_folds(
     folded = [base.items[p] for p in plan.positions]
     groups = [(label(item), handle_source(item)) for item in folded]
     body = without_names_line(without_files_line(without_folds_lines(text))).rstrip("\n")
-    used_line = names_line(written(folded), in_use, shown=body) if in_use else ""
-    body = f"{body}\n{used_line}" if used_line else body
     trail_line = files_line(_written(folded), trail)
+    # The names line leaves out what the trail line after it already names (a path the
+    # agent wrote and went on citing): its room goes to names nothing else shows.
+    shown = f"{body}\n{trail_line}"
+    used_line = names_line(written(folded), in_use, shown=shown) if in_use else ""
+    body = f"{body}\n{used_line}" if used_line else body
     body = f"{body}\n{trail_line}" if trail_line else body
     return f"{body}\n{folds_line(groups, [item.source_node_id for item in folded])}"
 

@@ -61,6 +61,24 @@ def test_names_the_summary_shows_are_left_out() -> None:
     assert names_line(["a_b"], shown="x a_b y") == ""
 
 
+def test_a_path_the_trail_names_takes_no_room_in_the_names_line() -> None:
+    """A file the agent wrote and then cited is named once, by the files-written line."""
+    items = [
+        ContextItem(
+            "t1",
+            "tool",
+            rendered="ok",
+            tool_name="Write",
+            arguments='{"file_path": "src/app/loader.py", "content": "x = 1"}',
+        ),
+        ContextItem("a1", "assistant", rendered="Wrote src/app/loader.py; next cli.run_main."),
+    ]
+    text = _fold(items, "[user] fix the loader")
+    assert "[Files written so far: src/app/loader.py]" in text
+    assert names_in_line(text) == ("cli.run_main",)
+    assert text.count("src/app/loader.py") == 1
+
+
 def test_the_line_shrinks_with_a_small_window() -> None:
     """Below an input budget of 16,000 tokens the line's room shrinks as the trail's does."""
     assert in_use_chars(Facts(context_window=8_000)) < in_use_chars(Facts(context_window=32_000))
