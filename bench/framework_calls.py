@@ -103,8 +103,11 @@ def langchain(size: int, calls: int, bench: Any) -> dict[str, float]:
         lambda: None,
         3,
     )
+    prep = middleware.last_prep
     return {
         "messages": len(messages),
+        # What the last timed call sent: a hook that failed would send the state unchanged.
+        "sent": len(prep.messages) if prep is not None else 0,
         "median_ms": statistics.median(ours) * 1e3,
         "mean_ms": statistics.fmean(ours) * 1e3,
         "trim_messages_ms": statistics.median(trims) * 1e3,
@@ -145,8 +148,10 @@ def agents(size: int, calls: int, bench: Any) -> dict[str, float]:
         if count[0] % EVERY == 0:
             call()
     ours = _timed(call, grow, calls)
+    prep = run_filter.last_prep
     return {
         "messages": len(items),
+        "sent": len(prep.messages) if prep is not None else 0,
         "median_ms": statistics.median(ours) * 1e3,
         "mean_ms": statistics.fmean(ours) * 1e3,
     }

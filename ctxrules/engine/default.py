@@ -48,7 +48,7 @@ from ctxrules.render import Message, TextBlock, count_messages, pinned_messages,
 from ctxrules.render.system_prompt import AgentProfile, build_system_prompt
 from ctxrules.rules import Facts, Pipeline, ReferenceTracker
 from ctxrules.rules.batching import BatchReason, last_batch, stable_items
-from ctxrules.rules.receipts import receipt
+from ctxrules.rules.receipts import ending_with, receipt
 from ctxrules.telemetry import default_observer
 from ctxrules.tokens import (
     BudgetAllocation,
@@ -169,7 +169,7 @@ class DefaultContextEngine(ContextEngine):
         note = self._receipt(session_id, commit) if on else ""
         if not note:
             return text, 0
-        noted = f"{text}\n\n{note}" if text else note
+        noted = ending_with(text, note)
         return noted, self._system_tokens(noted) - tokens
 
     def _system_tokens(self, text: str) -> int:

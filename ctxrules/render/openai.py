@@ -251,8 +251,7 @@ def _from_items(items: Sequence[ContextItem]) -> list[OpenAIMessage] | None:
         if checked is None:
             return None
         seen = checked
-        if run[0].memo is None:
-            object.__setattr__(run[0], "memo", {})
+        # `_checked` kept its check in the run's first item's memo: the merge goes beside it.
         _append_run(out, kept[1], run[0].memo, MERGED_KEY)
     return out
 

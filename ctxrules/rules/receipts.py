@@ -44,3 +44,15 @@ def receipt(items: Iterable[ContextItem]) -> str:
         f"[Context note: {total} earlier items are shortened: {parts}. Each names a handle "
         "(h:…); call recall with it for the whole text, or search_history to find one.]"
     )
+
+
+def ending_with(text: str, note: str) -> str:
+    r"""``text`` with ``note`` after it on a paragraph of its own (the note alone when ``text`` is empty).
+
+    Every way in (`Context`, the framework integrations) ends a system text with its
+    receipt this way, so the same history sends the same bytes.
+
+    >>> ending_with("Be brief.", "[Context note: …]"), ending_with("", "[Context note: …]")
+    ('Be brief.\n\n[Context note: …]', '[Context note: …]')
+    """
+    return f"{text}\n\n{note}" if text else note

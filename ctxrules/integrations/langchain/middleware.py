@@ -42,6 +42,7 @@ from ctxrules.integrations.recall_answers import (
 from ctxrules.integrations.turns import default_pipeline, prepare_turn
 from ctxrules.render import Message
 from ctxrules.rules import Pipeline
+from ctxrules.rules.receipts import ending_with
 from ctxrules.store.protocol import Store
 from ctxrules.tokens import Tokenizer, default_tokenizer
 from ctxrules.tokens.usage import ProviderUsage
@@ -63,7 +64,7 @@ def with_receipt(system: SystemMessage | None, receipt: str) -> SystemMessage | 
         return SystemMessage(receipt)
     content = system.content
     if isinstance(content, str):
-        noted: str | list[str | dict[Any, Any]] = f"{content}\n\n{receipt}" if content else receipt
+        noted: str | list[str | dict[Any, Any]] = ending_with(content, receipt)
     else:  # content blocks (a cache marker, say) stay as they are, the receipt after them
         noted = [*content, {"type": "text", "text": receipt}]
     return system.model_copy(update={"content": noted})
@@ -228,7 +229,9 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             warnings.warn(f"ctxrules: {prep.failure()}", stacklevel=3)
             return request, None
         self.last_prep = prep.unwrap()
-        forms = self._forms.setdefault(live.session.session_id, KeptForms())
+        forms = self._forms.get(live.session.session_id)
+        if forms is None:
+            forms = self._forms[live.session.session_id] = KeptForms()
         messages = cast("list[AnyMessage]", forms.convert(self.last_prep.messages))
         system_message = with_receipt(request.system_message, self.last_prep.system)
         return request.override(messages=messages, system_message=system_message), self.last_prep

@@ -188,8 +188,10 @@ class CtxInputFilter:
                 return live
         entries = entries_of(raw)
         synced = self._sync(entries)
-        fits = synced is not None and len(synced.keys) == len(entries)
-        self._known = (synced, raw, len(entries)) if synced is not None and fits else None
+        # Known only when the session holds exactly these entries, one key each.
+        self._known = None
+        if synced is not None and len(synced.keys) == len(entries):
+            self._known = (synced, raw, len(entries))
         return synced
 
     def _continued(self, raw: list[dict[str, object]]) -> LiveSession | None:
