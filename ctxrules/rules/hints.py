@@ -322,6 +322,10 @@ def lookup_hints(
     >>> lookup_hints("use parse_args and load_config; parse_args twice", 40, shown="load_config")
     'names: parse_args'
     """
+    if seen:
+        # Only the text's own names in ``seen`` change the answer: keyed by those, a result
+        # stubbed again at the next batch point finds its answer though the request grew.
+        seen = seen.intersection(names(text))
     key = (text, chars, shown, seen)
     found = _MEMO.found.get(key)
     if found is None:

@@ -147,3 +147,37 @@ def test_a_line_of_code_naming_an_error_type_is_not_a_failure_line() -> None:
         assert lookup_hints(f"ok\n{report}\nmore", 200).startswith(
             f"names: {' '.join(report.split())}"
         )
+
+
+def test_names_seen_elsewhere_key_the_memo_only_by_the_texts_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A request that grew names the result does not hold asks for the same hints: no new work.
+
+    Pending results are stubbed again at every weighed batch point while the request's names
+    in view grow; each answer still equals the hints worked out from the whole ``seen``.
+    """
+    worked: list[frozenset[str]] = []
+    real = hints_module._lookup_hints
+
+    def counting(
+        text: str, chars: int, shown: str, seen: frozenset[str], failure: str | None
+    ) -> str:
+        worked.append(seen)
+        return real(text, chars, shown, seen, failure)
+
+    monkeypatch.setattr(hints_module, "_lookup_hints", counting)
+    text = GO_FILE + "\n// seen_key_marker_9d2e"
+    early = frozenset({"unrelated_name", "other.module"})
+    later = early | {"written_since", "src/new/file.py"}
+    first = lookup_hints(text, 160, seen=early)
+    assert lookup_hints(text, 160, seen=later) == first
+    assert len(worked) == 1
+    assert first == real(text, 160, "", later, None)
+    # A name of the text now in view changes the answer, and is worked out anew.
+    in_view = later | {"HookInput"}
+    changed = lookup_hints(text, 160, seen=in_view)
+    assert changed == real(text, 160, "", in_view, None)
+    assert "HookInput" in first
+    assert "HookInput" not in changed
+    assert len(worked) == 2
