@@ -82,6 +82,8 @@ def chunks_digest(
 
 #: ``summary_at`` before it is derived from the items.
 _UNKNOWN = -2
+#: ``digest`` of a commit whose replaced items are not hashed yet (`ContextCommit.deferring_digest`).
+_DEFERRED = -3
 
 
 def _first_summary(items: Iterable[ContextItem]) -> int:
@@ -121,12 +123,14 @@ class ContextCommit:
     hidden: Spans | None = attrs.field(default=None, eq=False, repr=False)
     summary_at: int = attrs.field(default=_UNKNOWN, eq=False, repr=False)
     replaced: tuple[int, ...] | None = attrs.field(default=None, eq=False, repr=False)
+    #: While the digest is deferred: the commit whose digest is known, and ``replaced`` then.
+    digest_base: ContextCommit | None = attrs.field(default=None, eq=False, repr=False)
     # The id once computed: a store asks for it several times a turn, each a SHA-256 of the
     # header with every rule's mark. A new commit (evolve too) starts without it.
     _id: str | None = attrs.field(default=None, init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        fresh = self.digest < 0
+        fresh = self.digest == -1
         if fresh:
             object.__setattr__(self, "digest", items_digest(self.items))
         if fresh or self.hidden is None:
@@ -144,6 +148,8 @@ class ContextCommit:
         return found
 
     def _content_id(self) -> str:
+        if self.digest == _DEFERRED:
+            return self.with_digest().id
         return "c_" + content_hash(
             {
                 "session_id": self.session_id,
@@ -161,6 +167,8 @@ class ContextCommit:
 
     def append_items(self, new: Iterable[ContextItem]) -> ContextCommit:
         """The commit with ``new`` added at the end; total and digest updated in O(len(new))."""
+        if self.digest == _DEFERRED:
+            return self.with_digest().append_items(new)
         items, digest, total = self.items, self.digest, self.total_tokens
         hidden, summary_at = self.hidden or (), self.summary_at
         for item in new:
@@ -194,9 +202,13 @@ class ContextCommit:
         digest, total = self.digest, self.total_tokens
         hidden, summary_at = self.hidden or (), self.summary_at
         left = -1
+        deferred = digest == _DEFERRED
         for index, item in changes.items():
             old = self.items[index]
-            digest = (digest - position_term(index, old) + position_term(index, item)) % _MODULUS
+            if not deferred:
+                digest = (
+                    digest - position_term(index, old) + position_term(index, item)
+                ) % _MODULUS
             total += item.tokens - old.tokens
             if (old.state is State.SUMMARIZED) is not (item.state is State.SUMMARIZED):
                 hidden = with_position(hidden, index, hidden=item.state is State.SUMMARIZED)
@@ -234,6 +246,7 @@ class ContextCommit:
             items=new,
             digest=items_digest(new),
             total_tokens=sum(i.tokens for i in new),
+            digest_base=None,
             marks=EMPTY_MARKS,
             hidden=None,
             summary_at=_UNKNOWN,
@@ -256,6 +269,8 @@ class ContextCommit:
         if not 0 <= start <= len(self.items):
             msg = f"start {start} is outside the commit's {len(self.items)} items"
             raise IndexError(msg)
+        if self.digest == _DEFERRED:
+            return self.with_digest().with_items_from(start, suffix)
         old = self.items
         moved = list(old.positioned([range(start, len(old))]))
         new = tuple(suffix)
@@ -289,6 +304,37 @@ class ContextCommit:
             summary_at=summary_at,
             replaced=None,
         )
+
+    def deferring_digest(self) -> ContextCommit:
+        """The commit with the digest of items it replaces left for later (`with_digest`).
+
+        A trial run of the rules whose result may be dropped (a batch point weighed and not
+        worth landing) then hashes none of the items it tightens. Everything that needs the
+        digest (``id``, appending, an insertion) works it out first, in O(replaced items).
+        """
+        if self.replaced is None or self.digest == _DEFERRED:
+            return self
+        return attrs.evolve(self, digest=_DEFERRED, digest_base=self)
+
+    def with_digest(self) -> ContextCommit:
+        """The commit with its digest worked out (itself unless `deferring_digest` made it).
+
+        >>> c = ContextCommit("s").append_items([ContextItem("a", "user", tokens=5)]).begin_generation()
+        >>> trial = c.deferring_digest().replace_items({0: ContextItem("a", "user", tokens=2)})
+        >>> trial.with_digest().digest == c.replace_items({0: ContextItem("a", "user", tokens=2)}).digest
+        True
+        """
+        base = self.digest_base
+        if self.digest != _DEFERRED or base is None:
+            return self
+        assert base.replaced is not None  # noqa: S101 - deferring_digest requires it
+        assert self.replaced is not None  # noqa: S101 - only replace_items keeps a digest deferred
+        digest = base.digest
+        for index in set(self.replaced[len(base.replaced) :]):
+            old, new = base.items[index], self.items[index]
+            if new is not old:
+                digest += position_term(index, new) - position_term(index, old)
+        return attrs.evolve(self, digest=digest % _MODULUS, digest_base=None)
 
     def begin_generation(self) -> ContextCommit:
         """The commit as the base of a child, with ``replaced`` empty.

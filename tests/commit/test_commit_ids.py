@@ -133,3 +133,44 @@ def test_tampered_json_is_refused() -> None:
     data["items"][0]["rendered"] = "tampered"
     message = str(commit_from_json(data).failure())
     assert message.startswith(f"malformed commit: id {FIXED.id!r} does not match the content")
+
+
+_REPLACEMENTS = st.lists(
+    st.dictionaries(
+        st.integers(0, len(ITEMS) - 1),
+        st.sampled_from(sorted(ITEM_CHANGES)).map(lambda name: (name, ITEM_CHANGES[name])),
+        max_size=3,
+    ),
+    max_size=4,
+)
+
+
+@given(rounds=_REPLACEMENTS, then=st.sampled_from(["none", "append", "insert", "mark"]))
+def test_invariant_2_a_deferred_digest_gives_the_id_the_eager_one_gives(
+    rounds: list[dict[int, tuple[str, object]]], then: str
+) -> None:
+    """Invariant 2: a deferred digest, once worked out, is the digest hashing as it went gives.
+
+    Items replaced with the digest deferred (a weighed batch point's trial run), then
+    appended to, inserted into or marked, give the same id as the eager path.
+    """
+    base = FIXED.begin_generation()
+    eager, deferred = base, base.deferring_digest()
+    for changes in rounds:
+        replace = {
+            index: attrs.evolve(eager.items[index], **{name: value})  # type: ignore[arg-type]
+            for index, (name, value) in changes.items()
+        }
+        eager, deferred = eager.replace_items(replace), deferred.replace_items(replace)
+    more = [ContextItem("n9", "user", rendered="next", tokens=2)]
+    if then == "append":
+        eager, deferred = eager.append_items(more), deferred.append_items(more)
+    elif then == "insert":
+        eager, deferred = eager.with_items_from(2, more), deferred.with_items_from(2, more)
+    elif then == "mark":
+        eager, deferred = eager.with_mark("m", 1), deferred.with_mark("m", 1)
+    assert deferred.id == eager.id
+    worked = deferred.with_digest()
+    assert worked.digest == eager.digest
+    assert worked.digest_base is None  # a landed commit keeps no chain of trial bases alive
+    assert ContextCommit("x").with_items(eager.items).digest == eager.digest

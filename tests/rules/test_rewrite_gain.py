@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import attrs
 
+import ctxrules.commit.commit as commit_module
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.rules import Facts, NamedRule, Pipeline, age_tool_results
 from ctxrules.rules.batching import (
@@ -57,8 +58,11 @@ def test_the_share_leaves_small_windows_to_the_quarter_rule() -> None:
     assert not Batching(scale_below=16_000).weighs(Facts(context_window=200_000))
 
 
-def _step(text: str, recent: str) -> ContextCommit:
-    """A turn-count point at 200k: one old result pending aging, a large recent one in the tail."""
+def _step(text: str, recent: str, *, hashed: list[int] | None = None) -> ContextCommit:
+    """A turn-count point at 200k: one old result pending aging, a large recent one in the tail.
+
+    ``hashed`` collects the positions whose digest terms the step itself works out.
+    """
     pipeline = Pipeline(
         (NamedRule("age", age_tool_results(1, 200, 40, 0, ())),),
         batching=Batching(
@@ -88,27 +92,50 @@ def _step(text: str, recent: str) -> ContextCommit:
         turn=15,
         tokens=RULER.count(recent),
     )
-    parent = (
-        ContextCommit("s")
-        .with_items([old, tail])
-        .with_mark(BATCH_COUNT, 1)
-        .with_mark(BATCH_TURN, 0)
+    # The rules ran on the parent when its results were recent: their marks are laid down.
+    ruled = pipeline.run(
+        ContextCommit("s").with_items([old, tail]), Facts(context_window=200_000, head_turn=1)
     )
-    grown = parent.append_items([ContextItem("a16", "assistant", rendered="ok", turn=16, tokens=1)])
-    return pipeline.step(
-        parent, grown, Facts(context_window=200_000, head_turn=16, tokenizer=RULER)
+    parent = ruled.with_mark(BATCH_COUNT, 1).with_mark(BATCH_TURN, 0)
+    # As commit generation grows a child: its replaced positions start empty.
+    grown = parent.begin_generation().append_items(
+        [ContextItem("a16", "assistant", rendered="ok", turn=16, tokens=1)]
     )
+    real = commit_module.position_term
+
+    def counting(index: int, item: ContextItem, digest: str | None = None) -> int:
+        if hashed is not None:
+            hashed.append(index)
+        return real(index, item, digest)
+
+    commit_module.position_term = counting  # type: ignore[assignment]
+    try:
+        return pipeline.step(
+            parent, grown, Facts(context_window=200_000, head_turn=16, tokenizer=RULER)
+        )
+    finally:
+        commit_module.position_term = real
 
 
 def test_a_turn_count_point_that_rewrites_more_than_it_frees_waits() -> None:
-    """A small old result before a large recent one: aging it would rewrite the large one for little."""
-    step = _step("def handler(): return 1\n" * 10, "x = 1\n" * 2_000)
+    """A small old result before a large recent one: aging it would rewrite the large one for little.
+
+    The trial run that weighed it hashed nothing: its stub was never part of a commit's id.
+    """
+    hashed: list[int] = []
+    step = _step("def handler(): return 1\n" * 10, "x = 1\n" * 2_000, hashed=hashed)
     assert step.items[0].state is State.FULL
     assert last_batch(step) == (1, None)
+    assert hashed == []
 
 
 def test_a_turn_count_point_that_frees_most_of_what_it_rewrites_lands() -> None:
-    """A large old result before a small recent one ages at the turn-count point."""
-    step = _step("def handler(): return 1\n" * 2_000, "x = 1\n" * 10)
+    """A large old result before a small recent one ages at the turn-count point, its digest right."""
+    hashed: list[int] = []
+    step = _step("def handler(): return 1\n" * 2_000, "x = 1\n" * 10, hashed=hashed)
     assert step.items[0].state is State.AGED
     assert last_batch(step) == (2, BatchReason.TURNS)
+    assert step.digest == ContextCommit("s").with_items(step.items).digest
+    assert step.digest_base is None
+    # The landed stub's term replaces the old one's: worked out once, when it landed.
+    assert sorted(hashed) == [0, 0]
