@@ -61,11 +61,30 @@ class GraphQueries:
         """The SQL condition of a running node."""
         raise NotImplementedError
 
+    def edge(self) -> str | None:
+        """The SQL of the one index over the edge each node has, or None (an index per edge).
+
+        A node has a predecessor or a caller, never both, so one index of the edge it has
+        finds a node's children and callees alike; with two, each node's write changed a
+        page of each (issue 27: about five of the ~54 log pages an agent turn wrote).
+        """
+        return None
+
     def edge_ids(self, session_id: str, edge: Edge, node_id: str, below: int) -> list[str]:
-        """Ids of the nodes under seq ``below`` whose ``edge`` is ``node_id``, in seq order (by index)."""
+        """Ids of the nodes under seq ``below`` whose ``edge`` is ``node_id``, in seq order (by index).
+
+        With one index over both edges (`edge`), the nodes hanging from ``node_id`` by either
+        are found by it, then those by ``edge`` kept.
+        """
         # No seq in the query: with it, the planner walks the seq index instead of the edge's.
-        sql = f"SELECT seq, id FROM nodes WHERE session_id = ? AND {self.field(EDGES[edge])} = ?"  # noqa: S608 - constants of the backend
-        found = sorted(self.rows.all(sql, (session_id, node_id)))
+        field = self.field(EDGES[edge])
+        either = self.edge()
+        if either is None:
+            sql = f"SELECT seq, id FROM nodes WHERE session_id = ? AND {field} = ?"  # noqa: S608 - constants of the backend
+            found = sorted(self.rows.all(sql, (session_id, node_id)))
+        else:
+            sql = f"SELECT seq, id FROM nodes WHERE session_id = ? AND {either} = ? AND {field} = ?"  # noqa: S608 - constants of the backend
+            found = sorted(self.rows.all(sql, (session_id, node_id, node_id)))
         return [str(row[1]) for row in found if row[0] < below]
 
     def metadata_column(self) -> str:

@@ -16,7 +16,7 @@ from ctxrules.rules.handles import handle_for
 from ctxrules.store.chunks import joined_output, pieces_apart
 from ctxrules.store.errors import DamagedRow, row_json
 from ctxrules.store.index_text import index_text
-from ctxrules.store.nodes import EDGES, NEXT_SEQ, Edge, GraphQueries, StoredNode, outline_of
+from ctxrules.store.nodes import NEXT_SEQ, GraphQueries, StoredNode, outline_of
 from ctxrules.store.packing import pack
 from ctxrules.store.rows import Query, Rows, placeholders
 from ctxrules.store.schema import (
@@ -136,21 +136,9 @@ class SqliteNodes(GraphQueries):
         """The SQL of the record's field ``name``: the text of its expression index."""
         return f"json_extract(data, '$.{name}')"
 
-    def edge_ids(self, session_id: str, edge: Edge, node_id: str, below: int) -> list[str]:
-        """Ids of the nodes under seq ``below`` whose ``edge`` is ``node_id``, in seq order (by index).
-
-        One index holds the edge each node has (`ctxrules.store.schema.EDGE_INDEX`): the
-        nodes hanging from ``node_id`` by either edge are found by it, then those by
-        ``edge`` kept.
-        """
-        if not self.edge_index:
-            return super().edge_ids(session_id, edge, node_id, below)
-        sql = (
-            f"SELECT seq, id FROM nodes WHERE session_id = ? AND {EDGE} = ?"  # noqa: S608 - constants
-            f" AND {self.field(EDGES[edge])} = ?"
-        )
-        found = sorted(self.rows.all(sql, (session_id, node_id, node_id)))
-        return [str(row[1]) for row in found if row[0] < below]
+    def edge(self) -> str | None:
+        """The edge index's expression (`ctxrules.store.schema.EDGE_INDEX`), from schema step 8 on."""
+        return EDGE if self.edge_index else None
 
     def running(self) -> str:
         """The SQL condition of a running node: that of its partial index."""

@@ -67,7 +67,11 @@ def _back_to_hex_keys(url: str) -> None:
                 conn.execute(
                     f"ALTER TABLE {table} ALTER COLUMN digest TYPE text USING encode(digest, 'hex')"
                 )
-            conn.execute("DELETE FROM schema_version WHERE version = 11")
+            # And migration 12's one edge index back to the two before it.
+            conn.execute("DROP INDEX nodes_edge")
+            conn.execute("CREATE INDEX nodes_predecessor ON nodes (session_id, predecessor)")
+            conn.execute("CREATE INDEX nodes_caller ON nodes (session_id, caller)")
+            conn.execute("DELETE FROM schema_version WHERE version >= 11")
         return
     conn = sqlite3.connect(url, isolation_level=None)
     conn.create_function("hex_key", 1, lambda key: key.hex())

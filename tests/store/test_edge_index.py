@@ -1,4 +1,4 @@
-"""SQLite keeps one index of the edge each node hangs by (schema step 8), not one per edge.
+"""Stores keep one index of the edge each node hangs by (SQLite step 8, PostgreSQL migration 12).
 
 A node has a predecessor or a caller, never both, so one expression index finds the
 children and the callees of a node alike, and each node's write changes one page of it
@@ -14,9 +14,12 @@ import struct
 from collections import Counter
 from pathlib import Path
 
+import pg_server
+import pytest
+
 from ctxrules.dag import Call, Graph
 from ctxrules.engine.context import Context
-from ctxrules.store import SqliteStore
+from ctxrules.store import SqliteStore, open_store
 from ctxrules.store.schema import EDGE, RESUME_STATE, SCHEMA_VERSION
 from ctxrules.testing.responses import openai_response
 from ctxrules.tokens import HeuristicCounter
@@ -123,3 +126,74 @@ def test_a_version_7_store_upgrades_to_one_edge_index(tmp_path: Path) -> None:
     store.close()
     with _context(path) as ctx:
         assert ctx.openai() == before
+
+
+def _pg_indexes(url: str) -> set[str]:
+    import psycopg  # noqa: PLC0415 - only where the postgres extra is installed
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+        ).fetchall()
+    return {str(name) for (name,) in rows} & EDGE_INDEXES
+
+
+def test_a_postgresql_store_at_migration_11_moves_to_one_edge_index(
+    postgres_server: pg_server.Server,
+) -> None:
+    """PostgreSQL as SQLite: migration 12 makes the two edge indexes one; edges and requests unchanged.
+
+    The children and callees query is planned on the one index (sequential scans off, so
+    the plan names the index the planner can use for it).
+    """
+    psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    from ctxrules.store.postgres.schema import EDGE as PG_EDGE  # noqa: PLC0415
+    from ctxrules.store.postgres.schema import SCHEMA_VERSION as PG_VERSION  # noqa: PLC0415
+
+    url = pg_server.fresh_schema_url(postgres_server)
+    with _pg_context(url) as ctx:
+        for turn in range(4):
+            ctx.add({"role": "user", "content": f"task {turn}"})
+            call = (f"c{turn}", "read_file", {"path": f"m{turn}.py"})
+            reply = ctx.record(openai_response(turn, f"step {turn}", [call], (900, 0)))
+            ctx.add_tool_result(reply.tool_calls[0].id, f"out {turn}\n" * 20)
+            ctx.openai()
+    with psycopg.connect(url, autocommit=True) as conn:
+        # Migration 11 by hand: migration 6's two edge indexes, as it made them.
+        conn.execute("DROP INDEX nodes_edge")
+        conn.execute("CREATE INDEX nodes_predecessor ON nodes (session_id, predecessor)")
+        conn.execute("CREATE INDEX nodes_caller ON nodes (session_id, caller)")
+        conn.execute("DELETE FROM schema_version WHERE version = 12")
+    assert _pg_indexes(url) == {"nodes_predecessor", "nodes_caller"}
+    with open_store(url).unwrap() as store:
+        whole = _edges(store.load_graph("s").unwrap())
+    assert PG_VERSION == 12
+    assert _pg_indexes(url) == {"nodes_edge"}
+    assert any(callees for _, callees in whole.values())
+    with open_store(url).unwrap() as store:
+        resumed = store.resume_session("s").unwrap().graph
+        assert {
+            i: (list(resumed.children_of(i)), list(resumed.callees_of(i))) for i in whole
+        } == whole
+    with psycopg.connect(url) as conn:
+        conn.execute("SET enable_seqscan = off")
+        plan = conn.execute(
+            f"EXPLAIN SELECT seq, id FROM nodes WHERE session_id = 's' AND {PG_EDGE} = 'x'"  # noqa: S608 - a constant
+            " AND predecessor = 'x'"
+        ).fetchall()
+    assert "nodes_edge" in " ".join(str(row[0]) for row in plan)
+    with _pg_context(url) as ctx:
+        again = ctx.openai()
+    with _pg_context(url) as ctx:
+        assert ctx.openai() == again
+
+
+def _pg_context(url: str) -> Context:
+    return Context(
+        model="gpt-4o",
+        window=50_000,
+        store=url,
+        session="s",
+        tokenizer=HeuristicCounter(),
+        clock=lambda: 7.0,
+    )

@@ -16,6 +16,7 @@ from ctxrules.rules.handles import handle_for
 from ctxrules.store.errors import DamagedRow, row_json
 from ctxrules.store.index_text import INDEXED_CHARS
 from ctxrules.store.nodes import GraphQueries, StoredNode, fixed_text
+from ctxrules.store.postgres.schema import EDGE
 from ctxrules.store.postgres.words import body_text, words
 from ctxrules.store.rows import Query, Rows, placeholders
 
@@ -125,6 +126,10 @@ class PgNodes(GraphQueries):
     def field(self, name: str) -> str:
         """The SQL of the record's field ``name`` (``predecessor`` or ``caller``): its column."""
         return name
+
+    def edge(self) -> str:
+        """The edge index's expression (schema migration 12)."""
+        return EDGE
 
     def running(self) -> str:
         """The SQL condition of a running node: that of its partial index."""

@@ -19,6 +19,8 @@ from ctxrules.store.objects import rewrite_inline
 
 #: Any number unique to ctxrules: the advisory lock taken while the schema is migrated.
 _MIGRATION_LOCK = 0x63747872
+#: The edge each node has (a predecessor or a caller, never both), as its index holds it.
+EDGE = "coalesce(predecessor, caller)"
 
 
 #: A function run in a step's transaction after its statements; why it must stop, or None.
@@ -375,6 +377,17 @@ MIGRATIONS = (
         (
             "ALTER TABLE items ALTER COLUMN digest TYPE bytea USING decode(digest, 'hex')",
             "ALTER TABLE trees ALTER COLUMN digest TYPE bytea USING decode(digest, 'hex')",
+        ),
+    ),
+    Migration(
+        12,
+        "one index over the edge each node has, predecessor or caller (never both), as"
+        " SQLite's step 8 made: a node's write changes a page of one random-keyed index, not"
+        " two (issue 27: the PostgreSQL log a turn writes at 100k messages)",
+        (
+            "DROP INDEX nodes_predecessor",
+            "DROP INDEX nodes_caller",
+            f"CREATE INDEX nodes_edge ON nodes (session_id, ({EDGE}))",
         ),
     ),
 )
