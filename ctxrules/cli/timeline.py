@@ -20,7 +20,7 @@ from ctxrules.commit import ContextCommit, State
 from ctxrules.commit.diff import ChangeKind, ItemChange
 from ctxrules.inspect.delta import Delta, ReadChunk, delta, plain
 from ctxrules.inspect.source import CommitSource
-from ctxrules.rules.batching import BatchReason, last_batch
+from ctxrules.rules.batching import BatchReason, held_back, last_batch
 
 #: Changed items listed under a commit; `ctxrules inspect` lists them all.
 CHANGES_SHOWN = 12
@@ -111,9 +111,15 @@ def cache_line(shown: Shown) -> str:
     if before is None:
         return "cache: the first commit, nothing cached before it"
     if changes.extends:
+        held = (
+            "; a turn-count batch point was weighed here and held back: landing the pending"
+            " tightening would have freed too little of what it rewrites"
+            if held_back(before, shown.commit)
+            else ""
+        )
         return (
             f"cache: extends the commit before it "
-            f"({changes.prefix_tokens:,} tokens can be read from the cache)"
+            f"({changes.prefix_tokens:,} tokens can be read from the cache{held})"
         )
     count, why = last_batch(shown.commit)
     landed = why is not None and count != last_batch(before)[0]

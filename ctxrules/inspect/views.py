@@ -21,7 +21,7 @@ from ctxrules.dag import Call, Frozen, thaw
 from ctxrules.generation.generate import node_text
 from ctxrules.inspect.delta import Delta, ReadChunk, delta, plain
 from ctxrules.inspect.layout import node_kind, place_window, window_edges
-from ctxrules.rules.batching import last_batch
+from ctxrules.rules.batching import held_back, last_batch
 from ctxrules.rules.handles import item_handle
 from ctxrules.tokens import allocate
 from ctxrules.tokens.usage import UsageState
@@ -123,6 +123,8 @@ def request_row(request: Request) -> Json:
         "prefix_end": diff.prefix_end,
         "prefix_tokens": diff.prefix_tokens,
         "batch": _batch(request),
+        # A turn-count point weighed and not landed: why pending tightening is still pending.
+        "held": held_back(request.previous, commit),
         "compaction": bool(diff.folded or diff.summary_added),
         "steps": request.steps,
     }

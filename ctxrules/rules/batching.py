@@ -263,6 +263,25 @@ def last_batch(commit: ContextCommit) -> tuple[int, BatchReason | None]:
     return commit.marks.get(BATCH_COUNT, 0), BatchReason(why) if why is not None else None
 
 
+def held_back(before: ContextCommit | None, commit: ContextCommit) -> bool:
+    """Whether ``commit`` is a turn-count point weighed and held back (`declined`), after ``before``.
+
+    Its turn counter restarted with no batch point recorded: landing the pending tightening
+    would have freed too little of what it rewrites, so the request extends the one before.
+
+    >>> from ctxrules.rules.facts import Facts
+    >>> before = ContextCommit("s").with_mark(BATCH_COUNT, 1).with_mark(BATCH_TURN, 0)
+    >>> held_back(before, declined(before, Facts(head_turn=32))), held_back(before, before)
+    (True, False)
+    """
+    if before is None or BATCH_TURN not in before.marks:
+        return False
+    marks, earlier = commit.marks, before.marks
+    return marks.get(BATCH_COUNT) == earlier.get(BATCH_COUNT) and marks.get(
+        BATCH_TURN
+    ) != earlier.get(BATCH_TURN)
+
+
 def stable_items(commit: ContextCommit) -> int:
     """How many leading items were fixed at the last batch point (the cache's stable part)."""
     return min(commit.marks.get(BATCH_ITEMS, 0), len(commit.items))

@@ -14,7 +14,7 @@ from ctxrules import __version__
 from ctxrules.commit import ContextCommit, State
 from ctxrules.commit.diff import ChangeKind, CommitDiff, diff_commits
 from ctxrules.compaction import CompactResult
-from ctxrules.rules.batching import last_batch
+from ctxrules.rules.batching import held_back, last_batch
 from ctxrules.rules.handles import item_handle
 from ctxrules.tokens.usage import ProviderUsage
 
@@ -86,6 +86,7 @@ def request_attributes(
         "ctxrules.occupancy.basis": prep.occupancy.basis.value,
         "ctxrules.decision_path": list(prep.decision_path),
         "ctxrules.batch.point": bool(batched and why is not None),
+        "ctxrules.batch.held": held_back(before, commit),
         "ctxrules.prefix.extends": diff.extends,
         "ctxrules.prefix.break_position": -1 if diff.extends else diff.prefix_end,
         "ctxrules.prefix.tokens": diff.prefix_tokens,

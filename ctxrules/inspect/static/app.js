@@ -186,6 +186,9 @@
   }
 
   // -- the commit timeline -----------------------------------------------------------------
+  const HELD = "A turn-count batch point was weighed here and held back: landing the pending tightening "
+    + "would have freed less than the spec's min_gain_of_rewrite of what it makes the provider write again, "
+    + "so this request extends the one before and the tightening waits for the next batch point.";
   function showTimeline(requests) {
     const names = ["#", "time", "tokens", "items", "added", "tightened", "folded", "cached prefix", "marks"];
     const table = grid("2.5em 8em 4.5em 3.5em 3.5em 6em 4em 7.5em 1fr", {}, head(names),
@@ -197,7 +200,8 @@
       cell({ class: "num" }, fmt(r.items)), cell({ class: "num" }, r.added),
       cell({ class: "num" }, r.tightened), cell({ class: "num" }, r.folded),
       cell({}, r.index === 0 ? "–" : r.extends ? badge("extends") : badge("break", "breaks at " + r.prefix_end)),
-      cell({}, r.batch ? badge("batch", "batch: " + r.batch) : null, " ", r.compaction ? badge("compaction") : null))));
+      cell({}, r.batch ? badge("batch", "batch: " + r.batch) : null, " ", r.compaction ? badge("compaction") : null,
+        r.held ? el("span", { class: "badge held", "data-held": r.index, title: HELD }, "held back") : null))));
     const earlier = state.overview && state.overview.earlier_requests;
     replace("timeline", section("timeline", "Commit timeline (" + (earlier ? "the newest " : "") + requests.length + " requests)", "",
       earlier ? el("p", { class: "muted", "data-earlier-requests": "1" }, "Earlier requests were not read: this session is longer than the inspector reads at once.") : null,
