@@ -70,6 +70,7 @@ def request_json(request: Request) -> dict[str, object]:
         "extends": request.extends,
         "cause": request.cause,
         "batch": request.batch,
+        "held": request.held,
         "compaction": request.compaction,
         "snipped": request.snipped,
         "fidelity": request.fidelity.to_json(),

@@ -22,7 +22,7 @@ from ctxrules.generation import branch_nodes, item_for, node_text
 from ctxrules.render import Message, ToolUseBlock, count_messages
 from ctxrules.render.item import counted
 from ctxrules.render.render import RenderedMessages, item_messages
-from ctxrules.rules.batching import last_batch
+from ctxrules.rules.batching import held_back, last_batch
 from ctxrules.tokens import Tokenizer
 from ctxrules.tokens.usage import ProviderUsage
 
@@ -34,7 +34,8 @@ class Request:
     ``extends`` says whether the request starts with the whole previous request (a pure
     extension); ``cause`` names what broke the prefix when it did not: ``compaction``,
     ``snip``, the reasons of the items that changed (``tail_window``, ``gated``, ``idle``…),
-    or ``other``. ``batch`` names the batch point this request is, if any. ``waited`` says
+    or ``other``. ``batch`` names the batch point this request is, if any; ``held`` says it
+    was a turn-count point weighed and held back (`ctxrules.rules.batching.held_back`). ``waited`` says
     the turn waited for a summary (a compaction in the turn, or a background summary at the
     emergency threshold); ``summary_cost`` is what the summarizer calls read by this turn
     cost (their prompt uncached, their text at the output price).
@@ -61,6 +62,7 @@ class Request:
     fidelity: Fidelity = attrs.field(factory=Fidelity)
     waited: bool = False
     summary_cost: float = 0.0
+    held: bool = False
 
     @property
     def naive_overflows(self) -> bool:
@@ -256,6 +258,7 @@ class _Previous:
     batches: int = 0
     #: The system text sent (None before the first request): a receipt renewed changes it.
     system: str | None = None
+    commit: ContextCommit | None = None
 
 
 def replay(
@@ -374,6 +377,7 @@ def replay(
             fidelity=measured,
             waited=waited(prep),
             summary_cost=summary_cost,
+            held=held_back(last.commit, prep.commit),
         )
         engine.after_turn(recorded.session_id, ProviderUsage(prep.request_tokens), prep)
         last = _Previous(
@@ -385,6 +389,7 @@ def replay(
             naive_cache,
             batches,
             prep.system,
+            prep.commit,
         )
         done.append(request)
         if on_request is not None:

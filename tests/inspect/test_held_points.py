@@ -14,9 +14,14 @@ import pytest
 from inspect_pages import Server, open_page, run_cli, wait_for
 
 from ctxrules import Context
+from ctxrules.cli.replay_report import request_json
 from ctxrules.commit import ContextCommit
+from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.replay import replay
 from ctxrules.inspect.read import Reader
 from ctxrules.rules.batching import BATCH_COUNT, BATCH_TURN
+from ctxrules.spec import load_spec
+from ctxrules.spec.builtin import find_spec
 from ctxrules.store import open_store
 from ctxrules.telemetry.attributes import request_attributes
 from ctxrules.testing.responses import openai_response
@@ -113,3 +118,21 @@ def test_the_page_marks_the_held_back_rows(
         assert all("min_gain_of_rewrite" in (b.get_attribute("title") or "") for b in badges)
     finally:
         server.stop()
+
+
+def test_a_replay_of_the_session_marks_the_same_requests(
+    held_store: tuple[str, list[int], Any],
+) -> None:
+    """Replayed through the default spec, the recorded session's requests 32 and 64 are held back."""
+    store = open_store(held_store[0], read_only=True).unwrap()
+    try:
+        recorded = store.load_session("held").unwrap()
+    finally:
+        store.close()
+    pipeline = load_spec(find_spec("default").unwrap()).unwrap()
+    engine = DefaultContextEngine(pipeline=pipeline, tokenizer=HeuristicCounter())
+    requests = replay(recorded, engine, window=200_000)
+    assert len(requests) == TURNS
+    assert [r.index for r in requests if r.held] == held_store[1]
+    assert all(requests[i].extends and requests[i].batch is None for i in held_store[1])
+    assert all(request_json(r)["held"] is r.held for r in requests)
