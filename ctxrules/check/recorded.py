@@ -12,6 +12,7 @@ from pyrsistent import pmap
 from ctxrules.check.attach import attached_once
 from ctxrules.check.compaction import nothing_lost, summaries_outside_dag
 from ctxrules.check.invariants import one_ruler, one_summary, protocol_valid
+from ctxrules.check.rendered import RenderedChecks
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Role, branch
@@ -85,10 +86,12 @@ def verify_graph(graph: Graph, pipeline: Pipeline, facts: Facts) -> list[Violati
     ruler = whole_session_ruler(facts.tokenizer)
     # The commits are built with the same memo: each text is tokenized once in all.
     facts = attrs.evolve(facts, tokenizer=ruler)
+    # Invariants 10 and 11 read what each request adds to or changes in the one before.
+    rendered = RenderedChecks(ruler)
     for stop in _turn_heads(graph, head):
         built = ensure_latest_commit(known, graph, stop.id, pipeline, facts)
         commit, known = built.unwrap()
-        found += one_ruler(commit, ruler) + protocol_valid(render_commit(commit))
+        found += rendered.check(commit, render_commit(commit))
         found += one_summary(commit) + attached_once(commit)
     if commit is not None:
         found += nothing_lost(commit, graph) + summaries_outside_dag(commit, graph)

@@ -8,12 +8,30 @@ counted in characters given to the ruler, which is exact.
 
 from __future__ import annotations
 
+import importlib
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxrules.check.invariants import one_ruler, protocol_valid
 from ctxrules.check.recorded import _turn_heads, session_head, verify_commits, verify_graph
+from ctxrules.check.rendered import RenderedChecks
+from ctxrules.check.violations import Violation
+from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.dag import Call, Graph
 from ctxrules.generation import NO_COMMITS, ensure_latest_commit
+from ctxrules.render import Message, count_messages, render_commit
 from ctxrules.rules import Facts, Pipeline
+from ctxrules.rules.handles import fold_handle
+from ctxrules.spec import load_spec
+from ctxrules.spec.builtin import find_spec
 from ctxrules.tokens import HeuristicCounter
 from tests.counting_ruler import CountingRuler
+
+#: The module (the package exports a function of the same name).
+recoverable_module = importlib.import_module("ctxrules.check.recoverable")
 
 
 def session(turns: int) -> Graph:
@@ -62,3 +80,108 @@ def test_stored_commits_are_checked_with_each_text_counted_once() -> None:
     ruler = CountingRuler()
     assert verify_commits(commits, graph, ruler) == []
     assert ruler.characters <= 1.1 * history_characters(graph)
+
+
+def _requests(graph: Graph, pipeline: Pipeline) -> list[tuple[ContextCommit, tuple[Message, ...]]]:
+    facts = Facts(tokenizer=HeuristicCounter(), context_window=6_000)
+    built, known = [], NO_COMMITS
+    for stop in _turn_heads(graph, session_head(graph) or ""):
+        commit, known = ensure_latest_commit(known, graph, stop.id, pipeline, facts).unwrap()
+        built.append((commit, render_commit(commit)))
+    return built
+
+
+def test_each_request_is_read_from_where_it_differs_from_the_one_before() -> None:
+    """Invariants 10 and 11 turn by turn read what each request adds or changes, not all of it.
+
+    A 60-turn session at a small window (its results age, and batch points rewrite): the
+    messages read are about those sent once, not the sum over the turns (the square).
+    """
+    graph = session(60)
+    requests = _requests(graph, load_spec(find_spec("default").unwrap()).unwrap())
+    checks = RenderedChecks(HeuristicCounter())
+    for commit, messages in requests:
+        assert checks.check(commit, messages) == []
+    whole = sum(len(messages) for _, messages in requests)
+    assert checks.read <= 3 * len(requests[-1][1]) + 8 * len(requests)
+    assert whole > 8 * checks.read
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    turns=st.integers(1, 14),
+    drops=st.sets(st.integers(0, 40), max_size=4),
+    doubles=st.sets(st.integers(0, 40), max_size=3),
+    wrong=st.sets(st.integers(0, 14), max_size=3),
+)
+def test_turn_by_turn_checks_answer_as_the_whole_request_does(
+    turns: int, drops: set[int], doubles: set[int], wrong: set[int]
+) -> None:
+    """Invariants 10 and 11: the incremental answers equal `one_ruler` and `protocol_valid`'s.
+
+    Requests are broken at random: messages dropped (orphan results, calls without
+    results), repeated (repeated call ids, two results for one call), and counts made
+    wrong; each request shares its head with the one before, as in a session.
+    """
+    graph = session(turns)
+    ruler = HeuristicCounter()
+    checks = RenderedChecks(ruler)
+    for step, (commit, messages) in enumerate(_requests(graph, Pipeline())):
+        broken = [m for i, m in enumerate(messages) if i not in drops]
+        broken += [m for i, m in enumerate(messages) if i in doubles]
+        sent = tuple(broken)
+        counted = (
+            commit
+            if step not in wrong
+            else attrs.evolve(commit, total_tokens=commit.total_tokens + 1)
+        )
+        expected = one_ruler_of(counted, sent, ruler) + protocol_valid(sent)
+        assert checks.check(counted, sent) == expected
+
+
+def one_ruler_of(
+    commit: ContextCommit, messages: tuple[Message, ...], ruler: HeuristicCounter
+) -> list[Violation]:
+    """`one_ruler`, on ``messages`` as sent (the commit's own rendering, or a broken one)."""
+    if messages == render_commit(commit):
+        return one_ruler(commit, ruler)
+    actual = count_messages(messages, ruler)
+    if actual == commit.total_tokens:
+        return []
+    return [
+        Violation(
+            10,
+            (commit.id,),
+            f"total_tokens == {actual} (the rendered count)",
+            str(commit.total_tokens),
+        )
+    ]
+
+
+def test_a_commits_folded_items_are_checked_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Invariant 16 finds each folded item's summary from one reading of the commit, not one per item.
+
+    300 results folded into one summary: the summaries are read once; a summary naming
+    the fold's handle covers all of them, one naming nothing leaves each reported.
+    """
+    graph, items = Graph(), []
+    for n in range(300):
+        graph = graph.append(Call(f"t{n}", "tool", name="cat", output=f"out {n}")).unwrap()
+        items.append(
+            ContextItem(f"t{n}", "tool", state="summarized", rendered=f"out {n}", merged_into="sm")
+        )
+    named = fold_handle(f"t{n}" for n in range(300))
+    reads: list[int] = []
+    real = recoverable_module._covers
+
+    def counting(commit: ContextCommit) -> dict[str, tuple[ContextItem, list[str]]]:
+        reads.append(len(commit.items))
+        return real(commit)
+
+    monkeypatch.setattr(recoverable_module, "_covers", counting)
+    for text, expected in ((f"[summary] [recall {named}]", 0), ("[summary]", 300)):
+        summary = ContextItem("sm", "assistant", state="summary", rendered=text)
+        commit = ContextCommit("s").with_items([summary, *items])
+        found = recoverable_module.recoverable(commit, graph)
+        assert len([v for v in found if "summary that folded it" in v.expected]) == expected
+    assert reads == [301, 301]

@@ -1,0 +1,159 @@
+"""Invariants 10 and 11 on a session's requests turn by turn, each request costing what changed.
+
+`ctxrules.check.recorded.verify_graph` checks the request the pipeline builds at every
+turn. Checked whole, each request counts and scans every message again: a session's
+check grew with the square of its length (2,000 messages: 11 s; 10,000: 13 minutes).
+Between batch points a request extends the one before, and the messages it shares with
+it are the very objects rendered then: their counts and the protocol violations they
+hold are kept, and only the messages from the first one that differs are read. The
+answers are those of `one_ruler` and `protocol_valid` on the whole request, in the same
+order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import attrs
+
+from ctxrules.check.violations import Violation
+from ctxrules.commit import ContextCommit
+from ctxrules.render import Message, ToolResultBlock, ToolUseBlock, count_messages
+from ctxrules.tokens import Tokenizer
+
+#: A violation and the index of the message whose check found it.
+_Found = tuple[int, Violation]
+
+
+def _results_at(messages: Sequence[Message], index: int) -> list[Violation]:
+    """`protocol_valid`'s first pass at one message: its results against the calls before it."""
+    message = messages[index]
+    results = [b.tool_use_id for b in message.blocks if isinstance(b, ToolResultBlock)]
+    if not results:
+        return []
+    previous = messages[index - 1] if index else None
+    calls = (
+        {b.id for b in previous.blocks if isinstance(b, ToolUseBlock)}
+        if previous and previous.role == "assistant"
+        else set()
+    )
+    found = [
+        Violation(
+            11,
+            (result,),
+            "its tool call in the preceding assistant message",
+            "an orphan tool result",
+        )
+        for result in results
+        if result not in calls
+    ]
+    if len(set(results)) < len(results):
+        found.extend(
+            Violation(11, (result,), "one result per tool call", f"{count} results")
+            for result, count in sorted(Counter(results).items())
+            if count > 1
+        )
+    return found
+
+
+def _uses_at(
+    messages: Sequence[Message], index: int, seen: dict[str, int]
+) -> tuple[list[str], list[Violation]]:
+    """`protocol_valid`'s second pass at one message: its call ids, and what they break."""
+    uses = [b.id for b in messages[index].blocks if isinstance(b, ToolUseBlock)]
+    if not uses:
+        return uses, []
+    found = [
+        Violation(11, (call,), "tool call ids unique in the request", "a repeated tool call id")
+        for call in uses
+        if call in seen
+    ]
+    following = messages[index + 1] if index + 1 < len(messages) else None
+    answered = (
+        {b.tool_use_id for b in following.blocks if isinstance(b, ToolResultBlock)}
+        if following
+        else set()
+    )
+    found.extend(
+        Violation(11, (call,), "a result in the next message", "a tool call without its result")
+        for call in uses
+        if call not in answered
+    )
+    return uses, found
+
+
+@attrs.define
+class RenderedChecks:
+    """The last request checked: its messages, their running counts and what they broke.
+
+    ``read`` counts the messages counted or scanned, for tests that bound the work.
+    """
+
+    tokenizer: Tokenizer
+    messages: tuple[Message, ...] = ()
+    #: ``totals[i]``: the count of the first ``i`` messages.
+    totals: list[int] = attrs.field(factory=lambda: [0])
+    results: list[_Found] = attrs.field(factory=list)
+    uses: list[_Found] = attrs.field(factory=list)
+    #: Each call id of the request, and the index of the first message that holds it.
+    first_use: dict[str, int] = attrs.field(factory=dict)
+    read: int = 0
+
+    def check(self, commit: ContextCommit, messages: tuple[Message, ...]) -> list[Violation]:
+        """`one_ruler` of ``commit`` and `protocol_valid` of ``messages`` (its rendering)."""
+        same = self._shared(messages)
+        found = self._ruler(commit, messages, same) + self._protocol(messages, same)
+        self.messages = messages
+        return found
+
+    def _shared(self, messages: tuple[Message, ...]) -> int:
+        """How many leading messages are those of the request before (the same objects)."""
+        before = self.messages
+        known = min(len(before), len(messages))
+        # A list compare runs in C, identity first: a request that extends the last is one.
+        if messages[:known] == before[:known]:
+            return known
+        same = 0
+        while same < known and messages[same] is before[same]:
+            same += 1
+        return same
+
+    def _ruler(
+        self, commit: ContextCommit, messages: tuple[Message, ...], same: int
+    ) -> list[Violation]:
+        del self.totals[same + 1 :]
+        for message in messages[same:]:
+            self.totals.append(self.totals[-1] + count_messages((message,), self.tokenizer))
+        self.read += len(messages) - same
+        actual = self.totals[-1]
+        if commit.total_tokens == actual:
+            return []
+        return [
+            Violation(
+                10,
+                (commit.id,),
+                f"total_tokens == {actual} (the rendered count)",
+                str(commit.total_tokens),
+            )
+        ]
+
+    def _protocol(self, messages: tuple[Message, ...], same: int) -> list[Violation]:
+        # A result's check reads the message before it; a call's, the one after it and the
+        # ids before it: those of the shared messages but the last stand.
+        results_from, uses_from = same, max(same - 1, 0)
+        self.results = [(i, v) for i, v in self.results if i < results_from]
+        self.uses = [(i, v) for i, v in self.uses if i < uses_from]
+        for index in range(results_from, len(messages)):
+            self.results.extend((index, v) for v in _results_at(messages, index))
+        first = self.first_use
+        # Ids in order of first use: those first used from ``uses_from`` on are the last ones.
+        while first and next(reversed(first.values())) >= uses_from:
+            first.popitem()
+        for index in range(uses_from, len(messages)):
+            uses, found = _uses_at(messages, index, first)
+            self.uses.extend((index, v) for v in found)
+            for call in uses:
+                first.setdefault(call, index)
+        self.read += len(messages) - min(results_from, uses_from)
+        return [v for _, v in self.results] + [v for _, v in self.uses]
