@@ -59,10 +59,12 @@ def by_relation(dump: str, names: dict[str, str]) -> dict[str, list[int]]:
     return found
 
 
-def measure(size: int, turns: int, compression: str | None, dump_bin: Path, server: object) -> str:
+def measure(
+    size: int, turns: int, compression: str | None, dump_bin: Path, server: pg_server.Server
+) -> str:
     """The table of one size: WAL a turn right after a checkpoint, by relation."""
-    url = pg_server.fresh_schema_url(server)  # type: ignore[arg-type]
-    admin = server.url()  # type: ignore[attr-defined]
+    url = pg_server.fresh_schema_url(server)
+    admin = server.url()
     if compression:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f"ALTER SYSTEM SET wal_compression = '{compression}'")
@@ -92,10 +94,9 @@ def measure(size: int, turns: int, compression: str | None, dump_bin: Path, serv
             ).fetchall()
         }
     loop.ctx.close()
-    runner = list(server.runner)  # type: ignore[attr-defined]
-    wal = server.root / "data" / "pg_wal"  # type: ignore[attr-defined]
+    wal = server.root / "data" / "pg_wal"
     done = subprocess.run(  # noqa: S603 - our own server's binaries and folder
-        [*runner, str(dump_bin), "-p", str(wal), "-s", str(start[0]), "-e", str(end[0])],
+        [*server.runner, str(dump_bin), "-p", str(wal), "-s", str(start[0]), "-e", str(end[0])],
         capture_output=True,
         text=True,
         check=False,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 
 from ctxrules.check.differing import differing_pairs
 from ctxrules.check.pins import pins_kept
@@ -89,7 +89,11 @@ def locked_untouched(before: ContextCommit, after: ContextCommit) -> list[Violat
 
 def one_ruler(commit: ContextCommit, tokenizer: Tokenizer) -> list[Violation]:
     """Invariant 10: ``total_tokens`` equals the count of what `render_commit` sends."""
-    actual = count_messages(render_commit(commit), tokenizer)
+    return ruler_violations(commit, count_messages(render_commit(commit), tokenizer))
+
+
+def ruler_violations(commit: ContextCommit, actual: int) -> list[Violation]:
+    """Invariant 10 given the rendered count ``actual``: none, or the one it breaks."""
     if commit.total_tokens == actual:
         return []
     return [
@@ -105,55 +109,72 @@ def one_ruler(commit: ContextCommit, tokenizer: Tokenizer) -> list[Violation]:
 def protocol_valid(messages: Sequence[Message]) -> list[Violation]:
     """Invariant 11: every tool result follows its call, once; every call is answered; call ids are unique."""
     found: list[Violation] = []
-    for index, message in enumerate(messages):
-        results = [b.tool_use_id for b in message.blocks if isinstance(b, ToolResultBlock)]
-        if not results:
-            continue
-        previous = messages[index - 1] if index else None
-        calls = (
-            {b.id for b in previous.blocks if isinstance(b, ToolUseBlock)}
-            if previous and previous.role == "assistant"
-            else set()
-        )
-        found.extend(
-            Violation(
-                11,
-                (result,),
-                "its tool call in the preceding assistant message",
-                "an orphan tool result",
-            )
-            for result in results
-            if result not in calls
-        )
-        # Two results for one call (a repeated call id is reported below, where it is made).
-        if len(set(results)) < len(results):
-            found.extend(
-                Violation(11, (result,), "one result per tool call", f"{count} results")
-                for result, count in sorted(Counter(results).items())
-                if count > 1
-            )
+    for index in range(len(messages)):
+        found.extend(result_violations(messages, index))
     seen: set[str] = set()
-    for index, message in enumerate(messages):
-        uses = [b.id for b in message.blocks if isinstance(b, ToolUseBlock)]
-        # Providers reject a repeated call id: a result could pair with the wrong call.
-        found.extend(
-            Violation(11, (call,), "tool call ids unique in the request", "a repeated tool call id")
-            for call in uses
-            if call in seen
-        )
+    for index in range(len(messages)):
+        uses, broken = call_violations(messages, index, seen)
+        found.extend(broken)
         seen.update(uses)
-        following = messages[index + 1] if index + 1 < len(messages) else None
-        answered = (
-            {b.tool_use_id for b in following.blocks if isinstance(b, ToolResultBlock)}
-            if following
-            else set()
+    return found
+
+
+def result_violations(messages: Sequence[Message], index: int) -> list[Violation]:
+    """Invariant 11 at one message: its tool results against the calls of the message before."""
+    results = [b.tool_use_id for b in messages[index].blocks if isinstance(b, ToolResultBlock)]
+    if not results:
+        return []
+    previous = messages[index - 1] if index else None
+    calls = (
+        {b.id for b in previous.blocks if isinstance(b, ToolUseBlock)}
+        if previous and previous.role == "assistant"
+        else set()
+    )
+    found = [
+        Violation(
+            11,
+            (result,),
+            "its tool call in the preceding assistant message",
+            "an orphan tool result",
         )
+        for result in results
+        if result not in calls
+    ]
+    # Two results for one call (a repeated call id is reported where it is made).
+    if len(set(results)) < len(results):
         found.extend(
-            Violation(11, (call,), "a result in the next message", "a tool call without its result")
-            for call in uses
-            if call not in answered
+            Violation(11, (result,), "one result per tool call", f"{count} results")
+            for result, count in sorted(Counter(results).items())
+            if count > 1
         )
     return found
+
+
+def call_violations(
+    messages: Sequence[Message], index: int, seen: Container[str]
+) -> tuple[list[str], list[Violation]]:
+    """Invariant 11 at one message: its call ids, repeated (``seen`` before it) or unanswered."""
+    uses = [b.id for b in messages[index].blocks if isinstance(b, ToolUseBlock)]
+    if not uses:
+        return uses, []
+    # Providers reject a repeated call id: a result could pair with the wrong call.
+    found = [
+        Violation(11, (call,), "tool call ids unique in the request", "a repeated tool call id")
+        for call in uses
+        if call in seen
+    ]
+    following = messages[index + 1] if index + 1 < len(messages) else None
+    answered = (
+        {b.tool_use_id for b in following.blocks if isinstance(b, ToolResultBlock)}
+        if following
+        else set()
+    )
+    found.extend(
+        Violation(11, (call,), "a result in the next message", "a tool call without its result")
+        for call in uses
+        if call not in answered
+    )
+    return uses, found
 
 
 def one_summary(commit: ContextCommit) -> list[Violation]:

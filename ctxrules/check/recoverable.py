@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+
+import attrs
 
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit, ContextItem, State
@@ -41,45 +42,53 @@ def _hides_nothing(item: ContextItem, original: Original) -> bool:
     )
 
 
-#: Per item source id in a commit: its first item, the source ids folded into it, and (once
-#: asked for) the handles its text names and the handle of its fold.
-_Cover = list[Any]
-_Covers = dict[str, _Cover]
-
-
-def _covers(commit: ContextCommit) -> _Covers:
-    """Every summary of the commit with the items folded into it, read in one pass.
+@attrs.define
+class _Covers:
+    """The summaries of one commit and the items folded into each, read once, when first asked.
 
     Looked up per folded item, each lookup read the whole commit twice and the summary's
     text once: a commit's check grew with the square of its length (10,000 messages: 8 s
     a commit).
     """
-    found: _Covers = {}
+
+    commit: ContextCommit
+    #: Per source id: its first item and the source ids folded into it (None: not read yet).
+    folds: dict[str, tuple[ContextItem, list[str]]] | None = None
+    #: Per summary asked about: the handles its text names, and its fold's handle.
+    names: dict[str, tuple[frozenset[str], str]] = attrs.Factory(dict)
+
+    def named(self, item: ContextItem, handle: str) -> bool:
+        """Whether the summary that folded ``item`` names its handle or the fold's handle."""
+        if self.folds is None:
+            self.folds = _folds(self.commit)
+        cover = self.folds.get(item.merged_into) if item.merged_into else None
+        if cover is None:
+            return False
+        found = self.names.get(cover[0].source_node_id)
+        if found is None:
+            # The fold's handle is made of the source ids, its listing names each item's
+            # own handle.
+            found = (frozenset(handles_in(cover[0].rendered)), fold_handle(cover[1]))
+            self.names[cover[0].source_node_id] = found
+        shown, fold = found
+        return handle in shown or fold in shown
+
+
+def _folds(commit: ContextCommit) -> dict[str, tuple[ContextItem, list[str]]]:
+    """Per source id of the commit: its first item and the source ids folded into it, in order."""
+    found: dict[str, tuple[ContextItem, list[str]]] = {}
     members: dict[str, list[str]] = {}
     for item in commit.items:
         if item.source_node_id not in found:
-            found[item.source_node_id] = [item, members.setdefault(item.source_node_id, []), None]
+            found[item.source_node_id] = (item, members.setdefault(item.source_node_id, []))
         if item.merged_into:
             members.setdefault(item.merged_into, []).append(item.source_node_id)
     return found
 
 
-def _named_by_cover(item: ContextItem, covers: _Covers, handle: str) -> bool:
-    """Whether the summary that folded ``item`` names its handle or the fold's handle."""
-    cover = covers.get(item.merged_into) if item.merged_into else None
-    if cover is None:
-        return False
-    if cover[2] is None:
-        # The fold's handle is made of the source ids, its listing names each item's own
-        # handle: both read once per summary.
-        cover[2] = (frozenset(handles_in(cover[0].rendered)), fold_handle(cover[1]))
-    shown, fold = cover[2]
-    return handle in shown or fold in shown
-
-
 def _item_violations(
     item: ContextItem,
-    covers: Callable[[], _Covers],
+    covers: _Covers,
     graph: Graph,
     index: RecallIndex,
     attached: Mapping[str, str],
@@ -100,7 +109,7 @@ def _item_violations(
             found.append(
                 Violation(16, ids, "the handle named in the item's text", item.rendered[:80])
             )
-    elif not _named_by_cover(item, covers(), handle):
+    elif not covers.named(item, handle):
         found.append(
             Violation(16, ids, "the handle named by the summary that folded it", "not named")
         )
@@ -141,13 +150,7 @@ def recoverable(
         Violation(16, (handle, *owners), "one source per handle", f"{len(owners)} sources")
         for handle, owners in index.collisions.items()
     ]
-    read: list[_Covers] = []
-
-    def covers() -> _Covers:
-        if not read:
-            read.append(_covers(commit))
-        return read[0]
-
+    covers = _Covers(commit)
     for item in commit.items:
         if item.state.tightness > State.FULL.tightness:
             found.extend(_item_violations(item, covers, graph, index, attached))

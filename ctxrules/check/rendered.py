@@ -12,75 +12,16 @@ order.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
-
 import attrs
 
+from ctxrules.check.invariants import call_violations, result_violations, ruler_violations
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit
-from ctxrules.render import Message, ToolResultBlock, ToolUseBlock, count_messages
+from ctxrules.render import Message, count_messages
 from ctxrules.tokens import Tokenizer
 
 #: A violation and the index of the message whose check found it.
 _Found = tuple[int, Violation]
-
-
-def _results_at(messages: Sequence[Message], index: int) -> list[Violation]:
-    """`protocol_valid`'s first pass at one message: its results against the calls before it."""
-    message = messages[index]
-    results = [b.tool_use_id for b in message.blocks if isinstance(b, ToolResultBlock)]
-    if not results:
-        return []
-    previous = messages[index - 1] if index else None
-    calls = (
-        {b.id for b in previous.blocks if isinstance(b, ToolUseBlock)}
-        if previous and previous.role == "assistant"
-        else set()
-    )
-    found = [
-        Violation(
-            11,
-            (result,),
-            "its tool call in the preceding assistant message",
-            "an orphan tool result",
-        )
-        for result in results
-        if result not in calls
-    ]
-    if len(set(results)) < len(results):
-        found.extend(
-            Violation(11, (result,), "one result per tool call", f"{count} results")
-            for result, count in sorted(Counter(results).items())
-            if count > 1
-        )
-    return found
-
-
-def _uses_at(
-    messages: Sequence[Message], index: int, seen: dict[str, int]
-) -> tuple[list[str], list[Violation]]:
-    """`protocol_valid`'s second pass at one message: its call ids, and what they break."""
-    uses = [b.id for b in messages[index].blocks if isinstance(b, ToolUseBlock)]
-    if not uses:
-        return uses, []
-    found = [
-        Violation(11, (call,), "tool call ids unique in the request", "a repeated tool call id")
-        for call in uses
-        if call in seen
-    ]
-    following = messages[index + 1] if index + 1 < len(messages) else None
-    answered = (
-        {b.tool_use_id for b in following.blocks if isinstance(b, ToolResultBlock)}
-        if following
-        else set()
-    )
-    found.extend(
-        Violation(11, (call,), "a result in the next message", "a tool call without its result")
-        for call in uses
-        if call not in answered
-    )
-    return uses, found
 
 
 @attrs.define
@@ -126,17 +67,7 @@ class RenderedChecks:
         for message in messages[same:]:
             self.totals.append(self.totals[-1] + count_messages((message,), self.tokenizer))
         self.read += len(messages) - same
-        actual = self.totals[-1]
-        if commit.total_tokens == actual:
-            return []
-        return [
-            Violation(
-                10,
-                (commit.id,),
-                f"total_tokens == {actual} (the rendered count)",
-                str(commit.total_tokens),
-            )
-        ]
+        return ruler_violations(commit, self.totals[-1])
 
     def _protocol(self, messages: tuple[Message, ...], same: int) -> list[Violation]:
         # A result's check reads the message before it; a call's, the one after it and the
@@ -145,13 +76,13 @@ class RenderedChecks:
         self.results = [(i, v) for i, v in self.results if i < results_from]
         self.uses = [(i, v) for i, v in self.uses if i < uses_from]
         for index in range(results_from, len(messages)):
-            self.results.extend((index, v) for v in _results_at(messages, index))
+            self.results.extend((index, v) for v in result_violations(messages, index))
         first = self.first_use
         # Ids in order of first use: those first used from ``uses_from`` on are the last ones.
         while first and next(reversed(first.values())) >= uses_from:
             first.popitem()
         for index in range(uses_from, len(messages)):
-            uses, found = _uses_at(messages, index, first)
+            uses, found = call_violations(messages, index, first)
             self.uses.extend((index, v) for v in found)
             for call in uses:
                 first.setdefault(call, index)

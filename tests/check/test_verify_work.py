@@ -15,10 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxrules.check.invariants import one_ruler, protocol_valid
+from ctxrules.check.invariants import one_ruler, protocol_valid, ruler_violations
 from ctxrules.check.recorded import _turn_heads, session_head, verify_commits, verify_graph
 from ctxrules.check.rendered import RenderedChecks
-from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.dag import Call, Graph
 from ctxrules.generation import NO_COMMITS, ensure_latest_commit
@@ -135,27 +134,10 @@ def test_turn_by_turn_checks_answer_as_the_whole_request_does(
             if step not in wrong
             else attrs.evolve(commit, total_tokens=commit.total_tokens + 1)
         )
-        expected = one_ruler_of(counted, sent, ruler) + protocol_valid(sent)
+        expected = ruler_violations(counted, count_messages(sent, ruler)) + protocol_valid(sent)
+        if sent == messages and step not in wrong:
+            assert expected == one_ruler(counted, ruler) + protocol_valid(render_commit(counted))
         assert checks.check(counted, sent) == expected
-
-
-def one_ruler_of(
-    commit: ContextCommit, messages: tuple[Message, ...], ruler: HeuristicCounter
-) -> list[Violation]:
-    """`one_ruler`, on ``messages`` as sent (the commit's own rendering, or a broken one)."""
-    if messages == render_commit(commit):
-        return one_ruler(commit, ruler)
-    actual = count_messages(messages, ruler)
-    if actual == commit.total_tokens:
-        return []
-    return [
-        Violation(
-            10,
-            (commit.id,),
-            f"total_tokens == {actual} (the rendered count)",
-            str(commit.total_tokens),
-        )
-    ]
 
 
 def test_a_commits_folded_items_are_checked_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,16 +154,26 @@ def test_a_commits_folded_items_are_checked_in_one_pass(monkeypatch: pytest.Monk
         )
     named = fold_handle(f"t{n}" for n in range(300))
     reads: list[int] = []
-    real = recoverable_module._covers
+    summary_reads: list[str] = []
+    real_folds, real_handles = recoverable_module._folds, recoverable_module.handles_in
 
-    def counting(commit: ContextCommit) -> dict[str, tuple[ContextItem, list[str]]]:
+    def folds(commit: ContextCommit) -> dict[str, tuple[ContextItem, list[str]]]:
         reads.append(len(commit.items))
-        return real(commit)
+        return real_folds(commit)
 
-    monkeypatch.setattr(recoverable_module, "_covers", counting)
+    def handles(text: str) -> tuple[str, ...]:
+        if text.startswith("[summary]"):
+            summary_reads.append(text)
+        return real_handles(text)
+
+    monkeypatch.setattr(recoverable_module, "_folds", folds)
+    monkeypatch.setattr(recoverable_module, "handles_in", handles)
     for text, expected in ((f"[summary] [recall {named}]", 0), ("[summary]", 300)):
         summary = ContextItem("sm", "assistant", state="summary", rendered=text)
         commit = ContextCommit("s").with_items([summary, *items])
         found = recoverable_module.recoverable(commit, graph)
         assert len([v for v in found if "summary that folded it" in v.expected]) == expected
+    # Each summary's text is read for its handles twice in all (its own shown handles, and
+    # the folds it covers), not once per item it folded.
+    assert len(summary_reads) == 4
     assert reads == [301, 301]

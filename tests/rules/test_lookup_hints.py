@@ -77,13 +77,13 @@ def test_a_capped_result_names_its_cut_middle_within_max_chars() -> None:
 def test_hints_of_a_huge_result_read_a_bounded_part(monkeypatch: pytest.MonkeyPatch) -> None:
     """A 50 MB output: the hints read at most READ_CHARS of its middle, not the whole."""
     read: list[int] = []
-    real = hints_module.names
+    real = hints_module._known_names
 
-    def counting(text: str) -> list[str]:
+    def counting(text: str) -> tuple[str, ...]:
         read.append(len(text))
         return real(text)
 
-    monkeypatch.setattr(hints_module, "names", counting)
+    monkeypatch.setattr(hints_module, "_known_names", counting)
     huge = ContextItem("n", "tool", rendered="some_name value\n" * 3_200_000, tool_name="cat")
     cap_tool_result(4000, 0.33, hint_chars=1600).on_arrival(huge, Facts())
     assert read
@@ -95,13 +95,13 @@ def test_hints_of_a_text_seen_lately_are_not_worked_out_again(
 ) -> None:
     """The second request for the same hints is answered from the memo, equal to the first."""
     read: list[int] = []
-    real = hints_module.names
+    real = hints_module._known_names
 
-    def counting(text: str) -> list[str]:
+    def counting(text: str) -> tuple[str, ...]:
         read.append(len(text))
         return real(text)
 
-    monkeypatch.setattr(hints_module, "names", counting)
+    monkeypatch.setattr(hints_module, "_known_names", counting)
     text = GO_FILE + "\n// seen_once_marker_7c1f"
     first = lookup_hints(text, 160, shown="paths.RepoRoot")
     assert lookup_hints(text, 160, shown="paths.RepoRoot") == first

@@ -77,6 +77,16 @@ def _context(path: Path) -> Context:
     )
 
 
+def _four_turns(ctx: Context) -> None:
+    """Four turns, each a user message, a reply calling a tool, its result and a request."""
+    for turn in range(4):
+        ctx.add({"role": "user", "content": f"task {turn}"})
+        call = (f"c{turn}", "read_file", {"path": f"m{turn}.py"})
+        reply = ctx.record(openai_response(turn, f"step {turn}", [call], (900, 0)))
+        ctx.add_tool_result(reply.tool_calls[0].id, f"out {turn}\n" * 20)
+        ctx.openai()
+
+
 def _indexes(path: Path) -> set[str]:
     with sqlite3.connect(path) as conn:
         rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'").fetchall()
@@ -92,12 +102,7 @@ def test_a_version_7_store_upgrades_to_one_edge_index(tmp_path: Path) -> None:
     """A store with an index per edge opens at the current version; resumed edges and the next request are as before."""
     path = tmp_path / "old.sqlite"
     with _context(path) as ctx:
-        for turn in range(4):
-            ctx.add({"role": "user", "content": f"task {turn}"})
-            call = (f"c{turn}", "read_file", {"path": f"m{turn}.py"})
-            reply = ctx.record(openai_response(turn, f"step {turn}", [call], (900, 0)))
-            ctx.add_tool_result(reply.tool_calls[0].id, f"out {turn}\n" * 20)
-            ctx.openai()
+        _four_turns(ctx)
     with sqlite3.connect(path, isolation_level=None) as conn:
         # Version 7 by hand: schema step 6's two edge indexes, as it made them.
         conn.execute("DROP INDEX nodes_edge")
@@ -152,12 +157,7 @@ def test_a_postgresql_store_at_migration_11_moves_to_one_edge_index(
 
     url = pg_server.fresh_schema_url(postgres_server)
     with _pg_context(url) as ctx:
-        for turn in range(4):
-            ctx.add({"role": "user", "content": f"task {turn}"})
-            call = (f"c{turn}", "read_file", {"path": f"m{turn}.py"})
-            reply = ctx.record(openai_response(turn, f"step {turn}", [call], (900, 0)))
-            ctx.add_tool_result(reply.tool_calls[0].id, f"out {turn}\n" * 20)
-            ctx.openai()
+        _four_turns(ctx)
     with psycopg.connect(url, autocommit=True) as conn:
         # Migration 11 by hand: migration 6's two edge indexes, as it made them.
         conn.execute("DROP INDEX nodes_edge")
