@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from ctxrules.check.violations import Violation
-from ctxrules.commit import ContextCommit
+from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.commit.attach import is_marker
 from ctxrules.dag import Graph, ancestors, is_merge_instruction
 
 
 def attached_once(commit: ContextCommit) -> list[Violation]:
     """Invariant 6: each source commit is expanded at most once (one pair of markers)."""
-    markers = Counter(i.source_node_id for i in commit.items if is_marker(i))
+    return attached_once_of(commit.items, commit.attached)
+
+
+def attached_once_of(items: Iterable[ContextItem], attached: Collection[str]) -> list[Violation]:
+    """Invariant 6 on a commit's ``items`` and ``attached`` sources (only markers and copies count)."""
+    items = list(items)
+    markers = Counter(i.source_node_id for i in items if is_marker(i))
     found = [
         Violation(6, (marker,), "one expansion per source commit (two markers)", f"{count} markers")
         for marker, count in sorted(markers.items())
@@ -21,18 +27,14 @@ def attached_once(commit: ContextCommit) -> list[Violation]:
     ]
     # A second expansion also shows as the same source node twice under one source.
     copies = Counter(
-        (i.attached_from, i.source_node_id)
-        for i in commit.items
-        if i.attached_from and not is_marker(i)
+        (i.attached_from, i.source_node_id) for i in items if i.attached_from and not is_marker(i)
     )
     found.extend(
         Violation(6, (node,), f"one copy of each node attached from {source}", f"{count} copies")
         for (source, node), count in sorted(copies.items(), key=str)
         if count > 1
     )
-    untracked = sorted(
-        {str(i.attached_from) for i in commit.items if i.attached_from} - set(commit.attached)
-    )
+    untracked = sorted({str(i.attached_from) for i in items if i.attached_from} - set(attached))
     if untracked:
         found.append(
             Violation(

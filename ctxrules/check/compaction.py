@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from ctxrules.check.invariants import one_ruler, one_summary
 from ctxrules.check.violations import Violation
@@ -19,17 +19,25 @@ def is_summary(item: ContextItem) -> bool:
 
 def summaries_outside_dag(commit: ContextCommit, graph: Graph) -> list[Violation]:
     """Invariant 5: no summary item is a DAG node, and no DAG node is a summary."""
-    found = [
+    return summary_items_outside(commit.items, graph) + no_summary_nodes(graph)
+
+
+def summary_items_outside(items: Iterable[ContextItem], graph: Graph) -> list[Violation]:
+    """Invariant 5 on a commit's items: no summary item is a DAG node."""
+    return [
         Violation(5, (item.source_node_id,), "a summary only in commits", "a DAG node with its id")
-        for item in commit.items
+        for item in items
         if is_summary(item) and item.source_node_id in graph
     ]
-    found.extend(
+
+
+def no_summary_nodes(graph: Graph) -> list[Violation]:
+    """Invariant 5 on a graph: no DAG node has a summary's id."""
+    return [
         Violation(5, (node_id,), "no DAG node with a summary id", "a node named sm_…")
         for node_id in graph.nodes
         if node_id.startswith(SUMMARY_ID_PREFIX)
-    )
-    return found
+    ]
 
 
 def _branch_nodes(graph: Graph, head: str | None) -> Iterator[Call]:

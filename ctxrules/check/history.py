@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
+from pyrsistent import pmap, pset
 from returns.result import Success
 
 from ctxrules.check.violations import Violation
-from ctxrules.commit import ContextCommit, commit_from_json, commit_to_json
+from ctxrules.commit import ContextCommit, ContextItem, commit_from_json, commit_to_json
+from ctxrules.commit.commit import chunks_digest
+from ctxrules.commit.item import item_digest
+from ctxrules.commit.serialize import commit_header
+from ctxrules.commit.vector import CHUNK, Chunk, ItemVector
 from ctxrules.dag import Graph, Session, Status
 from ctxrules.render import render_commit
 
@@ -49,14 +57,80 @@ def content_addressed(commit: ContextCommit) -> list[Violation]:
         and rebuilt.unwrap().id == commit.id
     ):
         return []
-    return [
-        Violation(
-            2,
-            (commit.id,),
-            "the same commit and id when rebuilt from its content",
-            "a different one",
+    return [_not_addressed(commit)]
+
+
+def contents_addressed(commits: Iterable[ContextCommit]) -> list[Violation]:
+    """`content_addressed` of each commit in turn, each chunk the commits share rebuilt once.
+
+    A session's stored commits share most of their chunks (the same objects); rebuilt
+    whole, each commit read every item again (10,000 messages: 14 s of `ctxrules verify`).
+    Here each item of a chunk not seen before is rebuilt from its JSON and its digest
+    worked out afresh; a commit is rebuilt from its header and those items, with its
+    items digest summed chunk by chunk. ``content_addressed`` does the same in one pass.
+    """
+    rebuilt: dict[int, tuple[Chunk, bool]] = {}
+    shares: dict[tuple[int, int], tuple[object, int]] = {}
+    found: list[Violation] = []
+    for commit in commits:
+        chunks = [chunk for chunk, _, _ in commit.items.runs(0, len(commit.items))]
+        if not (
+            all(_rebuilds(chunk, rebuilt) for chunk in chunks) and _same(commit, chunks, shares)
+        ):
+            found.append(_not_addressed(commit))
+    return found
+
+
+def _rebuilds(chunk: Chunk, known: dict[int, tuple[Chunk, bool]]) -> bool:
+    """Whether each item of ``chunk`` rebuilt from its JSON is equal, with the digest it carries."""
+    kept = known.get(id(chunk))
+    if kept is None or kept[0] is not chunk:
+        same = True
+        for item in chunk:
+            try:
+                fields: dict[str, Any] = item.to_json()
+                again = ContextItem(**fields)
+            except (TypeError, ValueError):
+                same = False
+                break
+            if again != item or item_digest(again) != item.digest:
+                same = False
+                break
+        # The chunk is kept with its answer, so its id cannot be reused by another.
+        kept = known[id(chunk)] = (chunk, same)
+    return kept[1]
+
+
+def _same(
+    commit: ContextCommit, chunks: list[Chunk], shares: dict[tuple[int, int], tuple[object, int]]
+) -> bool:
+    """Whether the commit rebuilt from its header's JSON and its (rebuilt-equal) items is equal, with its id."""
+    header: dict[str, Any] = commit_header(commit)
+    try:
+        again = ContextCommit(
+            session_id=header["session_id"],
+            parent_ids=tuple(header["parent_ids"]),
+            created_at=header["created_at"],
+            head_node_id=header["head_node_id"],
+            rules_version=header["rules_version"],
+            items=ItemVector.from_chunks(chunks),
+            digest=chunks_digest(chunks, CHUNK, shares),
+            total_tokens=header["total_tokens"],
+            summary=header["summary"],
+            marks=pmap(header["marks"]),
+            attached=pset(header["attached"]),
+            hidden=commit.hidden,
+            summary_at=commit.summary_at,
         )
-    ]
+    except (TypeError, ValueError):
+        return False
+    return again == commit and again.id == commit.id
+
+
+def _not_addressed(commit: ContextCommit) -> Violation:
+    return Violation(
+        2, (commit.id,), "the same commit and id when rebuilt from its content", "a different one"
+    )
 
 
 def render_pure(commit: ContextCommit) -> list[Violation]:

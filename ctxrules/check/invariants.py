@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
 
 from ctxrules.check.differing import differing_pairs
 from ctxrules.check.pins import pins_kept
 from ctxrules.check.violations import Violation
-from ctxrules.commit import ContextCommit, State
+from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.render import Message, ToolResultBlock, ToolUseBlock, count_messages, render_commit
 from ctxrules.tokens import Tokenizer
 
@@ -179,7 +179,12 @@ def call_violations(
 
 def one_summary(commit: ContextCommit) -> list[Violation]:
     """Invariant 12: at most one item is an active summary."""
-    active = tuple(i.source_node_id for i in commit.items if i.state is State.SUMMARY)
+    return one_summary_of(commit.items)
+
+
+def one_summary_of(items: Iterable[ContextItem]) -> list[Violation]:
+    """Invariant 12 on a commit's items (only its summaries count)."""
+    active = tuple(i.source_node_id for i in items if i.state is State.SUMMARY)
     return (
         []
         if len(active) <= 1

@@ -9,9 +9,8 @@ from collections.abc import Iterator
 import attrs
 from pyrsistent import pmap
 
-from ctxrules.check.attach import attached_once
-from ctxrules.check.compaction import nothing_lost, summaries_outside_dag
-from ctxrules.check.invariants import one_ruler, one_summary, protocol_valid
+from ctxrules.check.compaction import no_summary_nodes, nothing_lost, summaries_outside_dag
+from ctxrules.check.notable import NotableChecks
 from ctxrules.check.rendered import RenderedChecks
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit
@@ -88,11 +87,13 @@ def verify_graph(graph: Graph, pipeline: Pipeline, facts: Facts) -> list[Violati
     facts = attrs.evolve(facts, tokenizer=ruler)
     # Invariants 10 and 11 read what each request adds to or changes in the one before.
     rendered = RenderedChecks(ruler)
+    # Invariants 6 and 12 read the few summaries and attached items, kept per shared chunk.
+    notable = NotableChecks(graph)
     for stop in _turn_heads(graph, head):
         built = ensure_latest_commit(known, graph, stop.id, pipeline, facts)
         commit, known = built.unwrap()
         found += rendered.check(commit, render_commit(commit))
-        found += one_summary(commit) + attached_once(commit)
+        found += notable.check(commit)
     if commit is not None:
         found += nothing_lost(commit, graph) + summaries_outside_dag(commit, graph)
     return found
@@ -101,10 +102,17 @@ def verify_graph(graph: Graph, pipeline: Pipeline, facts: Facts) -> list[Violati
 def verify_commits(
     commits: list[ContextCommit], graph: Graph, tokenizer: Tokenizer
 ) -> list[Violation]:
-    """Stored commits against the invariants that apply to them once written: 5, 6, 10, 11, 12."""
+    """Stored commits against the invariants that apply to them once written: 5, 6, 10, 11, 12.
+
+    The commits are read in order, each from where it differs from the one before (a
+    session's stored commits share their chunks): the answers are those of `one_ruler`,
+    `protocol_valid`, `one_summary`, `attached_once` and `summaries_outside_dag` on each.
+    """
     found: list[Violation] = []
-    ruler = whole_session_ruler(tokenizer)
+    rendered = RenderedChecks(whole_session_ruler(tokenizer))
+    notable = NotableChecks(graph)
+    nodes = no_summary_nodes(graph)
     for commit in commits:
-        found += one_ruler(commit, ruler) + protocol_valid(render_commit(commit))
-        found += one_summary(commit) + attached_once(commit) + summaries_outside_dag(commit, graph)
+        found += rendered.check(commit, render_commit(commit))
+        found += notable.check(commit) + notable.outside() + nodes
     return found

@@ -9,8 +9,10 @@ from typing import Any, TextIO
 
 from returns.result import Failure, Success
 
-from ctxrules.check import Violation, content_addressed, recoverable
+from ctxrules.check import Violation, recoverable
+from ctxrules.check.history import contents_addressed
 from ctxrules.check.recorded import session_head, verify_commits, verify_graph
+from ctxrules.check.recoverable import RecoverableChecks
 from ctxrules.cli.options import spec_source
 from ctxrules.dag import Graph, graph_from_jsonl
 from ctxrules.generation import NO_COMMITS, ensure_latest_commit
@@ -95,11 +97,9 @@ def recoverability(  # noqa: PLR0917 - one call site, each argument a loaded par
 ) -> list[Violation]:
     """Invariant 16 on every stored commit, and on the commit the pipeline builds at the head."""
     nodes = node_index(graph, blobs)
-    found = [
-        v
-        for commit in commits
-        for v in recoverable(commit, graph, blobs, nodes=nodes, sources=sources)
-    ]
+    # Stored in order, most commits only add items to the one before: those are checked alone.
+    checks = RecoverableChecks(graph, nodes, sources or {})
+    found = [v for commit in commits for v in checks.check(commit)]
     head = session_head(graph)
     if head is not None and pipeline.rules:
         built = ensure_latest_commit(NO_COMMITS, graph, head, pipeline, facts)
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         total_nodes += len(graph)
         found: list[Violation] = verify_graph(graph, pipeline, facts)
         found += verify_commits(commits, graph, facts.tokenizer)
-        found += [v for c in commits for v in content_addressed(c)]
+        found += contents_addressed(commits)
         found += recoverability(graph, commits, blobs, pipeline, facts, sources)
         violations.extend(found)
     out.writelines(f"{args.path}: {violation.message}\n" for violation in violations)
