@@ -78,9 +78,10 @@ def test_notable_checks_answer_as_the_whole_commit_does(
     """
     graph = Graph().append(Call("sm_0", "assistant", output="a node named like a summary")).unwrap()
     checks = NotableChecks(graph)
-    for commit in _commits(steps, base):
-        if recorded:
-            commit = attrs.evolve(commit, attached=commit.attached | {"c_0", "c_1"})
+    for built in _commits(steps, base):
+        commit = (
+            attrs.evolve(built, attached=built.attached | {"c_0", "c_1"}) if recorded else built
+        )
         assert checks.check(commit) == one_summary(commit) + attached_once(commit)
         assert checks.outside() == summary_items_outside(commit.items, graph)
 
@@ -122,18 +123,19 @@ def test_recoverable_checks_answer_as_the_whole_commit_does(broken: set[int], hi
     nodes = node_index(GRAPH)
     checks = RecoverableChecks(GRAPH, nodes)
     before: ContextCommit | None = None
-    for step, commit in enumerate(COMMITS):
+    for step, built in enumerate(COMMITS):
+        commit = built
         if step in broken:
             changes = {
                 i: attrs.evolve(item, rendered="[cut]" if hide else "[recall h:zzzzzzzz]")
-                for i, item in enumerate(commit.items)
+                for i, item in enumerate(built.items)
                 if item.state.value in {"aged", "cleared"}
             }
-            commit = commit.replace_items(changes) if changes else commit
-        elif before is not None and len(commit.items) > len(before.items):
+            commit = built.replace_items(changes) if changes else built
+        elif before is not None and len(built.items) > len(before.items):
             # The next commit extends the broken one, as between batch points.
-            added = commit.items[len(before.items) :]
-            if commit.items[: len(before.items)] == tuple(COMMITS[step - 1].items):
+            added = built.items[len(before.items) :]
+            if built.items[: len(before.items)] == tuple(COMMITS[step - 1].items):
                 commit = before.append_items(added)
         assert checks.check(commit) == recoverable(commit, GRAPH, nodes=nodes)
         before = commit
