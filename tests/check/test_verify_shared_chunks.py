@@ -9,7 +9,10 @@ read (exact, unlike time).
 
 from __future__ import annotations
 
+import importlib
+
 import attrs
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +32,9 @@ from ctxrules.spec import load_spec
 from ctxrules.spec.builtin import find_spec
 from ctxrules.tokens import HeuristicCounter
 from tests.check.test_verify_work import session
+
+#: The module (the package exports a function of the same name as another module).
+history_module = importlib.import_module("ctxrules.check.history")
 
 #: What a step of a random commit sequence does to the commit before it.
 STEPS = ("plain", "plain", "plain", "summary", "copy", "marker", "replace", "replace_summary")
@@ -165,3 +171,20 @@ def test_contents_addressed_rebuilds_each_shared_chunk_once() -> None:
     expected = [v for commit in commits for v in content_addressed(commit)]
     assert len(expected) == len(commits) - 10
     assert contents_addressed(commits) == expected
+
+
+def test_contents_addressed_hashes_each_shared_chunk_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Thirty commits of 300 to 450 items: each item's digest worked out again about once, not per commit."""
+    commits = _commits([("plain", 0, 5)] * 30, 300)
+    hashed: list[str] = []
+    real = history_module.item_digest
+
+    def counting(item: ContextItem) -> str:
+        hashed.append(item.source_node_id)
+        return real(item)
+
+    monkeypatch.setattr(history_module, "item_digest", counting)
+    assert contents_addressed(commits) == []
+    # Each commit rehashes only its last, partly filled chunk (the one it appended to).
+    assert len(hashed) <= len(commits[-1].items) + 64 * len(commits)
+    assert sum(len(commit.items) for commit in commits) > 3 * len(hashed)
