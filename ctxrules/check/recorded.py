@@ -11,12 +11,11 @@ from pyrsistent import pmap
 
 from ctxrules.check.compaction import no_summary_nodes, nothing_lost, summaries_outside_dag
 from ctxrules.check.notable import NotableChecks
-from ctxrules.check.rendered import RenderedChecks
+from ctxrules.check.rendered import RenderedChecks, RequestRenderer
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Role, branch
 from ctxrules.generation import CommitMap, ensure_latest_commit
-from ctxrules.render import render_commit
 from ctxrules.rules import Facts, Pipeline
 from ctxrules.tokens import Tokenizer
 from ctxrules.tokens.memo import MemoCounter
@@ -86,13 +85,13 @@ def verify_graph(graph: Graph, pipeline: Pipeline, facts: Facts) -> list[Violati
     # The commits are built with the same memo: each text is tokenized once in all.
     facts = attrs.evolve(facts, tokenizer=ruler)
     # Invariants 10 and 11 read what each request adds to or changes in the one before.
-    rendered = RenderedChecks(ruler)
+    rendered, requests = RenderedChecks(ruler), RequestRenderer()
     # Invariants 6 and 12 read the few summaries and attached items, kept per shared chunk.
     notable = NotableChecks(graph)
     for stop in _turn_heads(graph, head):
         built = ensure_latest_commit(known, graph, stop.id, pipeline, facts)
         commit, known = built.unwrap()
-        found += rendered.check(commit, render_commit(commit))
+        found += rendered.check_from(commit, *requests.render(commit))
         found += notable.check(commit)
     if commit is not None:
         found += nothing_lost(commit, graph) + summaries_outside_dag(commit, graph)
@@ -109,10 +108,10 @@ def verify_commits(
     `protocol_valid`, `one_summary`, `attached_once` and `summaries_outside_dag` on each.
     """
     found: list[Violation] = []
-    rendered = RenderedChecks(whole_session_ruler(tokenizer))
+    rendered, requests = RenderedChecks(whole_session_ruler(tokenizer)), RequestRenderer()
     notable = NotableChecks(graph)
     nodes = no_summary_nodes(graph)
     for commit in commits:
-        found += rendered.check(commit, render_commit(commit))
+        found += rendered.check_from(commit, *requests.render(commit))
         found += notable.check(commit) + notable.outside() + nodes
     return found

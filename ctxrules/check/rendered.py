@@ -12,12 +12,17 @@ order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 
 from ctxrules.check.invariants import call_violations, result_violations, ruler_violations
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit
+from ctxrules.commit.layout import visible_ranges
+from ctxrules.commit.vector import CHUNK, EMPTY_ITEMS, ItemVector
 from ctxrules.render import Message, count_messages
+from ctxrules.render.render import span_messages
 from ctxrules.tokens import Tokenizer
 
 #: A violation and the index of the message whose check found it.
@@ -43,10 +48,19 @@ class RenderedChecks:
 
     def check(self, commit: ContextCommit, messages: tuple[Message, ...]) -> list[Violation]:
         """`one_ruler` of ``commit`` and `protocol_valid` of ``messages`` (its rendering)."""
-        same = self._shared(messages)
-        found = self._ruler(commit, messages, same) + self._protocol(messages, same)
+        found = self.check_from(commit, messages, self._shared(messages))
         self.messages = messages
         return found
+
+    def check_from(
+        self, commit: ContextCommit, messages: Sequence[Message], same: int
+    ) -> list[Violation]:
+        """`check`, told that the first ``same`` messages are those of the request checked last.
+
+        `RequestRenderer` knows it from where the commit differs, without comparing.
+        """
+        self.messages = ()  # a later `check` compares with nothing: it reads its request whole
+        return self._ruler(commit, messages, same) + self._protocol(messages, same)
 
     def _shared(self, messages: tuple[Message, ...]) -> int:
         """How many leading messages are those of the request before (the same objects)."""
@@ -61,7 +75,7 @@ class RenderedChecks:
         return same
 
     def _ruler(
-        self, commit: ContextCommit, messages: tuple[Message, ...], same: int
+        self, commit: ContextCommit, messages: Sequence[Message], same: int
     ) -> list[Violation]:
         del self.totals[same + 1 :]
         for message in messages[same:]:
@@ -69,7 +83,7 @@ class RenderedChecks:
         self.read += len(messages) - same
         return ruler_violations(commit, self.totals[-1])
 
-    def _protocol(self, messages: tuple[Message, ...], same: int) -> list[Violation]:
+    def _protocol(self, messages: Sequence[Message], same: int) -> list[Violation]:
         # A result's check reads the message before it; a call's, the one after it and the
         # ids before it: those of the shared messages but the last stand.
         results_from, uses_from = same, max(same - 1, 0)
@@ -88,3 +102,42 @@ class RenderedChecks:
                 first.setdefault(call, index)
         self.read += len(messages) - min(results_from, uses_from)
         return [v for _, v in self.results] + [v for _, v in self.uses]
+
+
+@attrs.define
+class RequestRenderer:
+    """The messages of a session's commits one after another, each rendered from where it differs.
+
+    `render_commit` reads every chunk of a commit for its kept messages (about 800 at
+    100,000 messages), which made a session's check grow with the turns times the chunks. A commit
+    shares every chunk before the first position where it differs from the one before (the
+    same objects, with the same summarized spans before it), so their messages stand: only
+    the chunks from that position are read again. ``read`` counts the chunks read.
+    """
+
+    items: ItemVector = EMPTY_ITEMS
+    messages: list[Message] = attrs.Factory(list)
+    #: ``starts[k]``: the index of the first message of chunk ``k`` (where it would be, if
+    #: the chunk shows nothing), up to the last chunk that shows something.
+    starts: list[int] = attrs.Factory(list)
+    read: int = 0
+
+    def render(self, commit: ContextCommit) -> tuple[list[Message], int]:
+        """The messages of ``commit`` (`render_commit`'s, in a list kept for the next commit), and how many lead unchanged."""
+        items = commit.items
+        first = self.items.first_difference(items)
+        kept = len(self.starts) if first is None else min(first // CHUNK, len(self.starts))
+        same = self.starts[kept] if kept < len(self.starts) else len(self.messages)
+        del self.messages[same:]
+        del self.starts[kept:]
+        for visible in visible_ranges(commit.hidden or (), len(items), kept * CHUNK):
+            at = visible.start
+            for chunk, low, high in items.runs(visible.start, visible.stop):
+                number = at // CHUNK
+                while len(self.starts) <= number:
+                    self.starts.append(len(self.messages))
+                self.messages.extend(span_messages(chunk, low, high))
+                self.read += 1
+                at += high - low
+        self.items = items
+        return self.messages, same

@@ -87,11 +87,11 @@ def render_commit(commit: ContextCommit) -> RenderedMessages:
     # step per message, and a turn's request holds thousands of them.
     messages: list[Message] = []
     for part, low, high in spans:
-        messages.extend(_span_messages(part, low, high))
+        messages.extend(span_messages(part, low, high))
     return RenderedMessages(messages, spans=tuple(spans))
 
 
-def _span_messages(part: tuple[ContextItem, ...], low: int, high: int) -> tuple[Message, ...]:
+def span_messages(part: tuple[ContextItem, ...], low: int, high: int) -> tuple[Message, ...]:
     """The messages of ``part[low:high]``, joined once and kept with a chunk."""
     if not isinstance(part, Chunk):
         return tuple(message for item in part[low:high] for message in item_messages(item))

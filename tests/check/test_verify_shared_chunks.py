@@ -22,11 +22,13 @@ from ctxrules.check.history import contents_addressed
 from ctxrules.check.notable import NotableChecks
 from ctxrules.check.recorded import _turn_heads, session_head
 from ctxrules.check.recoverable import RecoverableChecks
+from ctxrules.check.rendered import RenderedChecks, RequestRenderer
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.commit.attach import MARKER_PREFIX
 from ctxrules.dag import Call, Graph
 from ctxrules.generation import NO_COMMITS, ensure_latest_commit
 from ctxrules.recall.lookup import node_index
+from ctxrules.render import render_commit
 from ctxrules.rules import Facts
 from ctxrules.spec import load_spec
 from ctxrules.spec.builtin import find_spec
@@ -188,3 +190,72 @@ def test_contents_addressed_hashes_each_shared_chunk_once(monkeypatch: pytest.Mo
     # Each commit rehashes only its last, partly filled chunk (the one it appended to).
     assert len(hashed) <= len(commits[-1].items) + 64 * len(commits)
     assert sum(len(commit.items) for commit in commits) > 3 * len(hashed)
+
+
+def test_requests_rendered_from_where_they_differ_equal_render_commit() -> None:
+    """Invariants 10 and 11 read the same messages `render_commit` gives, at every turn.
+
+    The session ages results, lands batch points and folds its oldest items (summarized
+    spans appear and grow), and is then replayed backwards, so every commit differs from the one
+    before somewhere before its end.
+    """
+    # Every tenth turn folds the oldest items, as a compaction does: the span grows.
+    folded = [
+        built.replace_items(
+            {i: attrs.evolve(built.items[i], state="summarized") for i in range(step // 10 * 20)}
+        )
+        if step >= 10
+        else built
+        for step, built in enumerate(COMMITS)
+    ]
+    assert folded[-1].hidden
+    renderer = RequestRenderer()
+    for commit in [*folded, *reversed(folded), folded[-1]]:
+        before = list(renderer.messages)
+        messages, same = renderer.render(commit)
+        whole = render_commit(commit)
+        assert tuple(messages) == tuple(whole)
+        # The messages said to be unchanged are the very objects of the request before.
+        assert all(a is b for a, b in zip(messages[:same], before, strict=False))
+        assert same <= len(before)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(STEPS), st.integers(0, 10_000), st.integers(1, 70)), max_size=25
+    ),
+    base=st.integers(0, 200),
+    folded=st.sets(st.integers(0, 300), max_size=40),
+)
+def test_rendered_requests_check_as_whole_requests_do(
+    steps: list[tuple[str, int, int]], base: int, folded: set[int]
+) -> None:
+    """Invariants 10 and 11 from the renderer equal `RenderedChecks.check` of `render_commit`.
+
+    Random commits, with items folded (summarized spans) at random positions.
+    """
+    ruler = HeuristicCounter()
+    whole, incremental, renderer = RenderedChecks(ruler), RenderedChecks(ruler), RequestRenderer()
+    for built in _commits(steps, base):
+        hide = {
+            i: attrs.evolve(built.items[i], state="summarized")
+            for i in folded
+            if i < len(built.items)
+        }
+        commit = built.replace_items(hide) if hide else built
+        messages, same = renderer.render(commit)
+        assert tuple(messages) == tuple(render_commit(commit))
+        assert incremental.check_from(commit, messages, same) == whole.check(
+            commit, render_commit(commit)
+        )
+
+
+def test_requests_render_the_chunks_a_turn_changed() -> None:
+    """Two hundred commits that each add three items to 640 read a chunk or two each, not all."""
+    commits = _commits([("plain", 0, 3)] * 200, 640)
+    renderer = RequestRenderer()
+    for commit in commits:
+        renderer.render(commit)
+    assert renderer.read <= 10 + 2 * len(commits)
+    assert sum(-(-len(c.items) // 64) for c in commits) > 5 * renderer.read
