@@ -2,7 +2,7 @@
 
 The three read only a commit's notable items: its summaries, attached copies and their
 markers. Looked for in every item of every commit, a session's check grew with the square
-of its length (10,000 messages: 14 s of `ctxrules verify`'s 28; 100,000: hours). A
+of its length (at 10,000 messages, a quarter of `ctxrules verify`'s profile). A
 commit shares all but a few chunks with the one before it (the same objects), so each
 chunk's notable items are found once and kept with it, and a commit reads only the
 chunks from the first position where it differs from the last one checked. The answers

@@ -187,7 +187,8 @@ class RecoverableChecks:
     Between batch points a commit is the one before it with new items at the end: its
     handles, summaries and folds are those of the one before, so every item they share
     has the same answer. Checked whole, each stored commit rebuilt the session's recall
-    index and checked every item again (10,000 messages: 22 s of `ctxrules verify`).
+    index and checked every item again (at 10,000 messages, a third of `ctxrules
+    verify`'s profile).
     ``read`` counts the items checked, for tests that bound the work.
     """
 
