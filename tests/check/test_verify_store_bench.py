@@ -1,0 +1,34 @@
+"""`bench/verify_store.py` on small stores: it makes each store, verifies it and prints a row."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+from types import ModuleType
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "verify_store.py"
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("ctxrules_verify_store_bench", BENCH)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_each_size_is_made_verified_and_timed(tmp_path: Path) -> None:
+    """Two sizes: each row names the messages stored, the turns, a time, and a clean verify."""
+    table = _bench().measure([90, 300], 3, None, tmp_path)
+    rows = table.splitlines()[2:]
+    assert len(rows) == 2, table
+    for row, size in zip(rows, (90, 300), strict=True):
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        messages = int(cells[0].replace(",", ""))
+        # The history, then three turns of a user message, a call and its result.
+        assert messages == size + 3 * 3, row
+        assert int(cells[1]) == size // 3 + 3, row
+        assert float(cells[3]) > 0
+        assert re.fullmatch(rf"ok: {messages} nodes, 0 violations", cells[5]), row
