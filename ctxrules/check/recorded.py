@@ -11,7 +11,7 @@ from pyrsistent import pmap
 
 from ctxrules.check.compaction import no_summary_nodes, nothing_lost, summaries_outside_dag
 from ctxrules.check.notable import NotableChecks
-from ctxrules.check.rendered import RenderedChecks, RequestRenderer
+from ctxrules.check.rendered import RenderedChecks
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Graph, Role, branch
@@ -85,13 +85,13 @@ def verify_graph(graph: Graph, pipeline: Pipeline, facts: Facts) -> list[Violati
     # The commits are built with the same memo: each text is tokenized once in all.
     facts = attrs.evolve(facts, tokenizer=ruler)
     # Invariants 10 and 11 read what each request adds to or changes in the one before.
-    rendered, requests = RenderedChecks(ruler), RequestRenderer()
+    rendered = RenderedChecks(ruler)
     # Invariants 6 and 12 read the few summaries and attached items, kept per shared chunk.
     notable = NotableChecks(graph)
     for stop in _turn_heads(graph, head):
         built = ensure_latest_commit(known, graph, stop.id, pipeline, facts)
         commit, known = built.unwrap()
-        found += rendered.check_from(commit, *requests.render(commit))
+        found += rendered.check(commit)
         found += notable.check(commit)
     if commit is not None:
         found += nothing_lost(commit, graph) + summaries_outside_dag(commit, graph)
@@ -108,10 +108,10 @@ def verify_commits(
     `protocol_valid`, `one_summary`, `attached_once` and `summaries_outside_dag` on each.
     """
     found: list[Violation] = []
-    rendered, requests = RenderedChecks(whole_session_ruler(tokenizer)), RequestRenderer()
+    rendered = RenderedChecks(whole_session_ruler(tokenizer))
     notable = NotableChecks(graph)
     nodes = no_summary_nodes(graph)
     for commit in commits:
-        found += rendered.check_from(commit, *requests.render(commit))
+        found += rendered.check(commit)
         found += notable.check(commit) + notable.outside() + nodes
     return found

@@ -3,11 +3,11 @@
 `ctxrules.check.recorded.verify_graph` checks the request the pipeline builds at every
 turn. Checked whole, each request counts and scans every message again: a session's
 check grew with the square of its length (2,000 messages: 11 s; 10,000: 13 minutes).
-Between batch points a request extends the one before, and the messages it shares with
-it are the very objects rendered then: their counts and the protocol violations they
-hold are kept, and only the messages from the first one that differs are read. The
-answers are those of `one_ruler` and `protocol_valid` on the whole request, in the same
-order.
+A request is rendered from the chunk where its commit first differs from the one before
+(`RequestRenderer`): the messages before are the very objects rendered then, and their
+counts and the protocol violations they hold are kept; only the messages from there are
+read. The answers are those of `one_ruler` and `protocol_valid` on the whole request, in
+the same order.
 """
 
 from __future__ import annotations
@@ -30,6 +30,58 @@ _Found = tuple[int, Violation]
 
 
 @attrs.define
+class RequestRenderer:
+    """The messages of a session's commits one after another, each rendered from where it differs.
+
+    `render_commit` reads every chunk of a commit for its kept messages (about 800 at
+    100,000 messages), which made a session's check grow with the turns times the chunks. A commit
+    shares every chunk before the first position where it differs from the one before (the
+    same objects, with the same summarized spans before it), so their messages stand: only
+    the chunks from that position are read again. ``read`` counts the chunks read.
+    """
+
+    items: ItemVector = EMPTY_ITEMS
+    messages: list[Message] = attrs.Factory(list)
+    #: ``starts[k]``: the index of the first message of chunk ``k`` (where it would be, if
+    #: the chunk shows nothing), up to the last chunk that shows something.
+    starts: list[int] = attrs.Factory(list)
+    read: int = 0
+
+    def render(self, commit: ContextCommit) -> tuple[list[Message], int]:
+        """The messages of ``commit`` (`render_commit`'s, in a list kept for the next commit), and how many lead unchanged.
+
+        The messages said unchanged are the very objects of the last commit's request.
+        """
+        items = commit.items
+        first = self.items.first_difference(items)
+        kept = len(self.starts) if first is None else min(first // CHUNK, len(self.starts))
+        same = self.starts[kept] if kept < len(self.starts) else len(self.messages)
+        before = self.messages[same:]
+        del self.messages[same:]
+        del self.starts[kept:]
+        for visible in visible_ranges(commit.hidden or (), len(items), kept * CHUNK):
+            at = visible.start
+            for chunk, low, high in items.runs(visible.start, visible.stop):
+                number = at // CHUNK
+                while len(self.starts) <= number:
+                    self.starts.append(len(self.messages))
+                self.messages.extend(span_messages(chunk, low, high))
+                self.read += 1
+                at += high - low
+        self.items = items
+        # The chunk read again starts with the items it kept: their messages are the very
+        # objects of before, so they are not read again either.
+        start, messages = same, self.messages
+        while (
+            same < len(messages)
+            and same - start < len(before)
+            and messages[same] is before[same - start]
+        ):
+            same += 1
+        return messages, same
+
+
+@attrs.define
 class RenderedChecks:
     """The last request checked: its messages, their running counts and what they broke.
 
@@ -37,7 +89,7 @@ class RenderedChecks:
     """
 
     tokenizer: Tokenizer
-    messages: tuple[Message, ...] = ()
+    requests: RequestRenderer = attrs.Factory(RequestRenderer)
     #: ``totals[i]``: the count of the first ``i`` messages.
     totals: list[int] = attrs.field(factory=lambda: [0])
     results: list[_Found] = attrs.field(factory=list)
@@ -46,33 +98,15 @@ class RenderedChecks:
     first_use: dict[str, int] = attrs.field(factory=dict)
     read: int = 0
 
-    def check(self, commit: ContextCommit, messages: tuple[Message, ...]) -> list[Violation]:
-        """`one_ruler` of ``commit`` and `protocol_valid` of ``messages`` (its rendering)."""
-        found = self.check_from(commit, messages, self._shared(messages))
-        self.messages = messages
-        return found
+    def check(self, commit: ContextCommit) -> list[Violation]:
+        """`one_ruler` of ``commit`` and `protocol_valid` of its rendering, read from where it differs."""
+        return self.check_from(commit, *self.requests.render(commit))
 
     def check_from(
         self, commit: ContextCommit, messages: Sequence[Message], same: int
     ) -> list[Violation]:
-        """`check`, told that the first ``same`` messages are those of the request checked last.
-
-        `RequestRenderer` knows it from where the commit differs, without comparing.
-        """
-        self.messages = ()  # a later `check` compares with nothing: it reads its request whole
+        """`one_ruler` of ``commit`` and `protocol_valid` of ``messages``, whose first ``same`` are the last request's."""
         return self._ruler(commit, messages, same) + self._protocol(messages, same)
-
-    def _shared(self, messages: tuple[Message, ...]) -> int:
-        """How many leading messages are those of the request before (the same objects)."""
-        before = self.messages
-        known = min(len(before), len(messages))
-        # A list compare runs in C, identity first: a request that extends the last is one.
-        if messages[:known] == before[:known]:
-            return known
-        same = 0
-        while same < known and messages[same] is before[same]:
-            same += 1
-        return same
 
     def _ruler(
         self, commit: ContextCommit, messages: Sequence[Message], same: int
@@ -102,42 +136,3 @@ class RenderedChecks:
                 first.setdefault(call, index)
         self.read += len(messages) - min(results_from, uses_from)
         return [v for _, v in self.results] + [v for _, v in self.uses]
-
-
-@attrs.define
-class RequestRenderer:
-    """The messages of a session's commits one after another, each rendered from where it differs.
-
-    `render_commit` reads every chunk of a commit for its kept messages (about 800 at
-    100,000 messages), which made a session's check grow with the turns times the chunks. A commit
-    shares every chunk before the first position where it differs from the one before (the
-    same objects, with the same summarized spans before it), so their messages stand: only
-    the chunks from that position are read again. ``read`` counts the chunks read.
-    """
-
-    items: ItemVector = EMPTY_ITEMS
-    messages: list[Message] = attrs.Factory(list)
-    #: ``starts[k]``: the index of the first message of chunk ``k`` (where it would be, if
-    #: the chunk shows nothing), up to the last chunk that shows something.
-    starts: list[int] = attrs.Factory(list)
-    read: int = 0
-
-    def render(self, commit: ContextCommit) -> tuple[list[Message], int]:
-        """The messages of ``commit`` (`render_commit`'s, in a list kept for the next commit), and how many lead unchanged."""
-        items = commit.items
-        first = self.items.first_difference(items)
-        kept = len(self.starts) if first is None else min(first // CHUNK, len(self.starts))
-        same = self.starts[kept] if kept < len(self.starts) else len(self.messages)
-        del self.messages[same:]
-        del self.starts[kept:]
-        for visible in visible_ranges(commit.hidden or (), len(items), kept * CHUNK):
-            at = visible.start
-            for chunk, low, high in items.runs(visible.start, visible.stop):
-                number = at // CHUNK
-                while len(self.starts) <= number:
-                    self.starts.append(len(self.messages))
-                self.messages.extend(span_messages(chunk, low, high))
-                self.read += 1
-                at += high - low
-        self.items = items
-        return self.messages, same

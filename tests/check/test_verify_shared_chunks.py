@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from ctxrules.check import attached_once, content_addressed, one_summary, recoverable
 from ctxrules.check.compaction import summary_items_outside
 from ctxrules.check.history import contents_addressed
+from ctxrules.check.invariants import one_ruler, protocol_valid
 from ctxrules.check.notable import NotableChecks
 from ctxrules.check.recorded import _turn_heads, session_head
 from ctxrules.check.recoverable import RecoverableChecks
@@ -231,12 +232,12 @@ def test_requests_rendered_from_where_they_differ_equal_render_commit() -> None:
 def test_rendered_requests_check_as_whole_requests_do(
     steps: list[tuple[str, int, int]], base: int, folded: set[int]
 ) -> None:
-    """Invariants 10 and 11 from the renderer equal `RenderedChecks.check` of `render_commit`.
+    """Invariants 10 and 11 read from where each commit differs equal `one_ruler` and `protocol_valid`.
 
     Random commits, with items folded (summarized spans) at random positions.
     """
     ruler = HeuristicCounter()
-    whole, incremental, renderer = RenderedChecks(ruler), RenderedChecks(ruler), RequestRenderer()
+    incremental, renderer = RenderedChecks(ruler), RequestRenderer()
     for built in _commits(steps, base):
         hide = {
             i: attrs.evolve(built.items[i], state="summarized")
@@ -244,11 +245,9 @@ def test_rendered_requests_check_as_whole_requests_do(
             if i < len(built.items)
         }
         commit = built.replace_items(hide) if hide else built
-        messages, same = renderer.render(commit)
-        assert tuple(messages) == tuple(render_commit(commit))
-        assert incremental.check_from(commit, messages, same) == whole.check(
-            commit, render_commit(commit)
-        )
+        whole = render_commit(commit)
+        assert tuple(renderer.render(commit)[0]) == tuple(whole)
+        assert incremental.check(commit) == one_ruler(commit, ruler) + protocol_valid(whole)
 
 
 def test_requests_render_the_chunks_a_turn_changed() -> None:
