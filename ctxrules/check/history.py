@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pyrsistent import pmap, pset
 from returns.result import Success
 
 from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit, ContextItem, commit_from_json, commit_to_json
 from ctxrules.commit.commit import chunks_digest
 from ctxrules.commit.item import item_digest
-from ctxrules.commit.serialize import commit_header
+from ctxrules.commit.serialize import commit_header, commit_of_header
 from ctxrules.commit.vector import CHUNK, Chunk, ItemVector
 from ctxrules.dag import Graph, Session, Status
 from ctxrules.render import render_commit
@@ -106,24 +105,15 @@ def _same(
     commit: ContextCommit, chunks: list[Chunk], shares: dict[tuple[int, int], tuple[object, int]]
 ) -> bool:
     """Whether the commit rebuilt from its header's JSON and its (rebuilt-equal) items is equal, with its id."""
-    header: dict[str, Any] = commit_header(commit)
     try:
-        again = ContextCommit(
-            session_id=header["session_id"],
-            parent_ids=tuple(header["parent_ids"]),
-            created_at=header["created_at"],
-            head_node_id=header["head_node_id"],
-            rules_version=header["rules_version"],
-            items=ItemVector.from_chunks(chunks),
+        again = commit_of_header(
+            commit_header(commit),
+            ItemVector.from_chunks(chunks),
             digest=chunks_digest(chunks, CHUNK, shares),
-            total_tokens=header["total_tokens"],
-            summary=header["summary"],
-            marks=pmap(header["marks"]),
-            attached=pset(header["attached"]),
             hidden=commit.hidden,
             summary_at=commit.summary_at,
         )
-    except (TypeError, ValueError):
+    except (KeyError, TypeError, ValueError):
         return False
     return again == commit and again.id == commit.id
 

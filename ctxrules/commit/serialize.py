@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -11,6 +12,7 @@ from returns.result import Failure, Result, Success
 from ctxrules.commit.commit import ContextCommit
 from ctxrules.commit.errors import CommitError
 from ctxrules.commit.item import ContextItem
+from ctxrules.commit.vector import ItemVector
 
 
 @attrs.frozen
@@ -49,6 +51,32 @@ def commit_to_json(commit: ContextCommit) -> dict[str, object]:
     }
 
 
+def commit_of_header(
+    header: Mapping[str, Any],
+    items: Sequence[ContextItem] | ItemVector,
+    **derived: Any,  # noqa: ANN401 - ContextCommit's own keywords, passed through
+) -> ContextCommit:
+    """The commit of a header's JSON fields (`commit_header`) with these items.
+
+    ``derived`` passes what the items already give (``digest``, ``hidden``, ``summary_at``)
+    instead of working it out again. Raises `KeyError` for a missing field, `TypeError` or
+    `ValueError` for a wrong one.
+    """
+    return ContextCommit(
+        session_id=header["session_id"],
+        parent_ids=tuple(header["parent_ids"]),
+        created_at=header["created_at"],
+        head_node_id=header["head_node_id"],
+        rules_version=header["rules_version"],
+        items=items,
+        total_tokens=header["total_tokens"],
+        summary=header["summary"],
+        marks=pmap(header.get("marks", {})),
+        attached=pset(header.get("attached", ())),
+        **derived,
+    )
+
+
 def commit_from_json(data: Any) -> Result[ContextCommit, CommitError]:  # noqa: ANN401 - parsed JSON
     """Rebuild a commit; fails if a field is missing or the id does not match the content.
 
@@ -61,19 +89,7 @@ def commit_from_json(data: Any) -> Result[ContextCommit, CommitError]:  # noqa: 
     if not isinstance(data, dict):
         return Failure(MalformedCommit(f"expected an object, found {type(data).__name__}"))
     try:
-        items = [ContextItem(**item) for item in data["items"]]
-        commit = ContextCommit(
-            session_id=data["session_id"],
-            parent_ids=tuple(data["parent_ids"]),
-            created_at=data["created_at"],
-            head_node_id=data["head_node_id"],
-            rules_version=data["rules_version"],
-            items=items,
-            total_tokens=data["total_tokens"],
-            summary=data["summary"],
-            marks=pmap(data.get("marks", {})),
-            attached=pset(data.get("attached", ())),
-        )
+        commit = commit_of_header(data, [ContextItem(**item) for item in data["items"]])
     except KeyError as err:
         return Failure(MalformedCommit(f"missing field {err.args[0]!r}"))
     except (TypeError, ValueError) as err:
