@@ -205,15 +205,16 @@ class RecoverableChecks:
 
     def check(self, commit: ContextCommit) -> list[Violation]:
         """What `recoverable` finds in ``commit`` (with these ``nodes`` and ``sources``)."""
-        added = self._added(commit)
+        added: Sequence[ContextItem] | None = self._added(commit)
         if added is None:
             self.index = recall_index(self.graph, commit, nodes=self.nodes, sources=self.sources)
             self.collisions = _collisions(self.index)
             self.answers, added = [], commit.items
-        if commit.attached and self.attached is None:
-            self.attached = attached_texts(self.sources)
-        attached = self.attached if commit.attached and self.attached is not None else {}
-        added = list(added)
+        attached: Mapping[str, str] = {}
+        if commit.attached:
+            if self.attached is None:
+                self.attached = attached_texts(self.sources)
+            attached = self.attached
         self.read += len(added)
         self.answers = self.answers + _items_violations(
             added, _Covers(commit), self.graph, self.index, attached
