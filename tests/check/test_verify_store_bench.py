@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 from types import ModuleType
+
+from tests.module_files import load_file
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "verify_store.py"
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("ctxrules_verify_store_bench", BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file("ctxrules_verify_store_bench", BENCH)
 
 
 def test_each_size_is_made_verified_and_timed(tmp_path: Path) -> None:

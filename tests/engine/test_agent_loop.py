@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 from ctxrules.importers import import_session
 from ctxrules.tokens import load_encoding
+from tests.module_files import load_file
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "agent_loop.py"
 
 
 def _example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("agent_loop", EXAMPLE)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file("agent_loop", EXAMPLE)
 
 
 def test_200_turns_never_exceed_the_window_and_occupancy_is_what_was_sent(

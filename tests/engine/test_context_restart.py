@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,6 +10,7 @@ from types import ModuleType
 
 from ctxrules.commit import State
 from ctxrules.store import open_store
+from tests.module_files import load_file
 
 AGENT = Path(__file__).with_name("restart_agent.py")
 TURNS = 16
@@ -24,12 +24,7 @@ def _agent(*args: str) -> list[str]:
 
 
 def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("restart_agent", AGENT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file("restart_agent", AGENT)
 
 
 def _killed_when_ready(mode: str, store: Path, turns: int) -> None:

@@ -8,7 +8,6 @@ and check the kept tracker against one rebuilt from the whole history.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sqlite3
 from pathlib import Path
@@ -22,18 +21,14 @@ from ctxrules.store import SqliteStore, open_store
 from ctxrules.store.objects import object_key
 from ctxrules.store.packing import pack, unpack
 from ctxrules.tokens import HeuristicCounter
+from tests.module_files import load_file
 
 AGENT = Path(__file__).parents[1] / "engine" / "restart_agent.py"
 SESSION = "restart-demo"
 
 
 def _agent() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("restart_agent", AGENT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file("restart_agent", AGENT)
 
 
 def _turn(agent: ModuleType, ctx: Context, clock: list[float], turn: int) -> str:

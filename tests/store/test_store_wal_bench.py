@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 from types import ModuleType
@@ -10,16 +9,13 @@ from types import ModuleType
 import pg_server
 import pytest
 
+from tests.module_files import load_file
+
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "store_wal.py"
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("ctxrules_store_wal_bench", BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file("ctxrules_store_wal_bench", BENCH)
 
 
 def test_a_turns_wal_is_laid_out_by_the_relations_it_changed(
