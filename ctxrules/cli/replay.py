@@ -20,6 +20,7 @@ from ctxrules.cli.options import (
     spec_source,
 )
 from ctxrules.cli.replay_report import print_summary, replay_json, totals, write_report
+from ctxrules.cli.stored_log import names_store, read_stored, session_wanted
 from ctxrules.compaction import Summarizer
 from ctxrules.dag import Role, Session
 from ctxrules.engine import DefaultContextEngine
@@ -96,6 +97,15 @@ def _read(path: str, skip_bad: bool) -> ImportResult | str:
     )
 
 
+def _source_log(path: str, session: str | None, skip_bad: bool) -> ImportResult | str:
+    """The log to replay: a recorded one, or a store's session (``--session``)."""
+    if not names_store(path):
+        if session is not None:
+            return f"--session {session}: {path} is a recorded log, not a store"
+        return _read(path, skip_bad)
+    return session_wanted(path) if session is None else read_stored(path, session)
+
+
 def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str, str, bool] | str:
     """The session, the engine, the log's path and format, and whether the spec offers search.
 
@@ -110,7 +120,7 @@ def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str
     if isinstance(source, Failure):
         return str(source.failure())
     path = args.path or str(bundled_session())
-    result = _read(path, args.skip_bad)
+    result = _source_log(path, args.session, args.skip_bad)
     if isinstance(result, str):
         return result
     if args.allow_imports:
@@ -142,6 +152,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         sys.stderr.write(setup + "\n")
         return 2
     session, engine, path, fmt, offers_search = setup
+    # A stored session is named with its store: one store holds many.
+    label = Path(path).name + (f" {args.session}" if args.session is not None else "")
     # With --json, stdout is the one JSON document; what people read goes to stderr.
     document, out = (out, sys.stderr) if args.json else (None, out)
     requests = replay(
@@ -153,10 +165,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         search=offers_search,
     )
     if document is not None:
-        found = replay_json(requests, Path(path).name, args.provider)
+        found = replay_json(requests, label, args.provider)
         document.write(json.dumps(found, indent=1) + "\n")
     else:
-        print_summary(requests, Path(path).name, out)
+        print_summary(requests, label, out)
     figures = totals(requests)
     # A request snip cut is not a saving: the model would not have had what it needed.
     cut = f", {figures['snipped']:,.0f} requests cut to fit" if figures["snipped"] else ""
@@ -187,7 +199,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if status:
             return status
     if args.report is not None:
-        problem = write_report(requests, Path(path).name, Path(args.report))
+        problem = write_report(requests, label, Path(args.report))
         if problem is not None:
             sys.stderr.write(problem + "\n")
             return 2
@@ -258,8 +270,13 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
         "path",
         nargs="?",
         default=None,
-        help="a recorded session (Claude Code, OpenAI chat, LangChain, ctxrules JSON Lines); "
-        "default: the bundled example session",
+        help="a recorded session (Claude Code, OpenAI chat, LangChain, ctxrules JSON Lines) "
+        "or a store with --session; default: the bundled example session",
+    )
+    parser.add_argument(
+        "--session",
+        default=None,
+        help="with a store as PATH: replay this stored session (stored back as SESSION.replay)",
     )
     parser.add_argument(
         "--spec",

@@ -11,6 +11,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.cli.listing import format_listing, session_line
+from ctxrules.cli.stored_log import missing_session, names_store, session_wanted
 from ctxrules.cli.terminal import printable
 from ctxrules.cli.timeline import format_timeline, read_timeline
 from ctxrules.dag import graph_to_jsonl
@@ -86,10 +87,6 @@ def _start(store: Any, source: CommitSource, session: str) -> Result[Start, Any]
     return Success(Start(last, note))
 
 
-def _missing(store: str, session: str) -> str:
-    return f"no session {session!r} in {store}: `ctxrules show {store}` lists the sessions"
-
-
 def _list(store: Any, path: str, limit: int, out: TextIO) -> int:  # noqa: ANN401 - SqliteStore
     listed = store.list_sessions()
     if isinstance(listed, Failure):
@@ -143,7 +140,7 @@ def run_show(args: argparse.Namespace, out: TextIO) -> int:
 def _session_failed(store: str, session: str, problem: object) -> int:
     """Say why a session could not be read (naming the stored ones if it is unknown); exit 2."""
     unknown = isinstance(problem, UnknownSession)
-    sys.stderr.write((_missing(store, session) if unknown else f"{problem}") + "\n")
+    sys.stderr.write((missing_session(store, session) if unknown else f"{problem}") + "\n")
     return 2
 
 
@@ -162,6 +159,9 @@ def run_export(args: argparse.Namespace, out: TextIO) -> int:
             return _session_failed(args.path, args.session, exported.failure())
         out.write(exported.unwrap())
         return 0
+    if names_store(args.path):
+        sys.stderr.write(session_wanted(args.path) + "\n")
+        return 2
     imported = import_session(args.path, format=args.format, skip_bad=args.skip_bad)
     if isinstance(imported, Failure):
         sys.stderr.write(f"{imported.failure()}\n")

@@ -14,6 +14,7 @@ from ctxrules.check.history import contents_addressed
 from ctxrules.check.recorded import session_head, verify_commits, verify_graph
 from ctxrules.check.recoverable import RecoverableChecks
 from ctxrules.cli.options import spec_source
+from ctxrules.cli.stored_log import names_store
 from ctxrules.dag import Graph, graph_from_jsonl
 from ctxrules.generation import NO_COMMITS, ensure_latest_commit
 from ctxrules.recall.lookup import node_index
@@ -27,10 +28,6 @@ HEURISTIC = "heuristic"
 #: One loaded session: its id, graph, stored commits, offloaded originals by handle, and the
 #: commits its commits attached (by id), which hold the originals of attached items.
 Loaded = tuple[str, Graph, list[Any], dict[str, str], dict[str, Any]]
-
-SQLITE_HEADER = b"SQLite format 3\x00"
-#: Arguments that name a store by URL rather than a file to sniff.
-STORE_URLS = ("postgresql://", "postgres://", "sqlite://")
 
 
 def _from_store(path: str, session: str | None) -> list[Loaded] | str:
@@ -69,14 +66,12 @@ def _from_store(path: str, session: str | None) -> list[Loaded] | str:
 
 
 def _load(path: str, session: str | None) -> list[Loaded] | str:
-    if path.startswith(STORE_URLS):
+    if names_store(path):
         return _from_store(path, session)
     try:
         data = Path(path).read_bytes()
     except OSError as error:
         return f"{path}: cannot read: {error}"
-    if data.startswith(SQLITE_HEADER):
-        return _from_store(path, session)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -1,0 +1,103 @@
+"""A store named where a recorded log is expected: told apart by its header, read by session.
+
+`Context` keeps a live session in a store; ``replay`` and ``export`` read recorded logs. A
+store given to them is not a log: with ``--session`` its session is read as one (the
+same JSON Lines ``ctxrules export --session`` writes), without it the error names the
+option and the store's sessions, not the bytes that failed to decode.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import attrs
+from returns.result import Failure
+
+from ctxrules.importers import ImportResult, import_text
+from ctxrules.store.errors import UnknownSession
+
+#: The first bytes of every SQLite database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
+#: Arguments that name a store by URL rather than a file to sniff.
+STORE_URLS = ("postgresql://", "postgres://", "sqlite://")
+#: Sessions named in the error when none is given; the rest are counted.
+NAMED_SESSIONS = 10
+
+
+def names_store(path: str) -> bool:
+    """Whether ``path`` is a store's URL or a SQLite file (read by its header, not whole)."""
+    if path.startswith(STORE_URLS):
+        return True
+    try:
+        with Path(path).open("rb") as file:
+            return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
+def _open(path: str) -> Any:  # noqa: ANN401 - a Store, imported lazily
+    from ctxrules.store import open_store  # noqa: PLC0415 - the store is the only I/O layer
+
+    # Reading must not write: a read-only folder or a store in use by an agent is fine.
+    opened = open_store(path, read_only=True)
+    return str(opened.failure()) if isinstance(opened, Failure) else opened.unwrap()
+
+
+def missing_session(store: str, session: str) -> str:
+    """The error for a session the store does not hold, naming the command that lists them."""
+    return f"no session {session!r} in {store}: `ctxrules show {store}` lists the sessions"
+
+
+def session_wanted(path: str) -> str:
+    """The error for a store given without ``--session``: what to pass, and which sessions it holds."""
+    store = _open(path)
+    if isinstance(store, str):
+        return store
+    try:
+        listed = store.list_sessions()
+    finally:
+        store.close()
+    if isinstance(listed, Failure):
+        return f"{path}: {listed.failure()}"
+    ids = [info.id for info in listed.unwrap()]
+    if not ids:
+        return f"{path} is a ctxrules store with no sessions yet: there is nothing to read"
+    shown = ", ".join(repr(i) for i in ids[:NAMED_SESSIONS])
+    more = f" and {len(ids) - NAMED_SESSIONS} more" if len(ids) > NAMED_SESSIONS else ""
+    return (
+        f"{path} is a ctxrules store, not a recorded log: name one of its sessions with "
+        f"--session ({shown}{more})"
+    )
+
+
+def read_stored(path: str, session: str) -> ImportResult | str:
+    """The stored session as an imported log (its graph, as ``export --session`` writes it), or why not."""
+    store = _open(path)
+    if isinstance(store, str):
+        return store
+    try:
+        exported = store.export_jsonl(session)
+    finally:
+        store.close()
+    if isinstance(exported, Failure):
+        problem = exported.failure()
+        return (
+            missing_session(path, session) if isinstance(problem, UnknownSession) else str(problem)
+        )
+    imported = import_text(exported.unwrap(), format="ctxrules-jsonl", source_name=path)
+    if isinstance(imported, Failure):
+        return str(imported.failure())
+    result = imported.unwrap()
+    # Its own id: a run stored back into the same store never moves the live session's head.
+    replayed = attrs.evolve(result.session, session_id=replay_id(session))
+    return attrs.evolve(result, session=replayed)
+
+
+def replay_id(session: str) -> str:
+    """The id a replay of stored ``session`` runs (and is stored) under: never the session's own.
+
+    >>> replay_id("main")
+    'main.replay'
+    """
+    return f"{session}.replay"

@@ -1,0 +1,140 @@
+"""`ctxrules replay` and `export` given a store: a live session replayed by name, or told how."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxrules import Context
+from ctxrules.cli.main import main
+from ctxrules.cli.stored_log import names_store, replay_id
+from ctxrules.dag import graph_from_jsonl
+from ctxrules.store import open_store
+from ctxrules.tokens import HeuristicCounter
+
+TURNS = 12
+
+
+def _live_session(store: Path, session: str) -> None:
+    """A scripted agent loop through `Context` with a store: a read per turn, then a reply."""
+    clock = [1_000.0]
+    ctx = Context(
+        model="gpt-4o",
+        window=16_000,
+        store=str(store),
+        session=session,
+        tokenizer=HeuristicCounter(),
+        clock=lambda: clock[0],
+    )
+    for turn in range(TURNS):
+        clock[0] += 30
+        ctx.add({"role": "user", "content": f"step {turn}: read src/mod_{turn}.py"})
+        ctx.openai()
+        call = {
+            "id": f"c{turn}",
+            "type": "function",
+            "function": {"name": "read", "arguments": json.dumps({"path": f"src/mod_{turn}.py"})},
+        }
+        ctx.record({"choices": [{"message": {"role": "assistant", "tool_calls": [call]}}]})
+        ctx.add_tool_result(f"c{turn}", f"def handler_{turn}():\n    return {turn}\n" * 40)
+        ctx.openai()
+        ctx.record({"choices": [{"message": {"role": "assistant", "content": f"done {turn}"}}]})
+    ctx.close()
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def live_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store holding two sessions an agent loop wrote."""
+    store = tmp_path_factory.mktemp("live") / "agent.sqlite"
+    _live_session(store, "main")
+    _live_session(store, "other")
+    return store
+
+
+def test_a_stored_session_replays_by_name_and_leaves_the_store_as_it_was(
+    live_store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every LLM call of the live session is replayed; the store read is not written."""
+    before = _digest(live_store)
+    args = ["replay", str(live_store), "--session", "main", "--window", "16000"]
+    assert main([*args, "--store", ":memory:", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["source"] == "agent.sqlite main"
+    assert found["totals"]["requests"] == 2 * TURNS
+    assert found["totals"]["over_window"] == 0
+    assert main([*args, "--store", ":memory:"]) == 0
+    assert "0 invariant-16 violations" in capsys.readouterr().out
+    assert _digest(live_store) == before
+
+
+def test_a_replay_stored_back_gets_its_own_id_and_the_live_head_stays(
+    live_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Stored into the store it came from, the run is ``SESSION.replay``; the session's head is kept."""
+    store = tmp_path / "copy.sqlite"
+    store.write_bytes(live_store.read_bytes())
+    opened = open_store(str(store)).unwrap()
+    head = opened.get_head("main").unwrap()
+    nodes = opened.export_jsonl("main").unwrap()
+    opened.close()
+    assert main(["replay", str(store), "--session", "main", "--store", str(store)]) == 0
+    assert f"stored session {replay_id('main')} in {store}" in capsys.readouterr().out
+    opened = open_store(str(store)).unwrap()
+    try:
+        assert opened.get_head("main").unwrap() == head
+        sessions = sorted(info.id for info in opened.list_sessions().unwrap())
+        assert sessions == ["main", "main.replay", "other"]
+        # The replayed session holds the very messages of the live one.
+        replayed = graph_from_jsonl(opened.export_jsonl("main.replay").unwrap()).unwrap()
+        assert replayed.nodes == graph_from_jsonl(nodes).unwrap().nodes
+    finally:
+        opened.close()
+
+
+@pytest.mark.parametrize("command", ["replay", "export"])
+def test_a_store_without_a_session_names_the_option_and_the_sessions(
+    command: str, live_store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not "not UTF-8 text at byte 31": what to pass, and the sessions to choose from."""
+    assert main([command, str(live_store)]) == 2
+    err = capsys.readouterr().err
+    assert "is a ctxrules store, not a recorded log" in err
+    assert "--session ('main', 'other')" in err
+    assert "UTF-8" not in err
+    assert "Traceback" not in err
+
+
+def test_an_unknown_session_or_a_log_with_a_session_is_refused_with_the_way_out(
+    live_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A session the store lacks points at `ctxrules show`; ``--session`` on a log says it is a log."""
+    assert main(["replay", str(live_store), "--session", "nope"]) == 2
+    assert f"no session 'nope' in {live_store}: `ctxrules show" in capsys.readouterr().err
+    log = tmp_path / "main.jsonl"
+    assert main(["export", str(live_store), "--session", "main"]) == 0
+    log.write_text(capsys.readouterr().out, encoding="utf-8")
+    assert main(["replay", str(log), "--session", "main"]) == 2
+    assert "is a recorded log, not a store" in capsys.readouterr().err
+
+
+def test_a_store_is_told_from_a_log_by_its_header_or_url(live_store: Path, tmp_path: Path) -> None:
+    """A SQLite file whatever its name, a store URL; not a log, a missing file or an empty one."""
+    renamed = tmp_path / "session.jsonl"
+    renamed.write_bytes(live_store.read_bytes())
+    empty = tmp_path / "empty.sqlite"
+    empty.touch()
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"id": "u1", "role": "user", "content": "hi"}\n', encoding="utf-8")
+    assert names_store(str(renamed))
+    assert names_store("postgresql://me@db/ctx")
+    assert names_store("sqlite:////tmp/x.db")
+    assert not names_store(str(log))
+    assert not names_store(str(empty))
+    assert not names_store(str(tmp_path / "missing.sqlite"))
