@@ -2,7 +2,7 @@
 
     python bench/soak.py [--calls 2000] [--windows 16000,32000,128000,200000]
         [--stores none,sqlite,postgresql] [--modes sync,async] [--providers openai,anthropic]
-        [--big 5,50] [--json out.json]
+        [--big 5,50] [--output-chars 40000] [--json out.json]
 
 Each cell of the matrix runs in a process of its own (so its peak memory is its own): the
 agent sends requests built by ``ctx.openai()``/``ctx.anthropic()`` (``aopenai``,
@@ -11,6 +11,9 @@ carry usage, and feeds back tool outputs read from real agent sessions plus synt
 extremes (multi-megabyte outputs, binary-looking text, parallel calls, error results) and,
 now and then, a ``recall`` or ``search_history`` call answered by ``ctx.answer_recall``.
 Each run prints one row of the table and the goals it missed; ``--json`` keeps them all.
+With a store, ``x hist`` is its size over the session's history (``ctxrules export`` plus
+the offloaded originals); ``--output-chars`` makes the outputs larger, real ones run
+together, to see how it moves with what a session holds.
 A turn's time (``cpu@100``, ``cpu@last``: medians over calls 91-110 and the last 20) is the
 CPU time of its `Context` calls, so a shared machine's load does not move it; ``--json`` has
 the wall time beside it.
@@ -44,6 +47,7 @@ from ctxrules.recall import handles_in
 from ctxrules.render import count_messages
 from ctxrules.rules.batching import BATCH_COUNT, BATCH_WHY, BatchReason
 from ctxrules.spec.recall import RecallOptions
+from ctxrules.store import open_store
 from ctxrules.testing.responses import anthropic_response, openai_response
 from ctxrules.tokens.budget import output_reserve_for
 
@@ -91,6 +95,42 @@ def real_outputs(folder: Path = SHARED_SESSIONS) -> Outputs:
                 and node.output.strip()
             )
     return Outputs(tuple(items), source)
+
+
+def joined_outputs(outputs: Outputs, chars: int, seed: int = 3, count: int = 400) -> Outputs:
+    """Tool results of about ``chars`` characters on average, each real results run together.
+
+    A result's length is drawn from ``chars / 4`` to ``7 * chars / 4``; its text is the real
+    results from a random one on, in log order, cut to that length: real text, as large as
+    an agent that reads whole files and long logs gets (issue 27's 600-call session had
+    24 MB of history, about 40,000 characters a call).
+    """
+    rng = random.Random(seed)  # noqa: S311 - a repeatable draw, not a secret
+    pool = outputs.items or (("run", "output"),)
+    items = []
+    for _ in range(count):
+        want = rng.randint(chars // 4, chars * 7 // 4)
+        at = rng.randrange(len(pool))
+        name, parts, length = pool[at][0], [], 0
+        while length < want:
+            text = pool[at % len(pool)][1]
+            parts.append(text)
+            length, at = length + len(text) + 1, at + 1
+        items.append((name, "\n".join(parts)[:want]))
+    return Outputs(tuple(items), f"{outputs.source}, joined to about {chars:,} characters")
+
+
+def history_bytes(where: str | None, session: str = "soak") -> int:
+    """The session's history: its ``ctxrules export`` (UTF-8 bytes) plus its offloaded originals."""
+    if where is None:
+        return 0
+    store = open_store(where, read_only=True).unwrap()
+    try:
+        exported = store.export_jsonl(session).unwrap()
+        blobs = store.session_blobs(session).unwrap()
+    finally:
+        store.close()
+    return len(exported.encode()) + sum(len(text.encode()) for text in blobs.values())
 
 
 def binary_looking(rng: random.Random, size: int = 6_000) -> str:
@@ -333,6 +373,8 @@ class Run:
         seed: int = 1,
     ) -> None:
         self.cell, self.calls, self.where = cell, calls, where
+        #: Bytes of the stored session's history (export plus offloaded originals), once run.
+        self.history = 0
         self.tally = Tally()
         self.agent = Agent(outputs, calls, seed=seed, big=big, recall=True)
         self.now = 1_000_000.0
@@ -563,8 +605,10 @@ class Run:
         wall = time.perf_counter() - started
         self.tally.cpu_s = time.process_time() - cpu
         peak = _peak_rss()
-        size = store_size(self.cell, self.where)
         self.ctx.close()
+        # After close, as the agent leaves it: SQLite has checkpointed its log into the file.
+        size = store_size(self.cell, self.where)
+        self.history = history_bytes(self.where)
         return self.report(wall, max(peak - rss, 0), size)
 
     def _median(self, calls: range, *, wall: bool = False) -> float | None:
@@ -611,6 +655,8 @@ class Run:
             "big_prepare_cpu_s": t.big_prepare_cpu_s,
             "peak_growth_mb": round(growth / MB, 1),
             "store_mb": round(size / MB, 2),
+            "history_mb": round(self.history / MB, 2),
+            "store_x": round(size / self.history, 2) if self.history else None,
         }
         figures["misses"] = misses(figures)
         return figures
@@ -709,6 +755,7 @@ COLUMNS = (
     ("big s", "big_prepare_s", 16),
     ("mem MB", "peak_growth_mb", 7),
     ("store MB", "store_mb", 8),
+    ("x hist", "store_x", 7),
 )
 
 
@@ -744,7 +791,10 @@ def run_cell(
 def _child(args: argparse.Namespace) -> int:
     mode, store, window, provider = args.cell.split(",")
     cell = Cell(mode, store, int(window), provider)
-    figures = run_cell(cell, args.calls, where=args.where or None, big=args.big)
+    outputs = real_outputs()
+    if args.output_chars:
+        outputs = joined_outputs(outputs, args.output_chars)
+    figures = run_cell(cell, args.calls, where=args.where or None, big=args.big, outputs=outputs)
     sys.stdout.write(json.dumps(figures) + "\n")
     return 0
 
@@ -774,6 +824,13 @@ def main() -> int:
     parser.add_argument("--modes", default="sync,async")
     parser.add_argument("--providers", default="openai,anthropic")
     parser.add_argument("--big", type=_ints, default=(5, 50), help="MB of the huge outputs")
+    parser.add_argument(
+        "--output-chars",
+        type=int,
+        default=0,
+        help="tool outputs of about this many characters, real ones run together (default: "
+        "the real outputs as they are)",
+    )
     parser.add_argument("--json", type=Path, help="write every run's figures here")
     parser.add_argument("--cell", help=argparse.SUPPRESS)
     parser.add_argument("--where", help=argparse.SUPPRESS)
@@ -788,7 +845,10 @@ def main() -> int:
     if "postgresql" in stores:
         bindir = pg_server.find_bin()
         server = pg_server.start(bindir) if bindir is not None else "no PostgreSQL binaries"
-    sys.stdout.write(f"tool outputs from {real_outputs().source}\n{header()}\n")
+    source = real_outputs()
+    if args.output_chars:
+        source = joined_outputs(source, args.output_chars)
+    sys.stdout.write(f"tool outputs from {source.source}\n{header()}\n")
     runs: list[dict[str, Any]] = []
     try:
         with tempfile.TemporaryDirectory() as folder:
@@ -831,6 +891,8 @@ def _spawn(cell: Cell, args: argparse.Namespace, where: str | bool | None) -> di
         str(args.calls),
         "--big",
         ",".join(map(str, args.big)),
+        "--output-chars",
+        str(args.output_chars),
         "--where",
         str(where or ""),
     ]

@@ -86,6 +86,21 @@ def test_an_async_loop_on_sqlite_keeps_the_goals(tmp_path: Path) -> None:
     figures = _run("async", "sqlite", 32_000, "anthropic", calls=150, tmp=tmp_path)
     _assert_loop_goals(figures, 88)  # 32k sits on the goal: see above
     assert figures["store_mb"] > 0
+    # The history is the stored session's export: the 5 MB output alone is more than 5 MB.
+    assert figures["history_mb"] > 5
+    assert abs(figures["store_x"] - figures["store_mb"] / figures["history_mb"]) < 0.02
+
+
+def test_joined_outputs_are_real_text_of_about_the_size_asked() -> None:
+    """``--output-chars``: real results run together, lengths around the mean asked, the same each run."""
+    joined = soak.joined_outputs(OUTPUTS, 4_000)
+    lengths = [len(text) for _, text in joined.items]
+    assert all(1_000 <= n <= 7_000 for n in lengths)
+    assert 3_400 <= sum(lengths) / len(lengths) <= 4_600
+    # Each starts where a real result starts (those under 20 characters aside).
+    starts = {text[:20] for _, text in OUTPUTS.items}
+    assert sum(text[:20] in starts for _, text in joined.items) >= 0.9 * len(joined.items)
+    assert joined == soak.joined_outputs(OUTPUTS, 4_000)
 
 
 def test_a_50_mb_output_costs_little_without_a_store() -> None:
