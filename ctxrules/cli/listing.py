@@ -10,6 +10,7 @@ import attrs
 
 from ctxrules.cli.terminal import printable
 from ctxrules.dag import Graph, Role
+from ctxrules.engine.frame import session_source
 
 if TYPE_CHECKING:  # the store is imported only by the commands that open one
     from ctxrules.inspect.source import NodeSource
@@ -50,10 +51,9 @@ def session_line(info: SessionInfo, nodes: NodeSource) -> SessionLine:
     ids = nodes.ids()
     first = nodes.get(ids[0]) if ids else None
     last = nodes.get(ids[-1]) if ids else None
-    fmt = info.metadata.get("format", "-")
     return SessionLine(
         info.id,
-        str(fmt),
+        session_source(info.metadata),
         info.node_count,
         first.created_at if first is not None else None,
         last.created_at if last is not None else None,

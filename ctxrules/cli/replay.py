@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+import attrs
 from returns.result import Failure
 
-from ctxrules.cache import PROFILES
+from ctxrules.cache import PROFILES, profile_for_model
 from ctxrules.cli.listing import first_user_text
 from ctxrules.cli.options import (
     bundled_session,
@@ -20,11 +21,13 @@ from ctxrules.cli.options import (
     spec_source,
 )
 from ctxrules.cli.replay_report import print_summary, replay_json, totals, write_report
-from ctxrules.cli.stored_log import names_store, read_stored, session_wanted
+from ctxrules.cli.stored_log import StoredRun, names_store, read_stored, session_wanted
+from ctxrules.commit import ContextCommit
 from ctxrules.compaction import Summarizer
 from ctxrules.dag import Role, Session
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.background import Simulated
+from ctxrules.engine.frame import RequestFrame
 from ctxrules.engine.recall import memory_search
 from ctxrules.engine.replay import llm_calls, replay
 from ctxrules.engine.turn import SessionState
@@ -35,6 +38,10 @@ from ctxrules.spec.recall import recall_options
 from ctxrules.tokens import default_tokenizer
 
 DEFAULT_STORE = ".ctxrules/store.sqlite"
+
+
+#: The window a log is replayed at when none is given (a stored session has its own).
+DEFAULT_WINDOW = 200_000
 
 
 def _structural(_: object) -> str:
@@ -97,17 +104,40 @@ def _read(path: str, skip_bad: bool) -> ImportResult | str:
     )
 
 
-def _source_log(path: str, session: str | None, skip_bad: bool) -> ImportResult | str:
-    """The log to replay: a recorded one, or a store's session (``--session``)."""
+def _source_log(path: str, session: str | None, skip_bad: bool) -> StoredRun | str:
+    """The log to replay: a recorded one, or a store's session (``--session``) with its frame."""
     if not names_store(path):
         if session is not None:
             return f"--session {session}: {path} is a recorded log, not a store"
-        return _read(path, skip_bad)
+        read = _read(path, skip_bad)
+        return read if isinstance(read, str) else StoredRun(read, None, {})
     return session_wanted(path) if session is None else read_stored(path, session)
 
 
-def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str, str, bool] | str:
-    """The session, the engine, the log's path and format, and whether the spec offers search.
+@attrs.frozen
+class Setup:
+    """What a replay runs: the session and engine, where it came from, and what its requests carry."""
+
+    session: Session
+    engine: DefaultContextEngine
+    path: str
+    fmt: str
+    offers_search: bool
+    frame: RequestFrame | None
+    pins: dict[str, tuple[tuple[str, bool], ...]]
+
+
+def _frame_defaults(args: argparse.Namespace, frame: RequestFrame | None) -> None:
+    # A stored session's window and provider are the live loop's unless given.
+    if args.window is None:
+        args.window = frame.window if frame is not None else DEFAULT_WINDOW
+    if args.provider is None:
+        profile = profile_for_model(frame.model) if frame is not None else None
+        args.provider = profile.name if profile is not None else "anthropic"
+
+
+def _setup(args: argparse.Namespace) -> Setup | str:
+    """The session, the engine, the log's path and format, whether the spec offers search, the frame.
 
     Or the one line saying what is wrong.
     """
@@ -120,9 +150,10 @@ def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str
     if isinstance(source, Failure):
         return str(source.failure())
     path = args.path or str(bundled_session())
-    result = _source_log(path, args.session, args.skip_bad)
-    if isinstance(result, str):
-        return result
+    run = _source_log(path, args.session, args.skip_bad)
+    if isinstance(run, str):
+        return run
+    _frame_defaults(args, run.frame)
     if args.allow_imports:
         import_from_current_folder()
     spec = load_spec(source.unwrap(), allow_imports=args.allow_imports)
@@ -137,12 +168,33 @@ def _setup(args: argparse.Namespace) -> tuple[Session, DefaultContextEngine, str
         summarizer=summarizer,
         tokenizer=default_tokenizer(),
         background=Simulated(latency) if latency is not None else None,
+        # As `Context` does: a gap longer than the model's cache lifetime is a batch point.
+        cache_profile=profile_for_model(run.frame.model) if run.frame is not None else None,
     )
     # The spec loaded, so its [recall] table did too: search is offered when its tools are.
+    # A live session offered them or not as its frame says.
     options = recall_options(source.unwrap())
     offers_search = not isinstance(options, Failure) and options.unwrap().tools
+    if run.frame is not None:
+        offers_search = run.frame.receipts
+    result = run.log
     fmt = str(getattr(result.format, "value", result.format))
-    return result.session, engine, path, fmt, offers_search
+    return Setup(result.session, engine, path, fmt, offers_search, run.frame, run.pins)
+
+
+def _say_frame(setup: Setup, out: TextIO) -> None:
+    """One line saying what a stored session's requests carried beside the history."""
+    frame = setup.frame
+    if frame is None:
+        return
+    ruler = setup.engine.tokenizer
+    system = ruler.count(frame.system) if frame.system else 0
+    pins = sum(1 for asked in setup.pins.values() for _, pinned in asked if pinned)
+    out.write(
+        f"as the live loop sent it: {frame.model}, a {system:,}-token system prompt, "
+        f"{len(frame.tools)} tool schema(s){', receipts' if frame.receipts else ''}"
+        f"{f', {pins} pin(s)' if pins else ''}\n"
+    )
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -151,18 +203,23 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if isinstance(setup, str):
         sys.stderr.write(setup + "\n")
         return 2
-    session, engine, path, fmt, offers_search = setup
+    session, engine, path, fmt = setup.session, setup.engine, setup.path, setup.fmt
     # A stored session is named with its store: one store holds many.
     label = Path(path).name + (f" {args.session}" if args.session is not None else "")
     # With --json, stdout is the one JSON document; what people read goes to stderr.
     document, out = (out, sys.stderr) if args.json else (None, out)
+    _say_frame(setup, out)
+    frame = setup.frame
     requests = replay(
         session,
         engine,
         window=args.window,
         on_request=_progress(out, session),
         profile=PROFILES[args.provider],
-        search=offers_search,
+        search=setup.offers_search,
+        system_prompt=frame.system if frame is not None else None,
+        tools=frame.tools if frame is not None else (),
+        pins=setup.pins,
     )
     if document is not None:
         found = replay_json(requests, label, args.provider)
@@ -221,6 +278,21 @@ def _progress(out: TextIO, session: Any) -> Any:  # noqa: ANN401 - a small callb
     return report
 
 
+def _request_order(state: SessionState, session: Session) -> list[ContextCommit]:
+    """The run's commits in the order of its requests, each request's own last at its head.
+
+    The engine keeps them by id, in an order that changes with the process's hash seed; stored
+    so, the same replay would list its commits differently in each run.
+    """
+    at = {node: seq for seq, node in enumerate(session.graph.order)}
+    final = {commit.id for commit in state.commits.values()}
+
+    def key(commit: ContextCommit) -> tuple[int, bool, str]:
+        return (at.get(commit.head_node_id or "", -1), commit.id in final, commit.id)
+
+    return sorted(state.by_id.values(), key=key)
+
+
 def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO, fmt: str) -> int:  # noqa: ANN401
     from ctxrules.store import open_store, parse_store_url  # noqa: PLC0415 - the only I/O layer
 
@@ -251,7 +323,7 @@ def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO, fm
     try:
         head = store.get_head(session.session_id).value_or(None)
         saved = store.save_session(
-            session, commits=state.by_id.values(), usage=state.usage, expected_head=head
+            session, commits=_request_order(state, session), usage=state.usage, expected_head=head
         )
         if isinstance(saved, Failure):
             sys.stderr.write(f"{saved.failure()}\n")
@@ -284,13 +356,17 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
         help="a built-in spec (default, small-window, cache-sensitive) or a TOML file",
     )
     parser.add_argument(
-        "--window", type=int, default=200_000, help="the model's context window (default 200000)"
+        "--window",
+        type=int,
+        default=None,
+        help="the model's context window (default: a stored session's, else 200000)",
     )
     parser.add_argument(
         "--provider",
         choices=sorted(PROFILES),
-        default="anthropic",
-        help="cache profile the cost is priced under (default anthropic)",
+        default=None,
+        help="cache profile the cost is priced under (default: a stored session's model's, "
+        "else anthropic)",
     )
     parser.add_argument("--summarizer", default=None, help="module:function used for summaries")
     parser.add_argument(

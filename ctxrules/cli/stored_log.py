@@ -14,6 +14,8 @@ from typing import Any
 import attrs
 from returns.result import Failure
 
+from ctxrules.commit import ContextCommit
+from ctxrules.engine.frame import RequestFrame
 from ctxrules.importers import ImportResult, import_text
 from ctxrules.store.errors import UnknownSession
 
@@ -71,27 +73,60 @@ def session_wanted(path: str) -> str:
     )
 
 
-def read_stored(path: str, session: str) -> ImportResult | str:
-    """The stored session as an imported log (its graph, as ``export --session`` writes it), or why not."""
+@attrs.frozen
+class StoredRun:
+    """A stored session to replay: its history, the frame its requests had, and when pins were asked.
+
+    ``pins`` maps a request's head to the (node, pinned) first seen in its stored commit.
+    """
+
+    log: ImportResult
+    frame: RequestFrame | None
+    pins: dict[str, tuple[tuple[str, bool], ...]]
+
+
+def _pins(commits: list[ContextCommit]) -> dict[str, tuple[tuple[str, bool], ...]]:
+    """Each pin and unpin the stored commits show, at the head of the commit that first shows it."""
+    asked: dict[str, tuple[tuple[str, bool], ...]] = {}
+    before: set[str] = set()
+    for commit in commits:
+        now = {item.source_node_id for item in commit.items if item.pinned}
+        changed = [(node, True) for node in sorted(now - before)]
+        changed += [(node, False) for node in sorted(before - now)]
+        if changed and commit.head_node_id is not None:
+            asked[commit.head_node_id] = (*asked.get(commit.head_node_id, ()), *changed)
+        before = now
+    return asked
+
+
+def read_stored(path: str, session: str) -> StoredRun | str:
+    """The stored session as an imported log (its graph, as ``export --session`` writes it) with its frame and pins, or why not."""
     store = _open(path)
     if isinstance(store, str):
         return store
     try:
         exported = store.export_jsonl(session)
+        listed = store.list_sessions()
+        commits = store.commits_for(session)
     finally:
         store.close()
-    if isinstance(exported, Failure):
-        problem = exported.failure()
-        return (
-            missing_session(path, session) if isinstance(problem, UnknownSession) else str(problem)
-        )
+    for result in (exported, listed, commits):
+        if isinstance(result, Failure):
+            problem = result.failure()
+            unknown = isinstance(problem, UnknownSession)
+            return missing_session(path, session) if unknown else str(problem)
     imported = import_text(exported.unwrap(), format="ctxrules-jsonl", source_name=path)
     if isinstance(imported, Failure):
         return str(imported.failure())
     result = imported.unwrap()
     # Its own id: a run stored back into the same store never moves the live session's head.
     replayed = attrs.evolve(result.session, session_id=replay_id(session))
-    return attrs.evolve(result, session=replayed)
+    info = next(info for info in listed.unwrap() if info.id == session)
+    return StoredRun(
+        attrs.evolve(result, session=replayed),
+        RequestFrame.from_metadata(info.metadata),
+        _pins(commits.unwrap()),
+    )
 
 
 def replay_id(session: str) -> str:

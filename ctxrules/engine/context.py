@@ -27,6 +27,7 @@ from ctxrules.dag import Session, Status
 from ctxrules.dag.json_values import clean_text
 from ctxrules.engine.background import LoopTasks
 from ctxrules.engine.default import DefaultContextEngine
+from ctxrules.engine.frame import RequestFrame
 from ctxrules.engine.persist import Keeper, open_session
 from ctxrules.engine.recall import SessionRecall, read_tool_call
 from ctxrules.engine.sdk import AnySummarizer, LoopBridge, anthropic_request, openai_request
@@ -204,7 +205,9 @@ class Context:
     seconds. ``recall`` overrides the spec's ``[recall]`` table (the only way to set it
     with a `Pipeline`). ``agent`` builds the system prompt in layers instead of ``system``:
     identity, workspace files, inline prompt, skill index, then ``memory()``, read again
-    for every request. With a ``summarizer``, ``background`` (the default) writes summaries
+    for every request. A session created in a store keeps its request frame (model, window,
+    system prompt, tool schemas: `ctxrules.engine.frame`) for ``ctxrules replay --session``.
+    With a ``summarizer``, ``background`` (the default) writes summaries
     off the hot path: a thread, or a task on your loop for an ``async`` one, started at the
     recommend threshold; a request waits for one only at the emergency threshold.
 
@@ -295,9 +298,18 @@ class Context:
 
     def _resume(self, store: Store, error: type[ContextError]) -> None:
         session = self.session.session_id
-        self._keeper, self.session = _unwrap(
-            open_session(store, session, self.engine, created_at=self.clock()), error
+        # A new session keeps what its requests send beside the history, for a replay.
+        frame = RequestFrame(
+            self.model,
+            self.window,
+            self._system_prompt().text,
+            self._tools,
+            receipts=bool(self.recall.tools()),
         )
+        opened = open_session(
+            store, session, self.engine, created_at=self.clock(), metadata=frame.to_metadata()
+        )
+        self._keeper, self.session = _unwrap(opened, error)
 
     def _check_room(self) -> None:
         # A window the system prompt and tool schemas fill alone could only send cut requests.

@@ -8,6 +8,8 @@ would have sent.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import attrs
 from immutables import Map
 from returns.result import Failure, Result, Success
@@ -133,9 +135,14 @@ class Keeper:
 
 
 def open_session(
-    store: Store, session_id: str, engine: DefaultContextEngine, *, created_at: float
+    store: Store,
+    session_id: str,
+    engine: DefaultContextEngine,
+    *,
+    created_at: float,
+    metadata: Mapping[str, object] | None = None,
 ) -> Result[tuple[Keeper, Session], StoreError]:
-    """The stored session (its engine state restored) or a new one, and its keeper.
+    """The stored session (its engine state restored) or a new one (with ``metadata``), and its keeper.
 
     Reads the head, the last stored commit's header and tree, the usage and the kept
     reference tracker: the graph's nodes and the commit's chunks are read when first
@@ -146,7 +153,7 @@ def open_session(
     if isinstance(listed, Failure):
         return Failure(listed.failure())
     if session_id not in {info.id for info in listed.unwrap()}:
-        created = store.create_session(session_id, created_at=created_at)
+        created = store.create_session(session_id, created_at=created_at, metadata=metadata)
         return created.map(lambda _: (Keeper(store, session_id), Session(session_id)))
     loaded = store.resume_session(session_id)
     last = store.last_commit(session_id, lazy=True)

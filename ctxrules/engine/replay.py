@@ -270,6 +270,9 @@ def replay(
     profile: CacheProfile | None = None,
     search: bool = False,
     fidelity: bool = True,
+    system_prompt: str | None = None,
+    tools: Sequence[Mapping[str, object]] = (),
+    pins: Mapping[str, Sequence[tuple[str, bool]]] | None = None,
 ) -> list[Request]:
     """Prepare every LLM call of ``recorded`` through ``engine``; the recorded reply becomes history.
 
@@ -279,7 +282,9 @@ def replay(
     then end their system text with a receipt, as `ctxrules.Context`'s do, and a request
     whose receipt was renewed is priced as written again from its system text.
     ``fidelity=False`` skips that measure (each request's is then empty), for timings that
-    compare the replay with the engine alone.
+    compare the replay with the engine alone. ``system_prompt`` and ``tools`` are sent with
+    every request, as a live loop sends them (`ctxrules.engine.frame`); ``pins`` maps the
+    head of a request to the (node, pinned) asked for before it.
     """
     profile = profile or anthropic()
     calls = branch(recorded.graph, recorded.head)
@@ -295,8 +300,15 @@ def replay(
         head = calls[before].id
         live = Session(recorded.session_id, recorded.graph, head)
         paid_before = _paid(engine, recorded.session_id)
+        for asked, pinned in (pins or {}).get(head, ()):
+            engine.pin(recorded.session_id, asked, pinned=pinned)
         prep: TurnPrep = engine.prepare(
-            live, window=window, now=call.created_at, receipts=search
+            live,
+            window=window,
+            now=call.created_at,
+            receipts=search,
+            tools=tools,
+            system_prompt=system_prompt,
         ).unwrap()
         for node in calls[seen : before + 1] if fidelity else ():
             history.add_call(recorded.graph, node)

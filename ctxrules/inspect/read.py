@@ -18,6 +18,7 @@ from ctxrules.cache.profiles import anthropic, profile_for_model
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.commit.vector import AnyChunk
 from ctxrules.dag import Role
+from ctxrules.engine.frame import session_source
 from ctxrules.inspect.delta import chunk_cache
 from ctxrules.inspect.source import LAZY_FROM, PER_GRAPH, CommitSource, NodeSource
 from ctxrules.inspect.views import (
@@ -250,7 +251,7 @@ class Reader:
         row = session_row(
             info.id,
             title,
-            str(info.metadata.get("format", "-")),
+            session_source(info.metadata),
             ends,
             nodes=len(ids),
             requests=len(requests),

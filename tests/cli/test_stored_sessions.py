@@ -8,41 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from ctxrules import Context
 from ctxrules.cli.main import main
 from ctxrules.cli.stored_log import names_store, replay_id
 from ctxrules.dag import graph_from_jsonl
 from ctxrules.store import open_store
-from ctxrules.tokens import HeuristicCounter
+from tests.live_loop import Loop, run_live
 
 TURNS = 12
-
-
-def _live_session(store: Path, session: str) -> None:
-    """A scripted agent loop through `Context` with a store: a read per turn, then a reply."""
-    clock = [1_000.0]
-    ctx = Context(
-        model="gpt-4o",
-        window=16_000,
-        store=str(store),
-        session=session,
-        tokenizer=HeuristicCounter(),
-        clock=lambda: clock[0],
-    )
-    for turn in range(TURNS):
-        clock[0] += 30
-        ctx.add({"role": "user", "content": f"step {turn}: read src/mod_{turn}.py"})
-        ctx.openai()
-        call = {
-            "id": f"c{turn}",
-            "type": "function",
-            "function": {"name": "read", "arguments": json.dumps({"path": f"src/mod_{turn}.py"})},
-        }
-        ctx.record({"choices": [{"message": {"role": "assistant", "tool_calls": [call]}}]})
-        ctx.add_tool_result(f"c{turn}", f"def handler_{turn}():\n    return {turn}\n" * 40)
-        ctx.openai()
-        ctx.record({"choices": [{"message": {"role": "assistant", "content": f"done {turn}"}}]})
-    ctx.close()
+#: Twelve turns at 16k: each reads a file, then answers.
+LOOP = Loop(16_000, (1_200,) * TURNS)
 
 
 def _digest(path: Path) -> str:
@@ -53,8 +27,8 @@ def _digest(path: Path) -> str:
 def live_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store holding two sessions an agent loop wrote."""
     store = tmp_path_factory.mktemp("live") / "agent.sqlite"
-    _live_session(store, "main")
-    _live_session(store, "other")
+    run_live(LOOP, str(store), session="main")
+    run_live(LOOP, str(store), session="other")
     return store
 
 
@@ -138,3 +112,12 @@ def test_a_store_is_told_from_a_log_by_its_header_or_url(live_store: Path, tmp_p
     assert not names_store(str(log))
     assert not names_store(str(empty))
     assert not names_store(str(tmp_path / "missing.sqlite"))
+
+
+def test_a_live_session_is_listed_as_context(
+    live_store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ctxrules show` names where each session came from: a live loop's says ``context``."""
+    assert main(["show", str(live_store)]) == 0
+    rows = [line.split()[:2] for line in capsys.readouterr().out.splitlines()[1:]]
+    assert rows == [["main", "context"], ["other", "context"]]

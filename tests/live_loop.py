@@ -1,0 +1,99 @@
+"""A scripted agent loop through `Context` with a store, for the tests that replay what it stored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import attrs
+
+from ctxrules import Context
+from ctxrules.store import open_store
+
+READ_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "read",
+        # Agents' tool descriptions run to pages: this one is about 900 tokens of the window.
+        "description": "Read a file of the workspace, whole or by lines. " * 90,
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+    },
+}
+DEFAULT_SPEC = Path(__file__).resolve().parents[1] / "specs" / "default.toml"
+#: The default spec with the recall tools offered: requests then carry receipts.
+RECALL_SPEC = DEFAULT_SPEC.read_text(encoding="utf-8") + "\n[recall]\ntools = true\n"
+
+
+@attrs.frozen
+class Loop:
+    """One scripted agent session: its window, what it sends beside the history, its outputs."""
+
+    window: int
+    outputs: tuple[int, ...]
+    system: str = ""
+    tools: bool = False
+    recall: bool = False
+    pin_at: int | None = None
+    reopen: int = 0
+    usage: bool = False
+
+
+def run_live(loop: Loop, store: str, *, model: str = "gpt-4o", session: str = "main") -> list[int]:
+    """Run the loop through `Context` on ``store``; the tokens of each request it built."""
+    clock = [1_000.0]
+
+    def opened() -> Context:
+        return Context(
+            RECALL_SPEC if loop.recall else "default",
+            model=model,
+            window=loop.window,
+            system=loop.system,
+            tools=[READ_TOOL] if loop.tools else [],
+            store=store,
+            session=session,
+            clock=lambda: clock[0],
+            background=False,
+        )
+
+    ctx, requests = opened(), []
+    for turn, size in enumerate(loop.outputs):
+        clock[0] += 30
+        ctx.add({"role": "user", "content": f"step {turn}: read src/mod_{turn}.py"})
+        if turn == loop.pin_at:
+            ctx.pin()
+        for reply in ("call", "answer"):
+            sent = ctx.openai()
+            tokens = ctx.last.request_tokens if ctx.last is not None else 0
+            requests.append(tokens)
+            message: dict[str, object] = {"role": "assistant", "content": f"done {turn}"}
+            if reply == "call":
+                arguments = json.dumps({"path": f"src/mod_{turn}.py"})
+                call = {
+                    "id": f"c{turn}",
+                    "type": "function",
+                    "function": {"name": "read", "arguments": arguments},
+                }
+                message = {"role": "assistant", "tool_calls": [call]}
+            response: dict[str, object] = {"choices": [{"message": message}]}
+            if loop.usage:
+                response["usage"] = {"prompt_tokens": tokens + 5, "completion_tokens": 9}
+            ctx.record(response)
+            if reply == "call":
+                text = f"def handler_{turn}():\n    return {turn}\n" * (size // 30 + 1)
+                ctx.add_tool_result(f"c{turn}", text[:size])
+            assert sent["messages"]
+        if loop.reopen and turn % loop.reopen == loop.reopen - 1:
+            ctx.close()
+            ctx = opened()
+    ctx.close()
+    return requests
+
+
+def final_commits(store: str, session: str) -> dict[str, list[str]]:
+    """Each request's commit (the last stored at its head) as the digests of its items."""
+    opened = open_store(store).unwrap()
+    try:
+        commits = opened.commits_for(session).unwrap()
+    finally:
+        opened.close()
+    return {c.head_node_id or "": [item.digest for item in c.items] for c in commits}
