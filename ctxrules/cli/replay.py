@@ -190,10 +190,12 @@ def _say_frame(setup: Setup, out: TextIO) -> None:
     ruler = setup.engine.tokenizer
     system = ruler.count(frame.system) if frame.system else 0
     pins = sum(1 for asked in setup.pins.values() for _, pinned in asked if pinned)
+    tools = len(frame.tools)
     out.write(
-        f"as the live loop sent it: {frame.model}, a {system:,}-token system prompt, "
-        f"{len(frame.tools)} tool schema(s){', receipts' if frame.receipts else ''}"
-        f"{f', {pins} pin(s)' if pins else ''}\n"
+        f"as the live loop sent it: {frame.model}, window {frame.window:,}, a system prompt of "
+        f"{system:,} tokens, {tools} tool schema{'' if tools == 1 else 's'}"
+        f"{', receipts' if frame.receipts else ''}"
+        f"{f', {pins} pinned message' + ('' if pins == 1 else 's') if pins else ''}\n"
     )
 
 

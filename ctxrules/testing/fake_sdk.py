@@ -10,6 +10,7 @@ those (a model that reads what it is sent, like `recall_first_handle`). Needs th
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Callable, Iterator, Sequence
 from types import SimpleNamespace
@@ -53,10 +54,18 @@ def _prompt_tokens(request: dict[str, Any]) -> int:
     return max(len(json.dumps(request.get("messages", []), default=str)) // 4, 1)
 
 
+def _require(sdk: str, fake: str) -> None:
+    """Say which SDK a fake checks requests against, when it is not installed."""
+    if importlib.util.find_spec(sdk) is None:
+        msg = f"{fake} checks every request against the {sdk} SDK's own types: pip install {sdk}"
+        raise ModuleNotFoundError(msg, name=sdk)
+
+
 class FakeOpenAI:
     """``client.chat.completions.create(**request)`` answering from ``script``, in order."""
 
     def __init__(self, script: Sequence[Scripted]) -> None:
+        _require("openai", "FakeOpenAI")
         from openai.types.chat.completion_create_params import (  # noqa: PLC0415 - optional
             CompletionCreateParamsNonStreaming,
         )
@@ -115,6 +124,7 @@ class FakeAnthropic:
     """``client.messages.create(**request)`` answering from ``script``, in order."""
 
     def __init__(self, script: Sequence[Scripted]) -> None:
+        _require("anthropic", "FakeAnthropic")
         from anthropic.types.message_create_params import (  # noqa: PLC0415 - optional
             MessageCreateParamsNonStreaming,
         )

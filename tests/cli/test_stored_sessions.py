@@ -44,7 +44,12 @@ def test_a_stored_session_replays_by_name_and_leaves_the_store_as_it_was(
     assert found["totals"]["requests"] == 2 * TURNS
     assert found["totals"]["over_window"] == 0
     assert main([*args, "--store", ":memory:"]) == 0
-    assert "0 invariant-16 violations" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "0 invariant-16 violations" in out
+    # What the replay sends beside the history is said first: the live loop's frame.
+    assert out.startswith(
+        "as the live loop sent it: gpt-4o, window 16,000, a system prompt of 0 tokens, 0 tool schemas\n"
+    )
     assert _digest(live_store) == before
 
 

@@ -297,3 +297,20 @@ then = { state = "cleared", text = "[cleared]" }
         ctx.add({"role": "tool", "tool_call_id": f"call_{turn}", "content": f"body of file {turn}"})
     tools = [m["content"] for m in ctx.openai()["messages"] if m["role"] == "tool"]
     assert tools == ["[cleared]", "[cleared]", "body of file 2", "body of file 3"]
+
+
+@pytest.mark.parametrize(
+    ("fake", "sdk"), [("FakeOpenAI", "openai"), ("FakeAnthropic", "anthropic")]
+)
+def test_a_fake_sdk_without_its_sdk_says_what_to_install(
+    fake: str, sdk: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fakes check requests against the SDK's types: without it, one line says which to install."""
+    from ctxrules.testing import fake_sdk  # noqa: PLC0415 - the module under test
+
+    real = fake_sdk.importlib.util.find_spec
+    monkeypatch.setattr(
+        fake_sdk.importlib.util, "find_spec", lambda name: None if name == sdk else real(name)
+    )
+    with pytest.raises(ModuleNotFoundError, match=f"pip install {sdk}$"):
+        getattr(fake_sdk, fake)(["hi"])
