@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -36,6 +37,22 @@ class Loop:
     pin_at: int | None = None
     reopen: int = 0
     usage: bool = False
+    #: Characters of the user's own words a turn: no rule shortens them, so only a
+    #: compaction keeps a long loop in the window.
+    said: int = 0
+    #: Summaries written by `summarize` in the turn (replayed with ``--summarizer``).
+    summarizer: bool = False
+    #: ``await ctx.aopenai()`` instead of ``ctx.openai()``.
+    use_async: bool = False
+
+
+def summarize(messages: tuple[object, ...]) -> str:
+    """A summarizer as a host writes one: a pure function of what it folds."""
+    return f"Summary of {len(messages)} messages: files read, handlers checked."
+
+
+#: How ``ctxrules replay --summarizer`` names `summarize`.
+SUMMARIZER = "tests.live_loop:summarize"
 
 
 def run_live(loop: Loop, store: str, *, model: str = "gpt-4o", session: str = "main") -> list[int]:
@@ -52,17 +69,20 @@ def run_live(loop: Loop, store: str, *, model: str = "gpt-4o", session: str = "m
             store=store,
             session=session,
             clock=lambda: clock[0],
+            summarizer=summarize if loop.summarizer else None,
+            # In the turn: a summary written in the background lands when the thread is done.
             background=False,
         )
 
     ctx, requests = opened(), []
     for turn, size in enumerate(loop.outputs):
         clock[0] += 30
-        ctx.add({"role": "user", "content": f"step {turn}: read src/mod_{turn}.py"})
+        words = f" and mind module {turn}'s callers" * (loop.said // 30)
+        ctx.add({"role": "user", "content": f"step {turn}: read src/mod_{turn}.py{words}"})
         if turn == loop.pin_at:
             ctx.pin()
         for reply in ("call", "answer"):
-            sent = ctx.openai()
+            sent = asyncio.run(ctx.aopenai()) if loop.use_async else ctx.openai()
             tokens = ctx.last.request_tokens if ctx.last is not None else 0
             requests.append(tokens)
             message: dict[str, object] = {"role": "assistant", "content": f"done {turn}"}

@@ -4,7 +4,8 @@
 beside it (system prompt, tool schemas, receipts: `ctxrules.engine.frame`); its stored
 commits show when each pin was asked. ``ctxrules replay STORE --session S`` sends the same,
 so every figure it reports (cost, breaks, fidelity) is the live loop's own: the live loop
-keeps every promise the replay makes. Invariants 2 and 15: the commits are the same content
+keeps every promise the replay makes, sync or async, reopened or not, with compactions
+whose summaries the host's summarizer writes in the turn. Invariants 2 and 15: the commits are the same content
 (the same item digests), so the prefix the live loop kept between batch points is the one
 the replay measured.
 """
@@ -26,7 +27,7 @@ from ctxrules.cli.main import main
 from ctxrules.cli.stored_log import read_stored, replay_id
 from ctxrules.engine.frame import RequestFrame
 from ctxrules.store import open_store
-from tests.live_loop import Loop, final_commits, run_live
+from tests.live_loop import SUMMARIZER, Loop, final_commits, run_live
 
 loops = st.builds(
     Loop,
@@ -39,6 +40,9 @@ loops = st.builds(
     pin_at=st.none() | st.integers(min_value=0, max_value=3),
     reopen=st.sampled_from([0, 3, 7]),
     usage=st.booleans(),
+    said=st.sampled_from([0, 2_000]),
+    summarizer=st.booleans(),
+    use_async=st.booleans(),
 )
 
 
@@ -47,12 +51,16 @@ loops = st.builds(
 @given(loop=loops)
 # Aging lands at 16k with large outputs: the receipts are in the system text from then on.
 @example(loop=Loop(16_000, (12_000, 400) * 12, recall=True, system="Be brief.", reopen=5))
+# Compactions at 8k, the summaries a host's summarizer's, asked from an async loop.
+@example(loop=Loop(8_000, (3_000,) * 20, said=2_000, summarizer=True, use_async=True, reopen=7))
 def test_invariant_2_and_15_a_stored_live_session_replays_to_its_own_commits(loop: Loop) -> None:
     """Every request the live loop built is the commit its replay builds at that point."""
     with tempfile.TemporaryDirectory() as folder:
         store = str(Path(folder) / "agent.sqlite")
         requests = run_live(loop, store)
         args = ["replay", store, "--session", "main", "--store", store, "--spec", "default"]
+        if loop.summarizer:
+            args += ["--summarizer", SUMMARIZER]
         with (
             contextlib.redirect_stdout(io.StringIO()) as out,
             contextlib.redirect_stderr(io.StringIO()),
