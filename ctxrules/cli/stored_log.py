@@ -85,12 +85,31 @@ class StoredRun:
     pins: dict[str, tuple[tuple[str, bool], ...]]
 
 
+#: The key under which a chunk keeps the node ids of its pinned items.
+_PINNED = "stored_log.pinned"
+
+
+def _pinned(commit: ContextCommit) -> set[str]:
+    """The node ids pinned in ``commit``, each chunk read once for all the commits sharing it."""
+    found: set[str] = set()
+    for chunk, _, _ in commit.items.runs(0, len(commit.items)):
+        ids = chunk.memo.get(_PINNED)
+        if ids is None:
+            ids = chunk.memo[_PINNED] = tuple(i.source_node_id for i in chunk if i.pinned)
+        found.update(ids)  # type: ignore[arg-type]
+    return found
+
+
 def _pins(commits: list[ContextCommit]) -> dict[str, tuple[tuple[str, bool], ...]]:
-    """Each pin and unpin the stored commits show, at the head of the commit that first shows it."""
+    """Each pin and unpin the stored commits show, at the head of the commit that first shows it.
+
+    A session's stored commits share all but their last chunks, so this reads each chunk
+    once, not every item of every commit.
+    """
     asked: dict[str, tuple[tuple[str, bool], ...]] = {}
     before: set[str] = set()
     for commit in commits:
-        now = {item.source_node_id for item in commit.items if item.pinned}
+        now = _pinned(commit)
         changed = [(node, True) for node in sorted(now - before)]
         changed += [(node, False) for node in sorted(before - now)]
         if changed and commit.head_node_id is not None:
