@@ -100,7 +100,7 @@ def _pinned(commit: ContextCommit) -> set[str]:
     return found
 
 
-def _pins(commits: list[ContextCommit]) -> dict[str, tuple[tuple[str, bool], ...]]:
+def pins_asked(commits: list[ContextCommit]) -> dict[str, tuple[tuple[str, bool], ...]]:
     """Each pin and unpin the stored commits show, at the head of the commit that first shows it.
 
     A session's stored commits share all but their last chunks, so this reads each chunk
@@ -144,7 +144,7 @@ def read_stored(path: str, session: str) -> StoredRun | str:
     return StoredRun(
         attrs.evolve(result, session=replayed),
         RequestFrame.from_metadata(info.metadata),
-        _pins(commits.unwrap()),
+        pins_asked(commits.unwrap()),
     )
 
 

@@ -6,10 +6,12 @@ import hashlib
 import json
 from pathlib import Path
 
+import attrs
 import pytest
 
 from ctxrules.cli.main import main
-from ctxrules.cli.stored_log import names_store, replay_id
+from ctxrules.cli.stored_log import names_store, pins_asked, replay_id
+from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.dag import graph_from_jsonl
 from ctxrules.store import open_store
 from tests.live_loop import Loop, run_live
@@ -126,3 +128,17 @@ def test_a_live_session_is_listed_as_context(
     assert main(["show", str(live_store)]) == 0
     rows = [line.split()[:2] for line in capsys.readouterr().out.splitlines()[1:]]
     assert rows == [["main", "context"], ["other", "context"]]
+
+
+def test_pins_are_dated_by_the_first_stored_commit_that_shows_them() -> None:
+    """A pin is asked at the head of the commit that first holds it pinned, an unpin where it stops."""
+    items = [ContextItem(f"n{k}", "user", rendered=f"message {k}") for k in range(200)]
+    commits, commit = [], ContextCommit("s")
+    for k, item in enumerate(items):
+        commit = attrs.evolve(commit.append_items([item]), head_node_id=item.source_node_id)
+        if k == 3:
+            commit = commit.replace_items({1: commit.items[1].pin()})
+        if k == 150:
+            commit = commit.replace_items({1: commit.items[1].unpin()})
+        commits.append(commit)
+    assert pins_asked(commits) == {"n3": (("n1", True),), "n150": (("n1", False),)}
