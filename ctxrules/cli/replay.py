@@ -125,6 +125,8 @@ class Setup:
     offers_search: bool
     frame: RequestFrame | None
     pins: dict[str, tuple[tuple[str, bool], ...]]
+    #: The spec version the live loop's last stored commit was built by (a stored session).
+    rules_version: str | None = None
 
 
 def _frame_defaults(args: argparse.Namespace, frame: RequestFrame | None) -> None:
@@ -179,7 +181,9 @@ def _setup(args: argparse.Namespace) -> Setup | str:
         offers_search = run.frame.receipts
     result = run.log
     fmt = str(getattr(result.format, "value", result.format))
-    return Setup(result.session, engine, path, fmt, offers_search, run.frame, run.pins)
+    return Setup(
+        result.session, engine, path, fmt, offers_search, run.frame, run.pins, run.rules_version
+    )
 
 
 def _say_frame(setup: Setup, out: TextIO) -> None:
@@ -197,6 +201,13 @@ def _say_frame(setup: Setup, out: TextIO) -> None:
         f"{', receipts' if frame.receipts else ''}"
         f"{f', {pins} pinned message' + ('' if pins == 1 else 's') if pins else ''}\n"
     )
+    live, spec = setup.rules_version, setup.engine.pipeline.version
+    if live is not None and live != spec:
+        # The figures are then what this spec would have done, not what the loop did.
+        out.write(
+            f"the live loop ran another spec (rules version {live[:12]}); "
+            f"this replay runs {spec[:12]}\n"
+        )
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:

@@ -77,12 +77,14 @@ def session_wanted(path: str) -> str:
 class StoredRun:
     """A stored session to replay: its history, the frame its requests had, and when pins were asked.
 
-    ``pins`` maps a request's head to the (node, pinned) first seen in its stored commit.
+    ``pins`` maps a request's head to the (node, pinned) first seen in its stored commit;
+    ``rules_version`` is the spec version of its last stored commit (None: none stored).
     """
 
     log: ImportResult
     frame: RequestFrame | None
     pins: dict[str, tuple[tuple[str, bool], ...]]
+    rules_version: str | None = None
 
 
 #: The key under which a chunk keeps the node ids of its pinned items.
@@ -141,10 +143,12 @@ def read_stored(path: str, session: str) -> StoredRun | str:
     # Its own id: a run stored back into the same store never moves the live session's head.
     replayed = attrs.evolve(result.session, session_id=replay_id(session))
     info = next(info for info in listed.unwrap() if info.id == session)
+    stored = commits.unwrap()
     return StoredRun(
         attrs.evolve(result, session=replayed),
         RequestFrame.from_metadata(info.metadata),
-        pins_asked(commits.unwrap()),
+        pins_asked(stored),
+        stored[-1].rules_version if stored else None,
     )
 
 

@@ -52,6 +52,10 @@ def test_a_stored_session_replays_by_name_and_leaves_the_store_as_it_was(
     assert out.startswith(
         "as the live loop sent it: gpt-4o, window 16,000, a system prompt of 0 tokens, 0 tool schemas\n"
     )
+    assert "another spec" not in out
+    # Another spec than the live loop's: the replay says its figures are that spec's.
+    assert main([*args, "--store", ":memory:", "--spec", "small-window"]) == 0
+    assert "the live loop ran another spec (rules version " in capsys.readouterr().out
     assert _digest(live_store) == before
 
 
