@@ -20,9 +20,14 @@ READ_TOOL = {
         "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
     },
 }
-DEFAULT_SPEC = Path(__file__).resolve().parents[1] / "specs" / "default.toml"
-#: The default spec with the recall tools offered: requests then carry receipts.
-RECALL_SPEC = DEFAULT_SPEC.read_text(encoding="utf-8") + "\n[recall]\ntools = true\n"
+SPECS = Path(__file__).resolve().parents[1] / "specs"
+
+
+def spec_of(loop: Loop) -> str:
+    """The spec the loop's `Context` is given: a built-in name, or its text with the recall tools."""
+    if not loop.recall:
+        return loop.spec
+    return (SPECS / f"{loop.spec}.toml").read_text(encoding="utf-8") + "\n[recall]\ntools = true\n"
 
 
 @attrs.frozen
@@ -44,6 +49,8 @@ class Loop:
     summarizer: bool = False
     #: ``await ctx.aopenai()`` instead of ``ctx.openai()``.
     use_async: bool = False
+    #: The built-in spec the loop runs.
+    spec: str = "default"
 
 
 def summarize(messages: tuple[object, ...]) -> str:
@@ -61,7 +68,7 @@ def run_live(loop: Loop, store: str, *, model: str = "gpt-4o", session: str = "m
 
     def opened() -> Context:
         return Context(
-            RECALL_SPEC if loop.recall else "default",
+            spec_of(loop),
             model=model,
             window=loop.window,
             system=loop.system,

@@ -35,6 +35,7 @@ from ctxrules.importers import ImportResult, import_session
 from ctxrules.recall.audit import audit_commits, audit_line
 from ctxrules.spec import load_spec
 from ctxrules.spec.recall import recall_options
+from ctxrules.spec.source import SpecSource
 from ctxrules.tokens import default_tokenizer
 
 DEFAULT_STORE = ".ctxrules/store.sqlite"
@@ -130,12 +131,33 @@ class Setup:
 
 
 def _frame_defaults(args: argparse.Namespace, frame: RequestFrame | None) -> None:
-    # A stored session's window and provider are the live loop's unless given.
+    # A stored session's spec, window and provider are the live loop's unless given.
+    if args.spec is None:
+        args.spec = frame.spec if frame is not None and frame.spec else "default"
     if args.window is None:
         args.window = frame.window if frame is not None else DEFAULT_WINDOW
     if args.provider is None:
         profile = profile_for_model(frame.model) if frame is not None else None
         args.provider = profile.name if profile is not None else "anthropic"
+
+
+def _inputs(args: argparse.Namespace) -> tuple[SpecSource, StoredRun, str] | str:
+    """The spec, the log and its path (a stored session's own spec unless ``--spec``), or what is wrong."""
+    given = args.spec
+    # A --spec given is checked before any work; the live loop's own is read with its session.
+    source = spec_source(given) if given is not None else None
+    if isinstance(source, Failure):
+        return str(source.failure())
+    path = args.path or str(bundled_session())
+    run = _source_log(path, args.session, args.skip_bad)
+    if isinstance(run, str):
+        return run
+    _frame_defaults(args, run.frame)
+    if source is None:
+        source = spec_source(args.spec)
+        if isinstance(source, Failure):
+            return str(source.failure())
+    return source.unwrap(), run, path
 
 
 def _setup(args: argparse.Namespace) -> Setup | str:
@@ -148,17 +170,13 @@ def _setup(args: argparse.Namespace) -> Setup | str:
         absent = missing_module("plotly", "pip install 'ctxrules[report]'", "--report")
         if absent is not None:
             return absent
-    source = spec_source(args.spec)
-    if isinstance(source, Failure):
-        return str(source.failure())
-    path = args.path or str(bundled_session())
-    run = _source_log(path, args.session, args.skip_bad)
-    if isinstance(run, str):
-        return run
-    _frame_defaults(args, run.frame)
+    inputs = _inputs(args)
+    if isinstance(inputs, str):
+        return inputs
+    source, run, path = inputs
     if args.allow_imports:
         import_from_current_folder()
-    spec = load_spec(source.unwrap(), allow_imports=args.allow_imports)
+    spec = load_spec(source, allow_imports=args.allow_imports)
     if isinstance(spec, Failure):
         return str(spec.failure())
     summarizer = _summarizer(args.summarizer)
@@ -175,7 +193,7 @@ def _setup(args: argparse.Namespace) -> Setup | str:
     )
     # The spec loaded, so its [recall] table did too: search is offered when its tools are.
     # A live session offered them or not as its frame says.
-    options = recall_options(source.unwrap())
+    options = recall_options(source)
     offers_search = not isinstance(options, Failure) and options.unwrap().tools
     if run.frame is not None:
         offers_search = run.frame.receipts
@@ -365,8 +383,9 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
     )
     parser.add_argument(
         "--spec",
-        default="default",
-        help="a built-in spec (default, small-window, cache-sensitive) or a TOML file",
+        default=None,
+        help="a built-in spec (default, small-window, cache-sensitive) or a TOML file "
+        "(default: a stored session's own, else default)",
     )
     parser.add_argument(
         "--window",

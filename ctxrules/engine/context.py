@@ -42,7 +42,7 @@ from ctxrules.rules import Facts, Pipeline
 from ctxrules.spec import load_spec
 from ctxrules.spec.builtin import find_spec
 from ctxrules.spec.recall import RecallOptions, recall_options
-from ctxrules.spec.source import SpecSource
+from ctxrules.spec.source import SpecSource, is_text
 from ctxrules.store.errors import HeadMoved, LazyReadFailed
 from ctxrules.store.protocol import Store
 from ctxrules.store.url import open_store, parse_store_url
@@ -169,6 +169,20 @@ def _pipeline(spec: str | os.PathLike[str] | Pipeline, allow_imports: bool) -> P
     return _unwrap(load_spec(_source(spec), allow_imports=allow_imports), ConfigError)
 
 
+def _spec_text(spec: str | os.PathLike[str] | Pipeline) -> str:
+    """The spec's TOML text, kept with a stored session for its replay ('' for a `Pipeline`)."""
+    if isinstance(spec, Pipeline):
+        return ""
+    source = _source(spec)
+    if is_text(source):
+        return os.fspath(source)
+    try:
+        return Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeError):
+        # It loaded a moment ago; a file gone since only costs the replay its default.
+        return ""
+
+
 def _recall(spec: str | os.PathLike[str] | Pipeline, given: RecallOptions | None) -> RecallOptions:
     if given is not None or isinstance(spec, Pipeline):
         return given or RecallOptions()
@@ -206,7 +220,7 @@ class Context:
     with a `Pipeline`). ``agent`` builds the system prompt in layers instead of ``system``:
     identity, workspace files, inline prompt, skill index, then ``memory()``, read again
     for every request. A session created in a store keeps its request frame (model, window,
-    system prompt, tool schemas: `ctxrules.engine.frame`) for ``ctxrules replay --session``.
+    system prompt, tool schemas, spec: `ctxrules.engine.frame`) for ``ctxrules replay --session``.
     With a ``summarizer``, ``background`` (the default) writes summaries
     off the hot path: a thread, or a task on your loop for an ``async`` one, started at the
     recommend threshold; a request waits for one only at the emergency threshold.
@@ -293,6 +307,8 @@ class Context:
         self._prep: TurnPrep | None = None
         self._waiting_calls: dict[str, str] = {}
         self._owns_store = isinstance(store, str | os.PathLike)
+        #: The spec as text, for the frame a new stored session keeps.
+        self._spec = _spec_text(spec) if store is not None else ""
         if store is not None:
             self._resume(self._open(store), ConfigError)
 
@@ -305,6 +321,7 @@ class Context:
             self._system_prompt().text,
             self._tools,
             receipts=bool(self.recall.tools()),
+            spec=self._spec,
         )
         opened = open_session(
             store, session, self.engine, created_at=self.clock(), metadata=frame.to_metadata()

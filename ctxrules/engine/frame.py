@@ -1,4 +1,4 @@
-"""What a `Context` sends beside the history, kept with its stored session for a replay to send too.
+"""What a `Context` sends beside the history, and its spec, kept with its stored session for a replay.
 
 The DAG holds the messages; a request also carries the system prompt and the tool schemas,
 which count against the window, and a receipt when the recall tools are offered. A
@@ -22,13 +22,15 @@ KEY = "context"
 
 @attrs.frozen
 class RequestFrame:
-    """The model, window, system text, tool schemas and receipts of a session's requests."""
+    """The model, window, system text, tool schemas, receipts and spec of a session's requests."""
 
     model: str
     window: int
     system: str = ""
     tools: tuple[Mapping[str, object], ...] = ()
     receipts: bool = False
+    #: The spec's TOML text ('' when the loop was given a `Pipeline` object).
+    spec: str = ""
 
     def to_metadata(self) -> dict[str, object]:
         """The session metadata that keeps the frame; without the tools if they are not JSON.
@@ -50,6 +52,7 @@ class RequestFrame:
             "system": self.system,
             "tools": tools,
             "receipts": self.receipts,
+            "spec": self.spec,
         }
         return {KEY: frame}
 
@@ -68,7 +71,7 @@ class RequestFrame:
         if not isinstance(found, dict):
             return None
         model, window, system = found.get("model"), found.get("window"), found.get("system")
-        text, receipts = found.get("tools"), found.get("receipts")
+        text, receipts, spec = found.get("tools"), found.get("receipts"), found.get("spec", "")
         try:
             tools = json.loads(text) if isinstance(text, str) else None
         except ValueError:
@@ -80,10 +83,11 @@ class RequestFrame:
             and isinstance(tools, list)
             and all(isinstance(tool, dict) for tool in tools)
             and isinstance(receipts, bool)
+            and isinstance(spec, str)
         )
         if not well_formed:
             return None
-        return cls(model, window, system, tuple(tools), receipts)  # type: ignore[arg-type]
+        return cls(model, window, system, tuple(tools), receipts, spec)  # type: ignore[arg-type]
 
 
 def session_source(metadata: Mapping[str, object]) -> str:

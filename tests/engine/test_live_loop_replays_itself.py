@@ -43,6 +43,7 @@ loops = st.builds(
     said=st.sampled_from([0, 2_000]),
     summarizer=st.booleans(),
     use_async=st.booleans(),
+    spec=st.sampled_from(["default", "small-window"]),
 )
 
 
@@ -51,6 +52,8 @@ loops = st.builds(
 @given(loop=loops)
 # Aging lands at 16k with large outputs: the receipts are in the system text from then on.
 @example(loop=Loop(16_000, (12_000, 400) * 12, recall=True, system="Be brief.", reopen=5))
+# Another spec than the default: the replay runs the loop's own without being told.
+@example(loop=Loop(16_000, (3_000, 12_000) * 8, said=2_000, spec="small-window"))
 # Compactions at 8k, the summaries a host's summarizer's, asked from an async loop.
 @example(loop=Loop(8_000, (3_000,) * 20, said=2_000, summarizer=True, use_async=True, reopen=7))
 def test_invariant_2_and_15_a_stored_live_session_replays_to_its_own_commits(loop: Loop) -> None:
@@ -58,7 +61,8 @@ def test_invariant_2_and_15_a_stored_live_session_replays_to_its_own_commits(loo
     with tempfile.TemporaryDirectory() as folder:
         store = str(Path(folder) / "agent.sqlite")
         requests = run_live(loop, store)
-        args = ["replay", store, "--session", "main", "--store", store, "--spec", "default"]
+        # No --spec: the live loop's own, kept with its session.
+        args = ["replay", store, "--session", "main", "--store", store]
         if loop.summarizer:
             args += ["--summarizer", SUMMARIZER]
         with (
@@ -93,6 +97,8 @@ def test_the_frame_and_the_pins_are_read_back_from_the_store(tmp_path: Path) -> 
         "Be brief.",
         True,
     )
+    # The spec as text: the replay runs it unless told otherwise.
+    assert frame.spec.endswith("[recall]\ntools = true\n")
     names = [tool.get("function", {}).get("name", tool.get("name")) for tool in frame.tools]  # type: ignore[union-attr]
     assert names[0] == "read"
     assert "recall" in names
