@@ -307,13 +307,19 @@ class Context:
         self._prep: TurnPrep | None = None
         self._waiting_calls: dict[str, str] = {}
         self._owns_store = isinstance(store, str | os.PathLike)
-        #: The spec as text, for the frame a new stored session keeps.
-        self._spec = _spec_text(spec) if store is not None else ""
+        #: The spec as given, read again as text only for the frame of a new stored session.
+        self._spec = spec
         if store is not None:
             self._resume(self._open(store), ConfigError)
 
     def _resume(self, store: Store, error: type[ContextError]) -> None:
         session = self.session.session_id
+        opened = open_session(
+            store, session, self.engine, created_at=self.clock(), metadata=self._frame_metadata
+        )
+        self._keeper, self.session = _unwrap(opened, error)
+
+    def _frame_metadata(self) -> dict[str, object]:
         # A new session keeps what its requests send beside the history, for a replay.
         frame = RequestFrame(
             self.model,
@@ -321,12 +327,9 @@ class Context:
             self._system_prompt().text,
             self._tools,
             receipts=bool(self.recall.tools()),
-            spec=self._spec,
+            spec=_spec_text(self._spec),
         )
-        opened = open_session(
-            store, session, self.engine, created_at=self.clock(), metadata=frame.to_metadata()
-        )
-        self._keeper, self.session = _unwrap(opened, error)
+        return frame.to_metadata()
 
     def _check_room(self) -> None:
         # A window the system prompt and tool schemas fill alone could only send cut requests.

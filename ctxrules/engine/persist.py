@@ -8,7 +8,7 @@ would have sent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 from immutables import Map
@@ -140,9 +140,11 @@ def open_session(
     engine: DefaultContextEngine,
     *,
     created_at: float,
-    metadata: Mapping[str, object] | None = None,
+    metadata: Callable[[], Mapping[str, object]] | None = None,
 ) -> Result[tuple[Keeper, Session], StoreError]:
-    """The stored session (its engine state restored) or a new one (with ``metadata``), and its keeper.
+    """The stored session (its engine state restored) or a new one, and its keeper.
+
+    ``metadata`` is asked for only when the session is new: it may read files and callbacks.
 
     Reads the head, the last stored commit's header and tree, the usage and the kept
     reference tracker: the graph's nodes and the commit's chunks are read when first
@@ -153,7 +155,8 @@ def open_session(
     if isinstance(listed, Failure):
         return Failure(listed.failure())
     if session_id not in {info.id for info in listed.unwrap()}:
-        created = store.create_session(session_id, created_at=created_at, metadata=metadata)
+        made = metadata() if metadata is not None else None
+        created = store.create_session(session_id, created_at=created_at, metadata=made)
         return created.map(lambda _: (Keeper(store, session_id), Session(session_id)))
     loaded = store.resume_session(session_id)
     last = store.last_commit(session_id, lazy=True)

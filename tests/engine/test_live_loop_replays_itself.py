@@ -127,3 +127,30 @@ def test_a_session_stored_before_the_frame_replays_as_a_log(tmp_path: Path) -> N
     found = json.loads(out.getvalue())
     # No frame: the default window and provider, as for a recorded log.
     assert (found["window"], found["provider"]) == (200_000, "anthropic")
+
+
+def test_the_frame_is_built_only_for_a_new_session(tmp_path: Path) -> None:
+    """A reopened session keeps the frame it was created with: no prompt or spec is read for it."""
+    from ctxrules.render.system_prompt import AgentProfile  # noqa: PLC0415 - only here
+
+    store = str(tmp_path / "agent.sqlite")
+    calls: list[str] = []
+
+    def memory() -> str:
+        calls.append("memory")
+        return f"note {len(calls)}"
+
+    def opened() -> Context:
+        return Context(model="gpt-4o", agent=AgentProfile("Ada", "a1"), memory=memory, store=store)
+
+    opened().close()
+    # The room check reads the prompt once; a new session's frame reads it once more.
+    assert len(calls) == 2
+    opened().close()
+    assert len(calls) == 3
+    kept = open_store(store).unwrap()
+    [info] = kept.list_sessions().unwrap()
+    kept.close()
+    frame = RequestFrame.from_metadata(info.metadata)
+    assert frame is not None
+    assert frame.system.endswith("note 2\n── End of agent prompt ──")
