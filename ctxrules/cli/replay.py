@@ -117,17 +117,23 @@ def _source_log(path: str, session: str | None, skip_bad: bool) -> StoredRun | s
 
 @attrs.frozen
 class Setup:
-    """What a replay runs: the session and engine, where it came from, and what its requests carry."""
+    """What a replay runs: the engine, the log (with a stored session's frame) and where it came from."""
 
-    session: Session
     engine: DefaultContextEngine
+    run: StoredRun
     path: str
-    fmt: str
     offers_search: bool
-    frame: RequestFrame | None
-    pins: dict[str, tuple[tuple[str, bool], ...]]
-    #: The spec version the live loop's last stored commit was built by (a stored session).
-    rules_version: str | None = None
+
+    @property
+    def session(self) -> Session:
+        """The session replayed."""
+        return self.run.log.session
+
+    @property
+    def fmt(self) -> str:
+        """The log's format, as the store lists it."""
+        found = self.run.log.format
+        return str(getattr(found, "value", found))
 
 
 def _frame_defaults(args: argparse.Namespace, frame: RequestFrame | None) -> None:
@@ -197,21 +203,17 @@ def _setup(args: argparse.Namespace) -> Setup | str:
     offers_search = not isinstance(options, Failure) and options.unwrap().tools
     if run.frame is not None:
         offers_search = run.frame.receipts
-    result = run.log
-    fmt = str(getattr(result.format, "value", result.format))
-    return Setup(
-        result.session, engine, path, fmt, offers_search, run.frame, run.pins, run.rules_version
-    )
+    return Setup(engine, run, path, offers_search)
 
 
 def _say_frame(setup: Setup, out: TextIO) -> None:
     """One line saying what a stored session's requests carried beside the history."""
-    frame = setup.frame
+    frame = setup.run.frame
     if frame is None:
         return
     ruler = setup.engine.tokenizer
     system = ruler.count(frame.system) if frame.system else 0
-    pins = sum(1 for asked in setup.pins.values() for _, pinned in asked if pinned)
+    pins = sum(1 for asked in setup.run.pins.values() for _, pinned in asked if pinned)
     tools = len(frame.tools)
     out.write(
         f"as the live loop sent it: {frame.model}, window {frame.window:,}, a system prompt of "
@@ -219,7 +221,7 @@ def _say_frame(setup: Setup, out: TextIO) -> None:
         f"{', receipts' if frame.receipts else ''}"
         f"{f', {pins} pinned message' + ('' if pins == 1 else 's') if pins else ''}\n"
     )
-    live, spec = setup.rules_version, setup.engine.pipeline.version
+    live, spec = setup.run.rules_version, setup.engine.pipeline.version
     if live is not None and live != spec:
         # The figures are then what this spec would have done, not what the loop did.
         out.write(
@@ -240,7 +242,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     # With --json, stdout is the one JSON document; what people read goes to stderr.
     document, out = (out, sys.stderr) if args.json else (None, out)
     _say_frame(setup, out)
-    frame = setup.frame
+    frame = setup.run.frame
     requests = replay(
         session,
         engine,
@@ -250,7 +252,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         search=setup.offers_search,
         system_prompt=frame.system if frame is not None else None,
         tools=frame.tools if frame is not None else (),
-        pins=setup.pins,
+        pins=setup.run.pins,
     )
     if document is not None:
         found = replay_json(requests, label, args.provider)

@@ -12,25 +12,25 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from returns.result import Failure
+from returns.result import Failure, Success
 
 from ctxrules.commit import ContextCommit
 from ctxrules.engine.frame import RequestFrame
 from ctxrules.importers import ImportResult, import_text
 from ctxrules.store.errors import UnknownSession
+from ctxrules.store.url import parse_store_url
 
 #: The first bytes of every SQLite database file.
 SQLITE_HEADER = b"SQLite format 3\x00"
-#: Arguments that name a store by URL rather than a file to sniff.
-STORE_URLS = ("postgresql://", "postgres://", "sqlite://")
 #: Sessions named in the error when none is given; the rest are counted.
 NAMED_SESSIONS = 10
 
 
 def names_store(path: str) -> bool:
     """Whether ``path`` is a store's URL or a SQLite file (read by its header, not whole)."""
-    if path.startswith(STORE_URLS):
-        return True
+    if "://" in path:
+        # A URL the stores take (postgresql://, sqlite://); any other is no store, nor a file.
+        return isinstance(parse_store_url(path), Success)
     try:
         with Path(path).open("rb") as file:
             return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER

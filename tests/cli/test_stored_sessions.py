@@ -120,6 +120,7 @@ def test_a_store_is_told_from_a_log_by_its_header_or_url(live_store: Path, tmp_p
     assert names_store(str(renamed))
     assert names_store("postgresql://me@db/ctx")
     assert names_store("sqlite:////tmp/x.db")
+    assert not names_store("redis://cache/0")
     assert not names_store(str(log))
     assert not names_store(str(empty))
     assert not names_store(str(tmp_path / "missing.sqlite"))
