@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ctxrules.engine.context import (
         ConfigError,
         Context,
+        ContextClosed,
         ContextError,
         ContextWarning,
         Durability,
@@ -45,6 +46,7 @@ _HOMES = {
     "Call": "ctxrules.dag",
     "ConfigError": "ctxrules.engine.context",
     "Context": "ctxrules.engine.context",
+    "ContextClosed": "ctxrules.engine.context",
     "ContextError": "ctxrules.engine.context",
     "ContextWarning": "ctxrules.engine.context",
     "DefaultContextEngine": "ctxrules.engine",
@@ -71,6 +73,7 @@ __all__ = [
     "Call",
     "ConfigError",
     "Context",
+    "ContextClosed",
     "ContextError",
     "ContextWarning",
     "DefaultContextEngine",

@@ -26,6 +26,7 @@ from ctxrules.cache.profiles import profile_for_model
 from ctxrules.dag import Session, Status
 from ctxrules.dag.json_values import clean_text
 from ctxrules.engine.background import LoopTasks
+from ctxrules.engine.call_ids import PROVIDER_CALL_ID, fresh_id, visible_call_ids
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.frame import RequestFrame
 from ctxrules.engine.persist import Keeper, open_session
@@ -84,6 +85,10 @@ class SessionMoved(StoreFailed):
     """Another writer moved the stored session on: `Context.reload` reads it again."""
 
 
+class ContextClosed(ContextError):
+    """A call on a `Context` after `Context.close`: open a new one to go on with the session."""
+
+
 class ContextWarning(UserWarning):
     """What `Context` warns of: a request cut to fit the window (``ctx.last.warnings`` has it too)."""
 
@@ -115,6 +120,12 @@ def _store_waiting_at_exit() -> None:
             warnings.warn(f"ctxrules: at exit, {err}", RuntimeWarning, stacklevel=1)
 
 
+def _call_id_of(node: object) -> str | None:
+    """The tool call id a call node was recorded under."""
+    found = getattr(node, "metadata", {}).get("tool_call_id")
+    return found if isinstance(found, str) else None
+
+
 def _ends_turn(entry: Said | ToolOutput) -> bool:
     """Whether ``entry`` is a reply with no tool call: the turn is over until the user speaks."""
     return isinstance(entry, Said) and entry.role == "assistant" and not entry.tool_calls
@@ -143,10 +154,17 @@ P = ParamSpec("P")
 
 
 def _reads_store(method: Callable[P, T]) -> Callable[P, T]:
-    """``method`` with a failed on-demand read of a resumed session raised as `StoreFailed`."""
+    """``method`` refused after `Context.close`, a failed read of a resumed session raised as `StoreFailed`."""
 
     @functools.wraps(method)
     def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        context = args[0]
+        if isinstance(context, Context) and context.closed:
+            # One answer for every call after close, whatever the store would have said.
+            name = context.session.session_id
+            raise ContextClosed(
+                name, f"this Context is closed: make a new Context(..., session={name!r}) to go on"
+            )
         try:
             return method(*args, **kwargs)
         except LazyReadFailed as err:
@@ -197,17 +215,22 @@ def _warn_replaced(text: object, what: str) -> None:
     # The DAG keeps text that encodes: a lone surrogate is stored as U+FFFD, and said so.
     if isinstance(text, str) and not text.isascii() and clean_text(text) != text:
         message = f"ctxrules: lone surrogates in {what} were stored as U+FFFD"
-        warnings.warn(message, ContextWarning, stacklevel=4)
+        _warn_caller(message)
 
 
 def _warn(event: str, data: Mapping[str, object]) -> None:
     # The engine's cut of a request is shown, not only kept in ``ctx.last.warnings``.
     if event != "request_snipped":
         return
+    _warn_caller(f"ctxrules: {data['warning']}")
+
+
+def _warn_caller(message: str) -> None:
+    """Warn with `ContextWarning`, pointing at the first line outside the package."""
     level, frame = 1, inspect.currentframe()
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         level, frame = level + 1, frame.f_back
-    warnings.warn(f"ctxrules: {data['warning']}", ContextWarning, stacklevel=level)
+    warnings.warn(message, ContextWarning, stacklevel=level)
 
 
 class Context:
@@ -306,6 +329,10 @@ class Context:
         self._keeper: Keeper | None = None
         self._prep: TurnPrep | None = None
         self._waiting_calls: dict[str, str] = {}
+        self._closed = False
+        #: The call ids a request may show (`_call_ids`), read on the first reply with calls.
+        self._used_ids: set[str] | None = None
+        self._warned_renamed = False
         self._owns_store = isinstance(store, str | os.PathLike)
         #: The spec as given, read again as text only for the frame of a new stored session.
         self._spec = spec
@@ -407,23 +434,74 @@ class Context:
 
     def _result(self, call_id: str, output: object, *, is_error: bool) -> None:
         waiting = self._waiting()
-        node_id = waiting.get(call_id)
+        node_id = waiting.get(call_id) or self._renamed_from(call_id)
         node = self.session.graph.nodes.get(node_id) if node_id is not None else None
         if node is None or node_id not in self.session.running:
             raise InputError(f"no tool call {call_id!r:.80} is waiting for its result")
         status = Status.ERROR if is_error else Status.DONE
         _warn_replaced(output, f"the result of tool call {call_id!r:.80}")
         self.session = _unwrap(self.session.complete(node.id, output, status), InputError)
-        del waiting[call_id]
+        waiting.pop(_call_id_of(node) or call_id, None)
         if self._keeper is not None:
             self._keeper.complete(node.id)
 
-    def _say(self, said: Said) -> None:
+    def _renamed_from(self, provider_id: str) -> str | None:
+        # A result given under the id the provider sent, for a call recorded under a new one:
+        # the oldest such call still waiting (the running calls are few).
+        nodes = self.session.graph.nodes
+        found = [
+            node
+            for node_id in self.session.running
+            if (node := nodes.get(node_id)) is not None
+            and node.metadata.get(PROVIDER_CALL_ID) == provider_id
+        ]
+        return min(found, key=lambda node: node.seq).id if found else None
+
+    def _call_ids(self) -> set[str]:
+        # The tool call ids a request may still show: those of the commit last built (read
+        # once per object, what a request visits anyway) and every one recorded since.
+        if self._used_ids is None:
+            state = self.engine.states.get(self.session.session_id)
+            commit = self._prep.commit if self._prep is not None else None
+            if commit is None and state is not None:
+                commit = state.head_commit
+            self._used_ids = set(visible_call_ids(commit)) if commit is not None else set()
+        return self._used_ids
+
+    def _unique_calls(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
+        """``calls``, each id an earlier call of the session already used given a new one.
+
+        Some OpenAI-compatible servers number each reply's calls from ``call_0``: two calls
+        under one id would make every request that shows both send them as text. A call
+        still waiting under the id could not be told apart from the new one by its result:
+        it is refused before any change (`read_response` refuses an id twice in one reply).
+        """
         waiting = self._waiting()
-        taken = next((c.id for c in said.tool_calls if c.id in waiting), None)
+        taken = next((call.id for call in calls if call.id in waiting), None)
         if taken is not None:
-            # Its result could not be told from the waiting call's: refused before any change.
             raise InputError(f"tool call id {taken!r:.80} is already waiting for its result")
+        used = self._call_ids()
+        renamed = tuple(
+            attrs.evolve(call, id=fresh_id(call.id, used))
+            if call.id in used or not call.id
+            else call
+            for call in calls
+        )
+        if renamed != calls and not self._warned_renamed:
+            self._warned_renamed = True
+            old, new = next((a.id, b.id) for a, b in zip(calls, renamed, strict=True) if a != b)
+            _warn_caller(
+                f"ctxrules: the response reused tool call id {old!r:.80}, which an earlier call "
+                f"of this session has: recorded as {new!r} (the reply's tool_calls carry it; "
+                f"a result given under {old!r:.80} goes to it); said once per Context"
+            )
+        used.update(call.id for call in renamed)
+        return renamed
+
+    def _say(self, said: Said) -> tuple[ToolCall, ...]:
+        """Add ``said``; its tool calls as recorded (a reused id given a fresh one)."""
+        calls = self._unique_calls(said.tool_calls) if said.tool_calls else ()
+        waiting = self._waiting()
         now = self.clock()
         name = self.model if said.role == "assistant" else ""
         _warn_replaced(said.text, f"a {said.role} message")
@@ -431,17 +509,21 @@ class Context:
         self._commit(_unwrap(sent, InputError), moved=True)
         head = self.session.head
         assert head is not None  # noqa: S101 - send just moved it
-        for call in said.tool_calls:
+        for given, call in zip(said.tool_calls, calls, strict=True):
+            metadata = {"tool_call_id": call.id}
+            if call.id != given.id:
+                metadata[PROVIDER_CALL_ID] = given.id
             recorded = self.session.record_call(
                 head,
                 call.name,
                 call.arguments,
-                metadata={"tool_call_id": call.id},
+                metadata=metadata,
                 status=Status.RUNNING,
                 created_at=now,
             )
             self._commit(_unwrap(recorded, InputError), moved=False)
             waiting[call.id] = self.session.graph.callees_of(head)[-1]
+        return calls
 
     def _commit(self, session: Session, *, moved: bool) -> None:
         # The node just appended is the new head, or the newest callee of the head.
@@ -499,7 +581,7 @@ class Context:
             ProviderUsage.from_openai if provider == "openai" else ProviderUsage.from_anthropic
         )
         usage = reading(response).value_or(None)
-        self._say(said)
+        calls = self._say(said)
         if usage is not None and self._prep is not None:
             self.engine.after_turn(self.session.session_id, usage, self._prep)
         # The reply, its tool calls and the usage land together: never a reply without them.
@@ -508,7 +590,7 @@ class Context:
         # with no tool call ends the turn (a final answer the user reads, then maybe a long
         # wait): stored per turn, it is stored now, synced, not with a request that may never come.
         self._store(ends_turn=_ends_turn(said))
-        return Reply(said.text, said.tool_calls, usage)
+        return Reply(said.text, calls, usage)
 
     # -- the recall tools --------------------------------------------------------------------
 
@@ -629,6 +711,7 @@ class Context:
         _stored(self._keeper.flush(self.session, state, head, durable=durable))
         _WAITING.discard(self)
 
+    @_reads_store
     def reload(self) -> None:
         """Read the session again from the store, after `SessionMoved`.
 
@@ -642,6 +725,7 @@ class Context:
         asked = self.engine.states.pop(session, None)
         self._prep = None
         self._waiting_calls.clear()
+        self._used_ids = None
         self._resume(self._keeper.store, StoreFailed)
         if asked is not None and asked.pins:
             # Pins asked for and not applied yet still hold for the messages the store has.
@@ -650,15 +734,29 @@ class Context:
                     self.engine.pin(session, node, pinned=pinned)
 
     def close(self) -> None:
-        """Cancel the background summary, store what waits (``durability="turn"``), close the store if this object opened it."""
+        """Cancel the background summary, store what waits (``durability="turn"``), close the store if this object opened it.
+
+        Closing twice does nothing; any other call after it raises `ContextClosed`.
+        """
+        if self._closed:
+            return
         self.engine.cancel_background(self.session.session_id)
         try:
             if self._store_per_turn:
                 # What was added since the last request is written now, synced.
                 self._store(now=True, durable=True)
         finally:
+            # Closed even when that write failed: it said what was lost, and the store
+            # this object opened is closed below either way.
+            self._closed = True
+            _WAITING.discard(self)
             if self._keeper is not None and self._owns_store:
                 self._keeper.store.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close` was called (or the ``with`` block left)."""
+        return self._closed
 
     def __enter__(self) -> Self:
         return self

@@ -1,0 +1,196 @@
+"""A provider that reuses tool call ids, and a `Context` used after `close`.
+
+Some OpenAI-compatible servers number every reply's calls from ``call_0``. `Context` used
+to record the second ``call_0`` as it came, and every later request that showed both
+calls sent them as text (and `ctxrules verify` flagged the requests, invariant 11).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxrules.cli.main import main
+from ctxrules.engine.call_ids import PROVIDER_CALL_ID
+from ctxrules.engine.context import (
+    Context,
+    ContextClosed,
+    ContextWarning,
+    InputError,
+)
+from ctxrules.tokens import HeuristicCounter
+
+
+def _reply(calls: list[str], text: str | None = None) -> dict[str, Any]:
+    """A Chat Completions response (as a dict) whose calls have the ids ``calls``."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = [
+            {"id": c, "type": "function", "function": {"name": "run", "arguments": "{}"}}
+            for c in calls
+        ]
+    return {
+        "id": "r",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-4o",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+    }
+
+
+def _anthropic_reply(ids: list[str]) -> dict[str, Any]:
+    return {
+        "id": "m",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "tool_use", "id": i, "name": "run", "input": {}} for i in ids],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 10, "output_tokens": 1},
+    }
+
+
+def _context(**options: Any) -> Context:
+    return Context(
+        model=options.pop("model", "gpt-4o"),
+        tokenizer=HeuristicCounter(),
+        clock=options.pop("clock", lambda: 1_000.0),
+        **options,
+    )
+
+
+def _openai_pairs(request: dict[str, Any]) -> list[str]:
+    """The call ids the request sends as calls, each checked to be answered right after."""
+    messages = request["messages"]
+    ids: list[str] = []
+    for index, message in enumerate(messages):
+        assert "[tool call" not in str(message.get("content") or "")
+        for call in message.get("tool_calls") or ():
+            ids.append(call["id"])
+            answers = [m["tool_call_id"] for m in messages[index + 1 :] if m["role"] == "tool"]
+            assert call["id"] in answers
+    return ids
+
+
+def test_a_reused_id_is_recorded_fresh_and_every_request_sends_real_calls(
+    tmp_path: Path,
+) -> None:
+    """A server reusing ids, reopened every 7 turns: every request sends real, paired calls."""
+    store = tmp_path / "s.sqlite"
+    ctx = _context(store=str(store), session="loop")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        for turn in range(30):
+            if turn and turn % 7 == 0:
+                ctx.close()
+                ctx = _context(store=str(store), session="loop")
+            ctx.add({"role": "user", "content": f"question {turn}"})
+            ctx.openai()
+            reply = ctx.record(_reply(["call_0", "call_1"]))
+            # One result by the id the reply carries, one by the id the provider sent.
+            ctx.add_tool_result(reply.tool_calls[0].id, f"first result {turn}")
+            ctx.add_tool_result("call_1", f"second result {turn}")
+            ids = _openai_pairs(ctx.openai())
+            assert len(ids) == len(set(ids)) == 2 * (turn + 1)
+            ctx.record(_reply([], text=f"answer {turn}"))
+    ctx.close()
+    # Said once per Context: the first one, then once after each reopen.
+    texts = [str(w.message) for w in said if w.category is ContextWarning]
+    assert len(texts) == 5
+    assert all("reused tool call id 'call_0'" in text for text in texts)
+    assert main(["verify", str(store), "--session", "loop", "--tokenizer", "heuristic"]) == 0
+
+
+def test_the_renamed_call_keeps_the_providers_id_and_answers_to_either() -> None:
+    """The node keeps the id the provider sent; a result under it reaches the renamed call."""
+    ctx = _context()
+    ctx.add({"role": "user", "content": "go"})
+    first = ctx.record(_reply(["call_0"]))
+    ctx.add_tool_result("call_0", "one")
+    with pytest.warns(ContextWarning):
+        second = ctx.record(_reply(["call_0"]))
+    assert [c.id for c in first.tool_calls] == ["call_0"]
+    assert [c.id for c in second.tool_calls] == ["call_0_2"]
+    node = ctx.session.graph.nodes[ctx.session.graph.callees_of(ctx.session.head or "")[-1]]
+    assert node.metadata == {"tool_call_id": "call_0_2", PROVIDER_CALL_ID: "call_0"}
+    ctx.add_tool_result("call_0", "two")  # the provider's id reaches the renamed call
+    assert not ctx.session.running
+    with pytest.raises(InputError, match="no tool call 'call_0' is waiting"):
+        ctx.add_tool_result("call_0", "three")
+
+
+def test_an_id_still_waiting_or_twice_in_one_reply_is_refused_before_any_change() -> None:
+    """Which call a result is for could not be told: refused, the session unchanged."""
+    ctx = _context()
+    ctx.add({"role": "user", "content": "go"})
+    ctx.record(_reply(["call_0"]))
+    before = ctx.session
+    with pytest.raises(InputError, match="'call_0' is already waiting"):
+        ctx.record(_reply(["call_0"]))
+    ctx.add_tool_result("call_0", "done")
+    after = ctx.session
+    with pytest.raises(InputError, match="'call_7' appears twice in the reply"):
+        ctx.record(_reply(["call_7", "call_7"]))
+    assert before.head == after.head
+    assert ctx.session is after
+
+
+def test_an_anthropic_request_sends_reused_ids_as_distinct_tool_uses() -> None:
+    """The same on the Anthropic path: every tool_use has its own id and its result."""
+    ctx = _context(model="claude-sonnet-4-5")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ContextWarning)
+        for turn in range(4):
+            ctx.add({"role": "user", "content": f"question {turn}"})
+            ctx.anthropic()
+            reply = ctx.record(_anthropic_reply(["toolu_1"]))
+            ctx.add_tool_result(reply.tool_calls[0].id, f"result {turn}")
+    request = ctx.anthropic()
+    uses = [
+        block["id"]
+        for message in request["messages"]
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_use"
+    ]
+    results = [
+        block["tool_use_id"]
+        for message in request["messages"]
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+    assert uses == results == ["toolu_1", "toolu_1_2", "toolu_1_3", "toolu_1_4"]
+    assert "[tool call" not in json.dumps(request)
+
+
+def test_close_is_idempotent_and_every_call_after_it_says_the_context_is_closed(
+    tmp_path: Path,
+) -> None:
+    """Closing twice does nothing; any other call after it raises `ContextClosed`."""
+    ctx = _context(store=str(tmp_path / "s.sqlite"), session="x")
+    ctx.add({"role": "user", "content": "q"})
+    ctx.openai()
+    ctx.close()
+    ctx.close()
+    assert ctx.closed
+    calls = {
+        "add": lambda: ctx.add({"role": "user", "content": "q2"}),
+        "add_tool_result": lambda: ctx.add_tool_result("c", "r"),
+        "openai": ctx.openai,
+        "anthropic": ctx.anthropic,
+        "record": lambda: ctx.record(_reply([], text="a")),
+        "pin": ctx.pin,
+        "reload": ctx.reload,
+    }
+    for name, call in calls.items():
+        with pytest.raises(ContextClosed, match=r"this Context is closed.*session='x'"):
+            call()
+        assert name
+    with _context() as block:
+        block.add({"role": "user", "content": "q"})
+    with pytest.raises(ContextClosed):
+        block.add({"role": "user", "content": "again"})
