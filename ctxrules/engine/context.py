@@ -120,6 +120,21 @@ def _store_waiting_at_exit() -> None:
             warnings.warn(f"ctxrules: at exit, {err}", RuntimeWarning, stacklevel=1)
 
 
+#: Request keys `Context` builds and counts against the window: never taken from ``extra``.
+_MANAGED = ("messages", "system", "tools")
+
+
+def _refuse_managed(method: str, extra: Mapping[str, object]) -> None:
+    """Raise `InputError` when ``extra`` would replace what the request was counted with."""
+    managed = [key for key in _MANAGED if key in extra]
+    if managed:
+        raise InputError(
+            f"{method}({managed[0]}=...): the messages, system prompt and tools are what "
+            "Context counts against the window; give system= and tools= to Context(...) "
+            "and add messages with add()"
+        )
+
+
 def _call_id_of(node: object) -> str | None:
     """The tool call id a call node was recorded under."""
     found = getattr(node, "metadata", {}).get("tool_call_id")
@@ -560,12 +575,21 @@ class Context:
         return self._prep
 
     def openai(self, **extra: object) -> dict[str, object]:
-        """The keyword arguments of ``client.chat.completions.create`` for the next call."""
+        """The keyword arguments of ``client.chat.completions.create`` for the next call.
+
+        ``extra`` is added to them (``temperature=``, ``tool_choice=``); the messages and
+        tools are what `Context` decides and counts, so they cannot be among them.
+        """
+        _refuse_managed("openai", extra)
         prep = self.prepare()
         return {**openai_request(self.model, prep.system, prep.messages, self._tools), **extra}
 
     def anthropic(self, *, max_tokens: int = 4096, **extra: object) -> dict[str, object]:
-        """The keyword arguments of ``client.messages.create``, cache breakpoints placed."""
+        """The keyword arguments of ``client.messages.create``, cache breakpoints placed.
+
+        ``extra`` is added to them, except the messages, system prompt and tools (`openai`).
+        """
+        _refuse_managed("anthropic", extra)
         prep = self.prepare()
         request = anthropic_request(self.model, prep.system, prep.messages, self._tools, max_tokens)
         return {**request, **extra}
@@ -657,14 +681,14 @@ class Context:
         tightens, folds or drops a pinned item (invariant 17); a message already tightened
         cannot be pinned (the next request's warnings say so). Returns the pinned node id.
         """
-        node = self._node(node_id)
+        node = self._node(node_id, "pin")
         self.engine.pin(self.session.session_id, node)
         return node
 
     @_reads_store
     def unpin(self, node_id: str) -> None:
         """Let the rules treat this message like any other again, from the next request on."""
-        self.engine.pin(self.session.session_id, self._node(node_id), pinned=False)
+        self.engine.pin(self.session.session_id, self._node(node_id, "unpin"), pinned=False)
 
     @property
     def pinned(self) -> tuple[str, ...]:
@@ -680,10 +704,12 @@ class Context:
             commit = state.commits[head]
         return tuple(i.source_node_id for i in commit.items if i.pinned)
 
-    def _node(self, node_id: str | None) -> str:
+    def _node(self, node_id: str | None, verb: str) -> str:
         node = node_id if node_id is not None else self.session.head
-        if node is None or node not in self.session.graph.nodes:
-            raise InputError(f"no message {node_id!r} in this session to pin")
+        if node is None:
+            raise InputError(f"the session is empty: add a message before asking to {verb} one")
+        if node not in self.session.graph.nodes:
+            raise InputError(f"no message {node_id!r:.80} in this session to {verb}")
         return node
 
     # -- the rest ----------------------------------------------------------------------------

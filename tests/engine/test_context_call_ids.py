@@ -194,3 +194,29 @@ def test_close_is_idempotent_and_every_call_after_it_says_the_context_is_closed(
         block.add({"role": "user", "content": "q"})
     with pytest.raises(ContextClosed):
         block.add({"role": "user", "content": "again"})
+
+
+@pytest.mark.parametrize(
+    ("method", "key"),
+    [("openai", "messages"), ("openai", "tools"), ("anthropic", "system"), ("anthropic", "tools")],
+)
+def test_extra_keys_never_replace_what_the_request_was_counted_with(method: str, key: str) -> None:
+    """``openai(messages=[])`` would send what Context never counted: refused before any change."""
+    ctx = _context(model="claude-sonnet-4-5" if method == "anthropic" else "gpt-4o")
+    ctx.add({"role": "user", "content": "q"})
+    with pytest.raises(InputError, match=rf"{method}\({key}=\.\.\.\): .* add messages with add"):
+        getattr(ctx, method)(**{key: []})
+    assert ctx.last is None
+    assert getattr(ctx, method)(temperature=0.2)["temperature"] == 0.2
+
+
+def test_pin_and_unpin_say_which_they_were_asked() -> None:
+    """The error names the verb asked for, and an empty session says it is empty."""
+    ctx = _context()
+    with pytest.raises(
+        InputError, match="the session is empty: add a message before asking to pin"
+    ):
+        ctx.pin()
+    ctx.add({"role": "user", "content": "q"})
+    with pytest.raises(InputError, match="no message 'bogus' in this session to unpin"):
+        ctx.unpin("bogus")
