@@ -17,6 +17,7 @@ from returns.result import Failure, Result, Success
 from ctxrules.dag import DagError, Role, Session, Status
 from ctxrules.dag.layered import LayeredIds, Outline
 from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.call_ids import PROVIDER_CALL_ID, fresh_id
 from ctxrules.engine.persist import Keeper, open_session
 from ctxrules.importers.messages import Message
 from ctxrules.store import StoreError
@@ -61,6 +62,8 @@ class LiveSession:
     heads: list[str | None] = attrs.Factory(list)
     calls: dict[str, str] = attrs.Factory(dict)
     joinable: bool = False
+    #: Every tool call id recorded: a reused one is recorded under a fresh id (`_record_id`).
+    used: set[str] = attrs.Factory(set)
 
     @classmethod
     def open(
@@ -135,9 +138,13 @@ class LiveSession:
         for tool in tools:
             self._mark(tool.metadata.get(KEY), call.id)
         for tool in tools:
-            call_id = tool.metadata.get("tool_call_id")
-            if not isinstance(call_id, str):
+            recorded = tool.metadata.get("tool_call_id")
+            if not isinstance(recorded, str):
                 continue
+            self.used.add(recorded)
+            # The framework's list names the call by the id its model sent.
+            given = tool.metadata.get(PROVIDER_CALL_ID, recorded)
+            call_id = given if isinstance(given, str) else recorded
             if tool.status == Status.RUNNING.value:
                 self.calls[call_id] = tool.id
             else:
@@ -227,7 +234,9 @@ class LiveSession:
         caller = session.head
         for index, call in enumerate(message.tool_calls):
             call_id = call.call_id or f"{caller}.{index}"
-            metadata = {**call.metadata, "tool_call_id": call_id}
+            metadata = {**call.metadata, "tool_call_id": self._record_id(call_id)}
+            if metadata["tool_call_id"] != call_id:
+                metadata[PROVIDER_CALL_ID] = call_id
             if joins:
                 metadata[KEY] = entry.key
             recorded = session.record_call(
@@ -248,6 +257,17 @@ class LiveSession:
         self.keys.append(entry.key)
         self.heads.append(session.head)
         return Success(None)
+
+    def _record_id(self, call_id: str) -> str:
+        """The id a call is recorded under: ``call_id``, or a fresh one if an earlier call had it.
+
+        A request pairs calls and results by id; two calls under one id would both be sent
+        as text (`ctxrules.engine.call_ids`). The framework's list keeps the model's id,
+        and its result is matched by that one (``calls``).
+        """
+        recorded = fresh_id(call_id, self.used) if call_id in self.used else call_id
+        self.used.add(recorded)
+        return recorded
 
     def _answer(self, entry: Entry, now: float) -> Result[None, DagError]:
         message = entry.message

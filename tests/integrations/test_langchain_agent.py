@@ -65,6 +65,8 @@ class ToolCallingFake(BaseChatModel):
     calls: int = 120
     log: list[tuple[list[BaseMessage], list[dict[str, Any]]]] = Field(default_factory=list)
     summaries: int = 0
+    #: Every call under this id, as servers that number each reply's calls from 0 do.
+    same_id: str = ""
 
     @property
     def _llm_type(self) -> str:
@@ -95,7 +97,13 @@ class ToolCallingFake(BaseChatModel):
         if turn <= self.calls:
             reply = AIMessage(
                 f"Reading part {turn}.",
-                tool_calls=[{"name": "read_file", "args": {"part": turn}, "id": f"call_{turn}"}],
+                tool_calls=[
+                    {
+                        "name": "read_file",
+                        "args": {"part": turn},
+                        "id": self.same_id or f"call_{turn}",
+                    }
+                ],
                 usage_metadata=usage,
             )
         else:
@@ -273,3 +281,16 @@ def _middleware_agent(store: Store, clock: Any, model: ToolCallingFake) -> Any:
     return create_agent(
         model, tools=[read_file], system_prompt="You read files.", middleware=[middleware]
     )
+
+
+def test_a_model_reusing_one_call_id_still_sees_every_call_as_a_call() -> None:
+    """A model that names every call ``call_0``: each request sends them all, paired, as calls."""
+    model = ToolCallingFake(calls=8, same_id="call_0")
+    middleware = CtxrulesMiddleware(window=128_000, tokenizer=HeuristicCounter())
+    agent = create_agent(model, tools=[read_file], middleware=[middleware])
+    agent.invoke({"messages": [HumanMessage("Read the parts.")]}, {"recursion_limit": 100})
+    for turn, (messages, _) in enumerate(model.log):
+        assert protocol_valid(tuple(neutral(m) for m in messages)) == []
+        calls = [c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
+        assert len(calls) == len(set(calls)) == turn
+        assert not any("[tool call" in m.text for m in messages)

@@ -111,3 +111,33 @@ def test_sync_after_keeps_the_first_entries_and_makes_the_rest_the_list(
     grown = len(live.session.graph.nodes)
     live.sync_after(keep, then).unwrap()
     assert len(live.session.graph.nodes) == grown
+
+
+def _turn(n: int, call_id: str) -> list[Entry]:
+    """A turn whose call has ``call_id`` (a server that numbers every reply's calls from 0)."""
+    call = Message("", Role.ASSISTANT, tool_calls=(ToolRequest(call_id, "ls", {"n": n}),))
+    return [
+        Entry(f"u{n}", Message(f"step {n}", Role.USER)),
+        Entry(f"a{n}", call),
+        Entry(result_key(call_id), Message(f"out {n}", result_for=call_id)),
+    ]
+
+
+def test_a_reused_call_id_is_recorded_fresh_and_its_result_found_after_a_reload(
+    tmp_path,
+) -> None:
+    """Each call under one id gets its own, and its result, also after reopening the store."""
+    store = SqliteStore.open(str(tmp_path / "s.sqlite"), synchronous="NORMAL").unwrap()
+    live = LiveSession.open("s", store).unwrap()
+    waiting = [*_turn(0, "call_0"), *_turn(1, "call_0"), *_turn(2, "call_0")[:2]]
+    live.sync(waiting).unwrap()
+    live.save().unwrap()
+    again = LiveSession.open("s", store).unwrap()
+    # The third call's result comes after the reload, under the id the framework has.
+    again.sync([*waiting, _turn(2, "call_0")[2]]).unwrap()
+    graph = again.session.graph
+    calls = [graph.nodes[c] for n in again.session.branch() for c in graph.callees_of(n.id)]
+    assert [c.metadata["tool_call_id"] for c in calls] == ["call_0", "call_0_2", "call_0_3"]
+    assert [c.output for c in calls] == ["out 0", "out 1", "out 2"]
+    assert [c.status.value for c in calls] == ["done"] * 3
+    store.close()
