@@ -24,9 +24,10 @@ from returns.result import Failure, Result
 
 from ctxrules.cache.profiles import profile_for_model
 from ctxrules.dag import Session, Status
+from ctxrules.dag.call_ids import PROVIDER_CALL_ID, fresh_id
 from ctxrules.dag.json_values import clean_text
 from ctxrules.engine.background import LoopTasks
-from ctxrules.engine.call_ids import PROVIDER_CALL_ID, fresh_id, visible_call_ids
+from ctxrules.engine.call_ids import visible_call_ids
 from ctxrules.engine.default import DefaultContextEngine
 from ctxrules.engine.frame import RequestFrame
 from ctxrules.engine.persist import Keeper, open_session

@@ -14,6 +14,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.dag import Call, Graph, Role, Session, Status
+from ctxrules.dag.call_ids import PROVIDER_CALL_ID, fresh_id
 from ctxrules.dag.payload import freeze
 from ctxrules.importers.formats import Format
 from ctxrules.importers.result import BadRecord, ImportFailure, ImportResult, ImportStats
@@ -124,6 +125,8 @@ class Builder:
     drafts: dict[str, Draft] = attrs.Factory(dict)
     tools: dict[str, Draft] = attrs.Factory(dict)
     head: str | None = None
+    #: The tool call ids recorded: an id reused after its call was answered gets a fresh one.
+    used: set[str] = attrs.Factory(set)
 
     def add(self, draft: Draft) -> Draft:
         """Append a draft (its id checked free by the caller); a payload no node can hold raises.
@@ -141,8 +144,10 @@ class Builder:
         """Why ``call_id`` cannot name a new tool call, or None."""
         if not isinstance(call_id, str) or not call_id:
             return "expected a non-empty string id"
-        if call_id in self.tools or f"tool:{call_id}" in self.drafts:
-            return f"duplicate tool call id {call_id!r}"
+        earlier = self.tools.get(call_id)
+        if earlier is not None and not earlier.answered:
+            # Its result could not be told from the earlier call's.
+            return f"duplicate tool call id {call_id!r} (the earlier call has no result yet)"
         return None
 
     def add_tool(
@@ -153,14 +158,21 @@ class Builder:
         arguments: object,
         metadata: dict[str, object] | None = None,
     ) -> None:
-        """A tool node under ``caller``, awaiting its result."""
+        """A tool node under ``caller``, awaiting its result.
+
+        An id an earlier (answered) call had is recorded fresh (`ctxrules.dag.call_ids`);
+        the log's later result under it goes to this call.
+        """
+        recorded = fresh_id(call_id, self.used) if call_id in self.used else call_id
+        self.used.add(recorded)
+        given = {PROVIDER_CALL_ID: call_id} if recorded != call_id else {}
         draft = Draft(
-            f"tool:{call_id}",
+            f"tool:{recorded}",
             Role.TOOL,
             name=name,
             input=arguments,
             caller=caller.id,
-            metadata={"tool_call_id": call_id, **(metadata or {})},
+            metadata={"tool_call_id": recorded, **given, **(metadata or {})},
             created_at=caller.created_at,
         )
         self.tools[call_id] = self.add(draft)

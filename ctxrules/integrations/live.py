@@ -15,9 +15,9 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.dag import DagError, Role, Session, Status
+from ctxrules.dag.call_ids import PROVIDER_CALL_ID, fresh_id
 from ctxrules.dag.layered import LayeredIds, Outline
 from ctxrules.engine import DefaultContextEngine
-from ctxrules.engine.call_ids import PROVIDER_CALL_ID, fresh_id
 from ctxrules.engine.persist import Keeper, open_session
 from ctxrules.importers.messages import Message
 from ctxrules.store import StoreError

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ctxrules.cli.main import main
-from ctxrules.engine.call_ids import PROVIDER_CALL_ID
+from ctxrules.dag.call_ids import PROVIDER_CALL_ID
 from ctxrules.engine.context import (
     Context,
     ContextClosed,

@@ -102,3 +102,30 @@ def test_bare_message_list_imports_the_same_nodes() -> None:
     ]
     assert bare.graph.nodes["m6"].name == ""
     assert bare.session_id == "<text>"
+
+
+def _reusing(turns: int, *, answered: bool = True) -> list[dict[str, object]]:
+    """A log from a server that names every reply's call ``call_0``."""
+    messages: list[dict[str, object]] = [{"role": "user", "content": "go"}]
+    for n in range(turns):
+        messages.append(
+            {"role": "assistant", "content": None, "tool_calls": [_call("call_0", "run", "{}")]}
+        )
+        if answered or n == turns - 1:
+            messages.append({"role": "tool", "tool_call_id": "call_0", "content": f"out {n}"})
+    return messages
+
+
+def test_a_call_id_reused_after_its_result_is_imported_under_a_fresh_id() -> None:
+    """Each call keeps its own result; the id the log used stays in the node's metadata."""
+    graph = _import(_reusing(3)).session.graph
+    tools = [graph.nodes[i] for i in graph.order if graph.nodes[i].role.value == "tool"]
+    assert [t.metadata["tool_call_id"] for t in tools] == ["call_0", "call_0_2", "call_0_3"]
+    assert [t.metadata.get("provider_tool_call_id") for t in tools] == [None, "call_0", "call_0"]
+    assert [t.output for t in tools] == ["out 0", "out 1", "out 2"]
+
+
+def test_a_call_id_reused_before_its_result_is_still_a_bad_record() -> None:
+    """Which call a later result answers could not be told: the record is refused."""
+    failure = import_text(json.dumps(_reusing(2, answered=False))).failure()
+    assert "duplicate tool call id 'call_0' (the earlier call has no result yet)" in str(failure)
