@@ -7,6 +7,7 @@ text, never as markup.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -53,6 +54,20 @@ class _Headers:
         await self.app(scope, receive, sending)
 
 
+def _history(reader: Reader) -> Callable[[Request], JSONResponse]:
+    """The history view: rows before ``?end=``; an end that is no row number is a bad request."""
+
+    def history(request: Request) -> JSONResponse:
+        end = request.query_params.get("end", "")
+        if not end.isdigit():
+            # The request is malformed, not the session missing.
+            return JSONResponse({"error": f"end={end!r:.40}: expected a row number"}, 400)
+        status, body = as_data(reader.history(request.path_params["sid"], int(end)))
+        return JSONResponse(body, status)
+
+    return history
+
+
 def build_app(reader: Reader) -> Starlette:
     """The app over ``reader``: ``/`` the page, ``/static/*``, ``/api/*`` the views as JSON."""
     pages = {name: static_text(name) for name in _TYPES}
@@ -81,11 +96,6 @@ def build_app(reader: Reader) -> Starlette:
         sid, index = request.path_params["sid"], request.path_params["index"]
         return reply(as_data(reader.request(sid, index)))
 
-    def history(request: Request) -> JSONResponse:
-        sid = request.path_params["sid"]
-        end = request.query_params.get("end", "")
-        return reply(as_data(reader.history(sid, int(end) if end.isdigit() else -1)))
-
     def node(request: Request) -> JSONResponse:
         sid = request.path_params["sid"]
         return reply(as_data(reader.node(sid, request.query_params.get("id", ""))))
@@ -97,7 +107,7 @@ def build_app(reader: Reader) -> Starlette:
         Route("/api/sessions/{sid:path}/version", version),
         Route("/api/sessions/{sid:path}/requests/{index:int}", one_request),
         Route("/api/sessions/{sid:path}/node", node),
-        Route("/api/sessions/{sid:path}/history", history),
+        Route("/api/sessions/{sid:path}/history", _history(reader)),
         Route("/api/sessions/{sid:path}", session),
     ]
     middleware = [

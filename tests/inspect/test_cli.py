@@ -63,6 +63,10 @@ def test_the_api_answers_each_view(client: TestClient) -> None:
     assert missing.status_code == 404
     assert missing.json() == {"error": "no session 'nope' in the store"}
     assert client.get(f"/api/sessions/{sid}/requests/{last + 1}").status_code == 404
+    rows = client.get(f"/api/sessions/{sid}/history", params={"end": "2"})
+    assert rows.status_code == 200
+    bad = client.get(f"/api/sessions/{sid}/history", params={"end": "abc"})
+    assert (bad.status_code, bad.json()) == (400, {"error": "end='abc': expected a row number"})
 
 
 def test_another_host_name_is_refused(client: TestClient) -> None:
