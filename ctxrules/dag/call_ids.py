@@ -10,22 +10,44 @@ result given under either reaches it.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import attrs
 
 #: The node metadata key holding the id the provider sent, when the call was given another.
 PROVIDER_CALL_ID = "provider_tool_call_id"
 
 
-def fresh_id(call_id: str, used: Collection[str]) -> str:
-    """``call_id`` with the first ``_<n>`` suffix (from 2) that ``used`` lacks; ``call`` for no id.
+@attrs.define
+class CallIds:
+    """The tool call ids recorded so far, and the next suffix to try for each reused one.
 
-    Letters, digits, ``_`` and ``-`` stay the only characters, as Anthropic's ids require.
-
-    >>> fresh_id("call_0", {"call_0", "call_0_2"}), fresh_id("", set())
-    ('call_0_3', 'call_2')
+    >>> ids = CallIds()
+    >>> [ids.record(i) for i in ("call_0", "call_0", "call_0_2", "call_0", "")]
+    ['call_0', 'call_0_2', 'call_0_2_2', 'call_0_3', 'call_2']
     """
-    base = call_id or "call"
-    n = 2
-    while f"{base}_{n}" in used:
-        n += 1
-    return f"{base}_{n}"
+
+    used: set[str] = attrs.Factory(set)
+    #: Per reused id, the suffix after the last one given: a server that reuses one id on
+    #: every reply costs O(1) a call, not a walk over every suffix given before.
+    after: dict[str, int] = attrs.Factory(dict)
+
+    def add(self, call_id: str) -> None:
+        """Note an id already recorded (a session read back)."""
+        self.used.add(call_id)
+
+    def record(self, call_id: str) -> str:
+        """The id to record a call under: ``call_id``, or ``<call_id>_<n>`` if it is taken.
+
+        Letters, digits, ``_`` and ``-`` stay the only characters, as Anthropic's ids
+        require; a call with no id gets ``call_<n>``.
+        """
+        if call_id and call_id not in self.used:
+            self.used.add(call_id)
+            return call_id
+        base = call_id or "call"
+        n = self.after.get(base, 1) + 1
+        while f"{base}_{n}" in self.used:
+            n += 1
+        self.after[base] = n
+        fresh = f"{base}_{n}"
+        self.used.add(fresh)
+        return fresh

@@ -24,7 +24,7 @@ from returns.result import Failure, Result
 
 from ctxrules.cache.profiles import profile_for_model
 from ctxrules.dag import Session, Status
-from ctxrules.dag.call_ids import PROVIDER_CALL_ID, fresh_id
+from ctxrules.dag.call_ids import PROVIDER_CALL_ID, CallIds
 from ctxrules.dag.json_values import clean_text
 from ctxrules.engine.background import LoopTasks
 from ctxrules.engine.call_ids import visible_call_ids
@@ -347,7 +347,7 @@ class Context:
         self._waiting_calls: dict[str, str] = {}
         self._closed = False
         #: The call ids a request may show (`_call_ids`), read on the first reply with calls.
-        self._used_ids: set[str] | None = None
+        self._used_ids: CallIds | None = None
         self._warned_renamed = False
         self._owns_store = isinstance(store, str | os.PathLike)
         #: The spec as given, read again as text only for the frame of a new stored session.
@@ -473,7 +473,7 @@ class Context:
         ]
         return min(found, key=lambda node: node.seq).id if found else None
 
-    def _call_ids(self) -> set[str]:
+    def _call_ids(self) -> CallIds:
         # The tool call ids a request may still show: those of the commit last built (read
         # once per object, what a request visits anyway) and every one recorded since.
         if self._used_ids is None:
@@ -481,7 +481,8 @@ class Context:
             commit = self._prep.commit if self._prep is not None else None
             if commit is None and state is not None:
                 commit = state.head_commit
-            self._used_ids = set(visible_call_ids(commit)) if commit is not None else set()
+            shown = visible_call_ids(commit) if commit is not None else ()
+            self._used_ids = CallIds(set(shown))
         return self._used_ids
 
     def _unique_calls(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
@@ -496,11 +497,9 @@ class Context:
         taken = next((call.id for call in calls if call.id in waiting), None)
         if taken is not None:
             raise InputError(f"tool call id {taken!r:.80} is already waiting for its result")
-        used = self._call_ids()
+        ids = self._call_ids()
         renamed = tuple(
-            attrs.evolve(call, id=fresh_id(call.id, used))
-            if call.id in used or not call.id
-            else call
+            call if (fresh := ids.record(call.id)) == call.id else attrs.evolve(call, id=fresh)
             for call in calls
         )
         if renamed != calls and not self._warned_renamed:
@@ -511,7 +510,6 @@ class Context:
                 f"of this session has: recorded as {new!r} (the reply's tool_calls carry it; "
                 f"a result given under {old!r:.80} goes to it); said once per Context"
             )
-        used.update(call.id for call in renamed)
         return renamed
 
     def _say(self, said: Said) -> tuple[ToolCall, ...]:

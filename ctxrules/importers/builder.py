@@ -14,7 +14,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.dag import Call, Graph, Role, Session, Status
-from ctxrules.dag.call_ids import PROVIDER_CALL_ID, fresh_id
+from ctxrules.dag.call_ids import PROVIDER_CALL_ID, CallIds
 from ctxrules.dag.payload import freeze
 from ctxrules.importers.formats import Format
 from ctxrules.importers.result import BadRecord, ImportFailure, ImportResult, ImportStats
@@ -126,7 +126,7 @@ class Builder:
     tools: dict[str, Draft] = attrs.Factory(dict)
     head: str | None = None
     #: The tool call ids recorded: an id reused after its call was answered gets a fresh one.
-    used: set[str] = attrs.Factory(set)
+    used: CallIds = attrs.Factory(CallIds)
 
     def add(self, draft: Draft) -> Draft:
         """Append a draft (its id checked free by the caller); a payload no node can hold raises.
@@ -163,8 +163,7 @@ class Builder:
         An id an earlier (answered) call had is recorded fresh (`ctxrules.dag.call_ids`);
         the log's later result under it goes to this call.
         """
-        recorded = fresh_id(call_id, self.used) if call_id in self.used else call_id
-        self.used.add(recorded)
+        recorded = self.used.record(call_id)
         given = {PROVIDER_CALL_ID: call_id} if recorded != call_id else {}
         draft = Draft(
             f"tool:{recorded}",

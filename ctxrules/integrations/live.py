@@ -15,7 +15,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.dag import DagError, Role, Session, Status
-from ctxrules.dag.call_ids import PROVIDER_CALL_ID, fresh_id
+from ctxrules.dag.call_ids import PROVIDER_CALL_ID, CallIds
 from ctxrules.dag.layered import LayeredIds, Outline
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.persist import Keeper, open_session
@@ -63,7 +63,7 @@ class LiveSession:
     calls: dict[str, str] = attrs.Factory(dict)
     joinable: bool = False
     #: Every tool call id recorded: a reused one is recorded under a fresh id (`_record_id`).
-    used: set[str] = attrs.Factory(set)
+    used: CallIds = attrs.Factory(CallIds)
 
     @classmethod
     def open(
@@ -265,9 +265,7 @@ class LiveSession:
         as text (`ctxrules.engine.call_ids`). The framework's list keeps the model's id,
         and its result is matched by that one (``calls``).
         """
-        recorded = fresh_id(call_id, self.used) if call_id in self.used else call_id
-        self.used.add(recorded)
-        return recorded
+        return self.used.record(call_id)
 
     def _answer(self, entry: Entry, now: float) -> Result[None, DagError]:
         message = entry.message

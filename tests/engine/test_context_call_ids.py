@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ctxrules.cli.main import main
-from ctxrules.dag.call_ids import PROVIDER_CALL_ID
+from ctxrules.dag.call_ids import PROVIDER_CALL_ID, CallIds
 from ctxrules.engine.context import (
     Context,
     ContextClosed,
@@ -220,3 +220,23 @@ def test_pin_and_unpin_say_which_they_were_asked() -> None:
     ctx.add({"role": "user", "content": "q"})
     with pytest.raises(InputError, match="no message 'bogus' in this session to unpin"):
         ctx.unpin("bogus")
+
+
+class _CountingSet(set[str]):
+    """A set that counts the lookups made in it."""
+
+    probes = 0
+
+    def __contains__(self, item: object) -> bool:
+        type(self).probes += 1
+        return super().__contains__(item)
+
+
+def test_an_id_reused_on_every_reply_costs_the_same_on_the_thousandth() -> None:
+    """Each fresh id is found in O(1) lookups, not by walking the suffixes given before."""
+    used = _CountingSet()
+    ids = CallIds(used)
+    given = [ids.record("call_0") for _ in range(2_000)]
+    assert len(set(given)) == 2_000
+    assert given[-1] == "call_0_2000"
+    assert _CountingSet.probes <= 2 * 2_000
