@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ctxrules.engine.context import (
         ConfigError,
         Context,
+        ContextBusy,
         ContextClosed,
         ContextError,
         ContextWarning,
@@ -46,6 +47,7 @@ _HOMES = {
     "Call": "ctxrules.dag",
     "ConfigError": "ctxrules.engine.context",
     "Context": "ctxrules.engine.context",
+    "ContextBusy": "ctxrules.engine.context",
     "ContextClosed": "ctxrules.engine.context",
     "ContextError": "ctxrules.engine.context",
     "ContextWarning": "ctxrules.engine.context",
@@ -73,6 +75,7 @@ __all__ = [
     "Call",
     "ConfigError",
     "Context",
+    "ContextBusy",
     "ContextClosed",
     "ContextError",
     "ContextWarning",

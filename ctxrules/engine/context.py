@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import functools
 import inspect
 import os
+import threading
 import time
 import warnings
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Literal, ParamSpec, Self, TypeVar
 
@@ -84,6 +86,10 @@ class StoreFailed(ContextError):
 
 class SessionMoved(StoreFailed):
     """Another writer moved the stored session on: `Context.reload` reads it again."""
+
+
+class ContextBusy(ContextError):
+    """A call from the event loop while another thread runs one on the same `Context`."""
 
 
 class ContextClosed(ContextError):
@@ -170,23 +176,35 @@ P = ParamSpec("P")
 
 
 def _reads_store(method: Callable[P, T]) -> Callable[P, T]:
-    """``method`` refused after `Context.close`, a failed read of a resumed session raised as `StoreFailed`."""
+    """``method`` serialized (`Context.serving`), refused after `Context.close`, a failed read of a resumed session raised as `StoreFailed`."""
 
     @functools.wraps(method)
     def call(*args: P.args, **kwargs: P.kwargs) -> T:
         context = args[0]
-        if isinstance(context, Context) and context.closed:
-            # One answer for every call after close, whatever the store would have said.
-            name = context.session.session_id
-            raise ContextClosed(
-                name, f"this Context is closed: make a new Context(..., session={name!r}) to go on"
-            )
-        try:
-            return method(*args, **kwargs)
-        except LazyReadFailed as err:
-            raise StoreFailed(err.error) from None
+        assert isinstance(context, Context)  # noqa: S101 - only Context's methods are wrapped
+        with context.serving():
+            if context.closed:
+                # One answer for every call after close, whatever the store would have said.
+                name = context.session.session_id
+                raise ContextClosed(
+                    name,
+                    f"this Context is closed: make a new Context(..., session={name!r}) to go on",
+                )
+            try:
+                return method(*args, **kwargs)
+            except LazyReadFailed as err:
+                raise StoreFailed(err.error) from None
 
     return call
+
+
+def _on_event_loop() -> bool:
+    """Whether this thread is running an asyncio event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _source(spec: SpecSource) -> SpecSource:
@@ -346,6 +364,8 @@ class Context:
         self._prep: TurnPrep | None = None
         self._waiting_calls: dict[str, str] = {}
         self._closed = False
+        #: One call at a time (`serving`); reentrant, as a call makes others (openai: prepare).
+        self._lock = threading.RLock()
         #: The call ids a request may show (`_call_ids`), read on the first reply with calls.
         self._used_ids: CallIds | None = None
         self._warned_renamed = False
@@ -763,6 +783,10 @@ class Context:
 
         Closing twice does nothing; any other call after it raises `ContextClosed`.
         """
+        with self.serving():
+            self._close()
+
+    def _close(self) -> None:
         if self._closed:
             return
         self.engine.cancel_background(self.session.session_id)
@@ -777,6 +801,26 @@ class Context:
             _WAITING.discard(self)
             if self._keeper is not None and self._owns_store:
                 self._keeper.store.close()
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[None]:
+        """Hold this object for one call: calls from other threads wait, one after another.
+
+        Two ``await ctx.aopenai()`` at once (each runs in a thread) then build one request
+        after the other, instead of racing on the session and the store. A call made on the
+        event loop's own thread does not wait: the call it would wait for may be waiting for
+        the loop (an async summarizer), so it raises `ContextBusy` instead.
+        """
+        if not self._lock.acquire(blocking=not _on_event_loop()):
+            raise ContextBusy(
+                self,
+                "another call on this Context is running in a thread (an aopenai(), "
+                "aanthropic() or arecord() not awaited yet): await it before calling again",
+            )
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     @property
     def closed(self) -> bool:

@@ -7,7 +7,9 @@ calls sent them as text (and `ctxrules verify` flagged the requests, invariant 1
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from ctxrules.cli.main import main
 from ctxrules.dag.call_ids import PROVIDER_CALL_ID, CallIds
 from ctxrules.engine.context import (
     Context,
+    ContextBusy,
     ContextClosed,
     ContextWarning,
     InputError,
@@ -240,3 +243,71 @@ def test_an_id_reused_on_every_reply_costs_the_same_on_the_thousandth() -> None:
     assert len(set(given)) == 2_000
     assert given[-1] == "call_0_2000"
     assert _CountingSet.probes <= 2 * 2_000
+
+
+def test_two_requests_at_once_are_built_one_after_the_other(tmp_path: Path) -> None:
+    """``gather(ctx.aopenai(), ctx.aopenai())`` raced on the session: one failed as moved."""
+    store = tmp_path / "s.sqlite"
+
+    async def loop() -> list[BaseException]:
+        ctx = _context(store=str(store), session="s")
+        failed: list[BaseException] = []
+        for turn in range(40):
+            ctx.add({"role": "user", "content": f"step {turn} " + "y" * 2_000})
+            both = await asyncio.gather(ctx.aopenai(), ctx.aopenai(), return_exceptions=True)
+            failed += [r for r in both if isinstance(r, BaseException)]
+            assert both[0] == both[1]
+            reply = await ctx.arecord(_reply([f"c{turn}"]))
+            ctx.add_tool_result(reply.tool_calls[0].id, "out " + "z" * 3_000)
+        ctx.close()
+        return failed
+
+    assert asyncio.run(loop()) == []
+    assert main(["verify", str(store), "--tokenizer", "heuristic"]) == 0
+
+
+def test_results_added_from_many_threads_at_once_all_land() -> None:
+    """Tools run in threads, each adding its result as it ends: none is lost or refused."""
+    ctx = _context()
+    ctx.add({"role": "user", "content": "go"})
+    reply = ctx.record(_reply([f"c{n}" for n in range(8)]))
+    start = threading.Barrier(8)
+
+    def answer(call_id: str) -> None:
+        start.wait()
+        ctx.add_tool_result(call_id, f"result of {call_id}")
+
+    threads = [threading.Thread(target=answer, args=(c.id,)) for c in reply.tool_calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not ctx.session.running
+    graph = ctx.session.graph
+    outputs = sorted(graph.nodes[c].output for c in graph.callees_of(ctx.session.head or ""))
+    assert outputs == sorted(f"result of c{n}" for n in range(8))
+
+
+def test_a_call_on_the_event_loop_while_a_thread_runs_one_says_so() -> None:
+    """Waiting there could wait for the loop itself: `ContextBusy`, not a hang."""
+    inside, go_on = threading.Event(), threading.Event()
+
+    def clock() -> float:
+        if threading.current_thread() is not threading.main_thread() and not go_on.is_set():
+            inside.set()
+            go_on.wait(10)
+        return 1_000.0
+
+    async def loop() -> None:
+        ctx = _context(clock=clock)
+        go_on.set()
+        ctx.add({"role": "user", "content": "q"})
+        go_on.clear()
+        running = asyncio.ensure_future(ctx.aopenai())
+        await asyncio.to_thread(inside.wait, 10)
+        with pytest.raises(ContextBusy, match="another call on this Context is running"):
+            ctx.add({"role": "user", "content": "too soon"})
+        go_on.set()
+        assert (await running)["messages"] == [{"role": "user", "content": "q"}]
+
+    asyncio.run(loop())
