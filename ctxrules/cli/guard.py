@@ -2,7 +2,8 @@
 
 Three parts, applied to every subcommand by `main`: the parser reports a bad argument in
 one line; arguments are checked by what their names promise (a file read must be a
-regular file, a file written must not be a folder or a device, a count must be positive);
+regular file, a file written must not be a folder or a device, a count must be positive,
+a limit not negative, a port within 0-65535);
 and whatever still escapes a command becomes one line instead of a traceback.
 """
 
@@ -36,8 +37,17 @@ READ = frozenset({"path", "source"})
 SPECS = frozenset({"spec", "spec_option"})
 WRITTEN = frozenset({"report", "target"})
 POSITIVE = frozenset({"examples", "hash_seeds"})
-#: Arguments naming a model's context window (`MIN_CONTEXT_WINDOW` tokens at least).
+#: Counts where 0 means "no limit" (``show --limit 0`` shows all).
+LIMITS = frozenset({"limit"})
+#: Arguments naming a TCP port (0 lets the system pick one).
+PORTS = frozenset({"port"})
+#: Arguments naming a model's context window (`MIN_CONTEXT_WINDOW` to `MAX_CONTEXT_WINDOW` tokens).
 WINDOWS = frozenset({"window"})
+#: No model reads more: ten times the largest known window (about 1M tokens). A larger
+#: value is a slip of the keyboard, and would make every budget a meaningless number.
+MAX_CONTEXT_WINDOW = 10_000_000
+#: The largest TCP port.
+MAX_PORT = 65_535
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -98,6 +108,17 @@ def writable_file(path: str) -> str:
     return path
 
 
+def _whole(text: str, least: int, most: int | None, expected: str) -> int:
+    """``text`` as an int from ``least`` to ``most`` (None: no upper bound), else says ``expected``."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = least - 1
+    if value < least or (most is not None and value > most):
+        raise argparse.ArgumentTypeError(f"expected {expected}, found {text!r}")
+    return value
+
+
 def positive_int(text: str) -> int:
     """``text`` as an int of at least 1.
 
@@ -108,17 +129,35 @@ def positive_int(text: str) -> int:
     ...
     argparse.ArgumentTypeError: expected a positive whole number, found '0'
     """
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, found {text!r}")
-    return value
+    return _whole(text, 1, None, "a positive whole number")
+
+
+def limit_count(text: str) -> int:
+    """``text`` as a limit: a whole number, 0 (no limit) or more.
+
+    >>> limit_count("0")
+    0
+    >>> limit_count("-3")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a whole number, 0 (all) or more, found '-3'
+    """
+    return _whole(text, 0, None, "a whole number, 0 (all) or more")
+
+
+def port_number(text: str) -> int:
+    """``text`` as a TCP port: 0 (the system picks one) to 65535.
+
+    >>> port_number("99999")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a port from 0 to 65535 (0 picks a free one), found '99999'
+    """
+    return _whole(text, 0, MAX_PORT, f"a port from 0 to {MAX_PORT} (0 picks a free one)")
 
 
 def context_window(text: str) -> int:
-    """``text`` as a model's context window: a whole number of at least 1,024 tokens.
+    """``text`` as a model's context window: a whole number from 1,024 to 10,000,000 tokens.
 
     >>> context_window("32000")
     32000
@@ -126,6 +165,10 @@ def context_window(text: str) -> int:
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected the model's context window, at least 1,024 tokens (did you mean 100000?), found '100'
+    >>> context_window("99999999999999999999")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected the model's context window, at most 10,000,000 tokens, found '99999999999999999999'
     """
     try:
         value = int(text)
@@ -140,7 +183,21 @@ def context_window(text: str) -> int:
             f"expected the model's context window, at least {MIN_CONTEXT_WINDOW:,} tokens"
             f"{hint}, found {text!r}"
         )
+    if checked.unwrap() > MAX_CONTEXT_WINDOW:
+        raise argparse.ArgumentTypeError(
+            f"expected the model's context window, at most {MAX_CONTEXT_WINDOW:,} tokens, "
+            f"found {text!r}"
+        )
     return checked.unwrap()
+
+
+#: The numeric arguments by name, each with its check.
+_NUMBERS: tuple[tuple[frozenset[str], Callable[[str], int]], ...] = (
+    (POSITIVE, positive_int),
+    (LIMITS, limit_count),
+    (PORTS, port_number),
+    (WINDOWS, context_window),
+)
 
 
 def _kind(mode: int) -> str:
@@ -168,10 +225,10 @@ def check_arguments(parser: argparse.ArgumentParser) -> None:
             action.type = readable_file
         elif action.dest in WRITTEN or action.dest == "store":
             action.type = writable_file
-        elif action.dest in POSITIVE:
-            action.type = positive_int
-        elif action.dest in WINDOWS:
-            action.type = context_window
+        else:
+            action.type = next(
+                (check for names, check in _NUMBERS if action.dest in names), action.type
+            )
 
 
 def run_guarded(

@@ -12,17 +12,22 @@ from typing import Any, TextIO
 import attrs
 from returns.result import Failure
 
-from ctxrules.cache import PROFILES, profile_for_model
-from ctxrules.cli.listing import first_user_text
+from ctxrules.cache import PROFILES, CacheProfile, profile_for_model
 from ctxrules.cli.options import (
     bundled_session,
     import_from_current_folder,
     missing_module,
     spec_source,
 )
-from ctxrules.cli.replay_report import print_summary, replay_json, totals, write_report
+from ctxrules.cli.replay_report import (
+    cost_line,
+    print_summary,
+    replay_json,
+    totals,
+    write_report,
+)
+from ctxrules.cli.replay_store import open_target, save_run, stored_line
 from ctxrules.cli.stored_log import StoredRun, names_store, read_stored, session_wanted
-from ctxrules.commit import ContextCommit
 from ctxrules.compaction import Summarizer
 from ctxrules.dag import Role, Session
 from ctxrules.engine import DefaultContextEngine
@@ -36,6 +41,7 @@ from ctxrules.recall.audit import audit_commits, audit_line
 from ctxrules.spec import load_spec
 from ctxrules.spec.recall import recall_options
 from ctxrules.spec.source import SpecSource
+from ctxrules.store.protocol import Store
 from ctxrules.tokens import default_tokenizer
 
 DEFAULT_STORE = ".ctxrules/store.sqlite"
@@ -117,12 +123,17 @@ def _source_log(path: str, session: str | None, skip_bad: bool) -> StoredRun | s
 
 @attrs.frozen
 class Setup:
-    """What a replay runs: the engine, the log (with a stored session's frame) and where it came from."""
+    """What a replay runs: the engine, the log (with a stored session's frame), where it came from.
+
+    ``profile`` prices the cost, and the cost line names it as ``priced_as``.
+    """
 
     engine: DefaultContextEngine
     run: StoredRun
     path: str
     offers_search: bool
+    profile: CacheProfile
+    priced_as: str
 
     @property
     def session(self) -> Session:
@@ -137,14 +148,29 @@ class Setup:
 
 
 def _frame_defaults(args: argparse.Namespace, frame: RequestFrame | None) -> None:
-    # A stored session's spec, window and provider are the live loop's unless given.
+    # A stored session's spec and window are the live loop's unless given.
     if args.spec is None:
         args.spec = frame.spec if frame is not None and frame.spec else "default"
     if args.window is None:
         args.window = frame.window if frame is not None else DEFAULT_WINDOW
-    if args.provider is None:
-        profile = profile_for_model(frame.model) if frame is not None else None
-        args.provider = profile.name if profile is not None else "anthropic"
+
+
+def pricing(provider: str | None, frame: RequestFrame | None) -> tuple[CacheProfile, str]:
+    """The cache profile the cost is priced under, and the name the cost line gives it.
+
+    ``--provider`` if given; else the stored session's model's own profile (named by the
+    model, and the one `ctxrules inspect` prices it under); else Anthropic's.
+
+    >>> profile, name = pricing(None, RequestFrame("gpt-4o", 128_000))
+    >>> profile.read, name, pricing("openai", None)[0].read
+    (0.5, 'gpt-4o', 0.25)
+    """
+    if provider is not None:
+        return PROFILES[provider], provider
+    model = profile_for_model(frame.model) if frame is not None else None
+    if frame is not None and model is not None:
+        return model, frame.model
+    return PROFILES["anthropic"], "anthropic"
 
 
 def _inputs(args: argparse.Namespace) -> tuple[SpecSource, StoredRun, str] | str:
@@ -203,7 +229,8 @@ def _setup(args: argparse.Namespace) -> Setup | str:
     offers_search = not isinstance(options, Failure) and options.unwrap().tools
     if run.frame is not None:
         offers_search = run.frame.receipts
-    return Setup(engine, run, path, offers_search)
+    profile, priced_as = pricing(args.provider, run.frame)
+    return Setup(engine, run, path, offers_search, profile, priced_as)
 
 
 def _say_frame(setup: Setup, out: TextIO) -> None:
@@ -236,6 +263,19 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if isinstance(setup, str):
         sys.stderr.write(setup + "\n")
         return 2
+    store = open_target(args.store) if args.store is not None else None
+    if isinstance(store, str):
+        sys.stderr.write(store + "\n")
+        return 2
+    try:
+        return _run(args, setup, store, out)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _run(args: argparse.Namespace, setup: Setup, store: Store | None, out: TextIO) -> int:
+    """Replay, print the figures, then keep the run in ``store`` and write the report if asked."""
     session, engine, path, fmt = setup.session, setup.engine, setup.path, setup.fmt
     # A stored session is named with its store: one store holds many.
     label = Path(path).name + (f" {args.session}" if args.session is not None else "")
@@ -248,25 +288,19 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         engine,
         window=args.window,
         on_request=_progress(out, session),
-        profile=PROFILES[args.provider],
+        profile=setup.profile,
         search=setup.offers_search,
         system_prompt=frame.system if frame is not None else None,
         tools=frame.tools if frame is not None else (),
         pins=setup.run.pins,
     )
     if document is not None:
-        found = replay_json(requests, label, args.provider)
+        found = replay_json(requests, label, setup.profile.name)
         document.write(json.dumps(found, indent=1) + "\n")
     else:
         print_summary(requests, label, out)
     figures = totals(requests)
-    # A request snip cut is not a saving: the model would not have had what it needed.
-    cut = f", {figures['snipped']:,.0f} requests cut to fit" if figures["snipped"] else ""
-    out.write(
-        f"tokens sent {figures['sent']:,.0f} vs naive {figures['naive']:,.0f}; "
-        f"cost ({args.provider}) {figures['cost']:,.0f} vs {figures['naive_cost']:,.0f}"
-        f" ({figures['cost'] / max(figures['naive_cost'], 1):.0%} of naive{cut})\n"
-    )
+    out.write(cost_line(figures, setup.priced_as) + "\n")
     if figures["snipped"]:
         sys.stderr.write(
             f"warning: {figures['snipped']:,.0f} of {figures['requests']:,.0f} requests were cut "
@@ -284,10 +318,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             final=state.head_commit,
         )
     out.write(audit_line(audit) + "\n")
-    if args.store is not None:
-        status = _save(args.store, session, engine, out, fmt)
-        if status:
-            return status
+    if store is not None:
+        problem = save_run(store, session, engine, fmt)
+        if problem is not None:
+            sys.stderr.write(problem + "\n")
+            return 2
+        out.write(stored_line(args.store, session.session_id) + "\n")
     if args.report is not None:
         problem = write_report(requests, label, Path(args.report))
         if problem is not None:
@@ -309,63 +345,6 @@ def _progress(out: TextIO, session: Any) -> Any:  # noqa: ANN401 - a small callb
             out.flush()
 
     return report
-
-
-def _request_order(state: SessionState, session: Session) -> list[ContextCommit]:
-    """The run's commits in the order of its requests, each request's own last at its head.
-
-    The engine keeps them by id, in an order that changes with the process's hash seed; stored
-    so, the same replay would list its commits differently in each run.
-    """
-    at = {node: seq for seq, node in enumerate(session.graph.order)}
-    final = {commit.id for commit in state.commits.values()}
-
-    def key(commit: ContextCommit) -> tuple[int, bool, str]:
-        return (at.get(commit.head_node_id or "", -1), commit.id in final, commit.id)
-
-    return sorted(state.by_id.values(), key=key)
-
-
-def _save(path: str, session: Any, engine: DefaultContextEngine, out: TextIO, fmt: str) -> int:  # noqa: ANN401
-    from ctxrules.store import open_store, parse_store_url  # noqa: PLC0415 - the only I/O layer
-
-    where = parse_store_url(path).value_or(None)
-    if where is not None and where.backend == "sqlite" and where.target != ":memory:":
-        # The default store lives in .ctxrules/, which a fresh checkout does not have yet.
-        try:
-            Path(where.target).parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            sys.stderr.write(f"cannot create the store's folder for {path}: {error}\n")
-            return 2
-    opened = open_store(path)
-    if isinstance(opened, Failure):
-        sys.stderr.write(f"{opened.failure()}\n")
-        return 2
-    store = opened.unwrap()
-    # A session with no LLM call was never prepared: it is stored with no commits.
-    state = engine.states.get(session.session_id, SessionState())
-    calls = session.branch()
-    # The listing shows where a session came from and what it was about; a session stored
-    # before keeps its row (create_session refuses a different one, which is fine here).
-    store.create_session(
-        session.session_id,
-        created_at=calls[0].created_at if calls else 0.0,
-        title=first_user_text(session.graph)[:80],
-        metadata={"format": fmt},
-    )
-    try:
-        head = store.get_head(session.session_id).value_or(None)
-        saved = store.save_session(
-            session, commits=_request_order(state, session), usage=state.usage, expected_head=head
-        )
-        if isinstance(saved, Failure):
-            sys.stderr.write(f"{saved.failure()}\n")
-            return 2
-        # No offloaded copies: the stored nodes are the originals (`Store.get_blob`).
-    finally:
-        store.close()
-    out.write(f"stored session {session.session_id} in {path}\n")
-    return 0
 
 
 def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers type is private
@@ -393,14 +372,15 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
         "--window",
         type=int,
         default=None,
-        help="the model's context window (default: a stored session's, else 200000)",
+        help="the model's context window, 1024 to 10000000 tokens (default: a stored session's, "
+        "else 200000)",
     )
     parser.add_argument(
         "--provider",
         choices=sorted(PROFILES),
         default=None,
-        help="cache profile the cost is priced under (default: a stored session's model's, "
-        "else anthropic)",
+        help="cache profile the cost is priced under (default: a stored session's model's own, "
+        "as `ctxrules inspect` prices it, else anthropic)",
     )
     parser.add_argument("--summarizer", default=None, help="module:function used for summaries")
     parser.add_argument(
@@ -419,7 +399,8 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
     parser.add_argument(
         "--store",
         default=".ctxrules/store.sqlite",
-        help="store to keep the run in: a path, sqlite:///PATH or postgresql://USER@HOST/DB",
+        help="store to keep the run in, opened before the replay: a path, sqlite:///PATH or "
+        "postgresql://USER@HOST/DB (:memory: keeps nothing)",
     )
     parser.add_argument("--report", default=None, help="write a self-contained HTML report here")
     parser.add_argument(

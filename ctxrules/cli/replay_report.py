@@ -5,7 +5,8 @@ from __future__ import annotations
 import html
 import itertools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -122,6 +123,30 @@ def figure_rows(requests: Sequence[Request]) -> list[tuple[str, str, str]]:
         ("orphan tool pairs", f"{f['orphans']:.0f}", "-"),
         *fidelity_rows(f),
     ]
+
+
+def share(part: float, whole: float) -> str:
+    """``part`` as a percentage of ``whole``: whole percents, one significant digit below 1 %.
+
+    >>> share(250, 1_000), share(4, 10_000), share(0, 1_000), share(996, 100_000)
+    ('25%', '0.04%', '0%', '1%')
+    """
+    percent = 100 * part / whole if whole else 0.0
+    if percent == 0 or percent >= 1:
+        return f"{percent:.0f}%"
+    # A cost of 0.04 % is no "0 %": the saving is large, not total.
+    return f"{Decimal(f'{percent:.1g}'):f}%"
+
+
+def cost_line(figures: Mapping[str, float], priced_as: str) -> str:
+    """The replay's last figures line: tokens and cost against the naive resend's."""
+    # A request snip cut is not a saving: the model would not have had what it needed.
+    cut = f", {figures['snipped']:,.0f} requests cut to fit" if figures["snipped"] else ""
+    return (
+        f"tokens sent {figures['sent']:,.0f} vs naive {figures['naive']:,.0f}; "
+        f"cost ({priced_as}) {figures['cost']:,.0f} vs {figures['naive_cost']:,.0f}"
+        f" ({share(figures['cost'], max(figures['naive_cost'], 1))} of naive{cut})"
+    )
 
 
 def _of(part: float, whole: float) -> str:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any, TextIO
 
 import attrs
 from returns.result import Failure, Result, Success
 
 from ctxrules.cli.listing import format_listing, session_line
-from ctxrules.cli.stored_log import missing_session, names_store, session_wanted
+from ctxrules.cli.stored_log import (
+    missing_session,
+    names_store,
+    open_read_only,
+    session_wanted,
+)
 from ctxrules.cli.terminal import printable
 from ctxrules.cli.timeline import format_timeline, read_timeline
 from ctxrules.dag import graph_to_jsonl
@@ -19,18 +23,6 @@ from ctxrules.importers import import_session
 from ctxrules.inspect.delta import chunk_cache
 from ctxrules.inspect.source import CommitSource, NodeSource
 from ctxrules.store.errors import UnknownSession
-
-
-def _open(path: str) -> Any:  # noqa: ANN401 - a Store, imported lazily
-    from ctxrules.store import open_store, parse_store_url  # noqa: PLC0415 - the only I/O layer
-
-    where = parse_store_url(path).value_or(None)
-    if where is not None and where.backend == "sqlite" and not Path(where.target).is_file():
-        return f"{path}: no such store"
-    # Looking must not write: an empty file stays empty, a read-only folder is fine.
-    opened = open_store(path, read_only=True)
-    return opened.unwrap() if not isinstance(opened, Failure) else str(opened.failure())
-
 
 #: Ancestors of a moved head searched one by one for a commit before reading every commit.
 NEAR_NODES = 2_000
@@ -110,7 +102,7 @@ def _list(store: Any, path: str, limit: int, out: TextIO) -> int:  # noqa: ANN40
 
 def run_show(args: argparse.Namespace, out: TextIO) -> int:
     """List sessions, or print one session's commit timeline (newest ``--limit`` commits)."""
-    store = _open(args.store)
+    store = open_read_only(args.store)
     if isinstance(store, str):
         sys.stderr.write(store + "\n")
         return 2
@@ -147,7 +139,7 @@ def _session_failed(store: str, session: str, problem: object) -> int:
 def run_export(args: argparse.Namespace, out: TextIO) -> int:
     """A session as ctxrules JSON Lines: from a store (with --session) or from a recorded log."""
     if args.session is not None:
-        store = _open(args.path)
+        store = open_read_only(args.path)
         if isinstance(store, str):
             sys.stderr.write(store + "\n")
             return 2

@@ -3,13 +3,14 @@
 `Context` keeps a live session in a store; ``replay`` and ``export`` read recorded logs. A
 store given to them is not a log: with ``--session`` its session is read as one (the
 same JSON Lines ``ctxrules export --session`` writes), without it the error names the
-option and the store's sessions, not the bytes that failed to decode.
+option and the store's sessions, not the bytes that failed to decode. A file named as a
+store (``.sqlite``, ``.sqlite3``, ``.db``) is opened as one whatever it holds: an empty
+``agent.sqlite`` is "not a ctxrules store", not an empty log.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import attrs
 from returns.result import Failure, Success
@@ -18,30 +19,47 @@ from ctxrules.commit import ContextCommit
 from ctxrules.engine.frame import RequestFrame
 from ctxrules.importers import ImportResult, import_text
 from ctxrules.store.errors import UnknownSession
+from ctxrules.store.protocol import Store
 from ctxrules.store.url import parse_store_url
 
 #: The first bytes of every SQLite database file.
 SQLITE_HEADER = b"SQLite format 3\x00"
+#: What the name of a file meant as a store ends with (an empty one has no header yet).
+STORE_SUFFIXES = frozenset({".sqlite", ".sqlite3", ".db"})
 #: Sessions named in the error when none is given; the rest are counted.
 NAMED_SESSIONS = 10
 
 
 def names_store(path: str) -> bool:
-    """Whether ``path`` is a store's URL or a SQLite file (read by its header, not whole)."""
+    """Whether ``path`` is a store's URL, or an existing SQLite file (by its header) or file named as one.
+
+    >>> names_store("postgresql://me@db/ctx"), names_store("redis://cache/0")
+    (True, False)
+    """
     if "://" in path:
         # A URL the stores take (postgresql://, sqlite://); any other is no store, nor a file.
         return isinstance(parse_store_url(path), Success)
     try:
         with Path(path).open("rb") as file:
-            return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+            header = file.read(len(SQLITE_HEADER))
     except OSError:
         return False
+    return header == SQLITE_HEADER or Path(path).suffix.lower() in STORE_SUFFIXES
 
 
-def _open(path: str) -> Any:  # noqa: ANN401 - a Store, imported lazily
+def open_read_only(path: str) -> Store | str:
+    """The store at ``path`` opened without writing to it, or the one line saying why not.
+
+    >>> open_read_only("sqlite:///no/such/store.sqlite")
+    'sqlite:///no/such/store.sqlite: no such store'
+    """
     from ctxrules.store import open_store  # noqa: PLC0415 - the store is the only I/O layer
 
-    # Reading must not write: a read-only folder or a store in use by an agent is fine.
+    where = parse_store_url(path).value_or(None)
+    if where is not None and where.backend == "sqlite" and not Path(where.target).is_file():
+        return f"{path}: no such store"
+    # Reading must not write: an empty file stays empty, a read-only folder or a store in
+    # use by an agent is fine.
     opened = open_store(path, read_only=True)
     return str(opened.failure()) if isinstance(opened, Failure) else opened.unwrap()
 
@@ -53,7 +71,7 @@ def missing_session(store: str, session: str) -> str:
 
 def session_wanted(path: str) -> str:
     """The error for a store given without ``--session``: what to pass, and which sessions it holds."""
-    store = _open(path)
+    store = open_read_only(path)
     if isinstance(store, str):
         return store
     try:
@@ -122,7 +140,7 @@ def pins_asked(commits: list[ContextCommit]) -> dict[str, tuple[tuple[str, bool]
 
 def read_stored(path: str, session: str) -> StoredRun | str:
     """The stored session as an imported log (its graph, as ``export --session`` writes it) with its frame and pins, or why not."""
-    store = _open(path)
+    store = open_read_only(path)
     if isinstance(store, str):
         return store
     try:
@@ -131,9 +149,9 @@ def read_stored(path: str, session: str) -> StoredRun | str:
         commits = store.commits_for(session)
     finally:
         store.close()
-    for result in (exported, listed, commits):
-        if isinstance(result, Failure):
-            problem = result.failure()
+    for read in (exported, listed, commits):
+        if isinstance(read, Failure):
+            problem = read.failure()
             unknown = isinstance(problem, UnknownSession)
             return missing_session(path, session) if unknown else str(problem)
     imported = import_text(exported.unwrap(), format="ctxrules-jsonl", source_name=path)

@@ -14,7 +14,7 @@ from ctxrules.check.history import contents_addressed
 from ctxrules.check.recorded import session_head, verify_commits, verify_graph
 from ctxrules.check.recoverable import RecoverableChecks
 from ctxrules.cli.options import spec_source
-from ctxrules.cli.stored_log import names_store
+from ctxrules.cli.stored_log import missing_session, names_store, open_read_only
 from ctxrules.dag import Graph, graph_from_jsonl
 from ctxrules.generation import NO_COMMITS, ensure_latest_commit
 from ctxrules.recall.lookup import node_index
@@ -31,18 +31,17 @@ Loaded = tuple[str, Graph, list[Any], dict[str, str], dict[str, Any]]
 
 
 def _from_store(path: str, session: str | None) -> list[Loaded] | str:
-    from ctxrules.store import open_store  # noqa: PLC0415 - the store is the only I/O layer
-
-    # Looking must not write: an empty file stays empty, a read-only folder is fine.
-    opened = open_store(path, read_only=True)
-    if isinstance(opened, Failure):
-        return str(opened.failure())
-    store = opened.unwrap()
+    store = open_read_only(path)
+    if isinstance(store, str):
+        return store
     try:
         listed = store.list_sessions()
         if isinstance(listed, Failure):
             return str(listed.failure())
-        ids = [session] if session is not None else [info.id for info in listed.unwrap()]
+        held = [info.id for info in listed.unwrap()]
+        if session is not None and session not in held:
+            return missing_session(path, session)
+        ids = [session] if session is not None else held
         found = []
         for session_id in ids:
             graph, commits = store.load_graph(session_id), store.commits_for(session_id)
@@ -76,6 +75,9 @@ def _load(path: str, session: str | None) -> list[Loaded] | str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         return f"{path}: cannot read: {error}"
+    if not text.strip():
+        # Nothing to check is no pass: said as `export` and `replay` say it.
+        return f"{path}: empty input: nothing to import"
     graph = graph_from_jsonl(text)
     if isinstance(graph, Failure):
         return f"{path}: {graph.failure()}"
@@ -166,7 +168,8 @@ def register(commands: Any) -> None:  # noqa: ANN401 - argparse's subparsers typ
     parser = commands.add_parser("verify", help="check a recorded session against the invariants")
     parser.add_argument(
         "path",
-        help="a session's DAG as JSON Lines (ctxrules export), a SQLite store, or postgresql://...",
+        help="a session's DAG as JSON Lines (ctxrules export), a SQLite store (told by its header,"
+        " or a name ending .sqlite, .sqlite3 or .db, even when empty), or postgresql://...",
     )
     parser.add_argument(
         "--session", default=None, help="in a store, only this session (default: all)"

@@ -10,6 +10,8 @@ import pytest
 
 from ctxrules.cli.main import main
 from ctxrules.cli.replay import _summarizer
+from ctxrules.cli.stored_log import missing_session
+from tests.live_loop import Loop, run_live
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -114,3 +116,59 @@ def test_migrate_from_a_store_that_is_not_there_creates_nothing(
     capsys.readouterr()
     assert main(["migrate", str(source), str(folder)]) == 2
     assert "cannot write a file here (a folder)" in capsys.readouterr().err
+
+
+def test_migrate_reads_its_source_and_makes_no_target_when_it_cannot_copy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty source stays empty, an unknown session is named as `show` names it; no target is made."""
+    empty, target = tmp_path / "empty.sqlite", tmp_path / "dst.sqlite"
+    empty.touch()
+    assert main(["migrate", str(empty), str(target)]) == 2
+    assert capsys.readouterr().err == (
+        f"cannot open store '{empty}': the file is empty: not a ctxrules store\n"
+    )
+    assert empty.stat().st_size == 0
+    assert not target.exists()
+    source = tmp_path / "agent.sqlite"
+    run_live(Loop(16_000, (1_200,) * 2), str(source), session="main")
+    before = source.read_bytes()
+    assert main(["migrate", str(source), str(target), "--session", "nope"]) == 2
+    assert capsys.readouterr().err == missing_session(str(source), "nope") + "\n"
+    assert not target.exists()
+    assert main(["migrate", str(source), str(target)]) == 0
+    assert capsys.readouterr().out.endswith(", verified\nmigrated 1 session\n")
+    assert source.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (
+            ["show", "{store}", "main", "--limit", "-3"],
+            "--limit: expected a whole number, 0 (all) or more, found '-3'",
+        ),
+        (
+            ["inspect", "{store}", "--port", "99999"],
+            "--port: expected a port from 0 to 65535 (0 picks a free one), found '99999'",
+        ),
+        (
+            ["inspect", "{store}", "--port", "-1"],
+            "--port: expected a port from 0 to 65535 (0 picks a free one), found '-1'",
+        ),
+        (
+            ["replay", "--window", "99999999999999999999", "--store", ":memory:"],
+            "--window: expected the model's context window, at most 10,000,000 tokens, found '99999999999999999999'",
+        ),
+    ],
+)
+def test_a_number_out_of_its_range_is_an_argument_error(
+    argv: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A negative limit, a port past 65535 or a window past any model's: exit 2, one line, nothing run."""
+    store = tmp_path / "s.sqlite"
+    store.touch()
+    assert main([part.format(store=store) for part in argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"ctxrules {argv[0]}: argument {says} (see ctxrules {argv[0]} --help)\n"

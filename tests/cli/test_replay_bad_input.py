@@ -1,4 +1,4 @@
-"""`ctxrules replay` names every bad record and stops without --skip-bad; a too small window warns."""
+"""`ctxrules replay` names every bad record and stops without --skip-bad; a too small window warns; a bad --store stops it first."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from ctxrules.cli.main import main
+from ctxrules.cli.replay_report import cost_line
 from ctxrules.importers import import_session
+from ctxrules.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "ctxrules" / "data" / "sessions" / "entire-cli-5d_755497c182_0.jsonl"
@@ -124,3 +126,70 @@ def test_a_window_that_forces_cuts_warns_that_the_cost_is_no_saving(
         f"warning: {cut} of 18 requests were cut to fit --window 1,024 (snipped), so the cost "
         "is not a saving; pass the model's real window\n"
     )
+
+
+def _truncated_store(tmp_path: Path) -> Path:
+    """A store cut in half, as a copy that was interrupted leaves it."""
+    whole = tmp_path / "whole.sqlite"
+    with open_store(str(whole)).unwrap() as store:
+        store.create_session("s").unwrap()
+    cut = tmp_path / "trunc.sqlite"
+    data = whole.read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    return cut
+
+
+@pytest.mark.parametrize(
+    ("store", "says"),
+    [
+        ("notes.txt", "cannot open store '{tmp}/notes.txt': file is not a database"),
+        (
+            "trunc.sqlite",
+            "cannot open store '{tmp}/trunc.sqlite': database disk image is malformed",
+        ),
+        pytest.param(
+            "/proc/nope/x.sqlite",
+            "cannot create the store's folder for /proc/nope/x.sqlite: ",
+            marks=pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="Linux's /proc"),
+        ),
+        (
+            "postgresql://ctx@127.0.0.1:1/ctxrules",
+            "cannot open store 'postgresql://ctx@127.0.0.1:1/ctxrules'",
+        ),
+    ],
+)
+def test_a_store_that_cannot_keep_the_run_stops_it_before_any_work(
+    store: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A text file, a damaged store, a folder that cannot be made, an unreachable server: one line, nothing replayed."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n", encoding="utf-8")
+    _truncated_store(tmp_path)
+    target = store if "://" in store or store.startswith("/") else str(tmp_path / store)
+    assert main(["replay", str(BUNDLED), "--store", target]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(says.format(tmp=tmp_path))
+    assert len(captured.err.splitlines()) == 1
+    assert notes.read_text(encoding="utf-8") == "my notes\n"
+
+
+def test_an_in_memory_store_is_not_said_to_keep_the_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--store :memory:` keeps nothing after the replay, and the last line says so."""
+    assert main(["replay", str(BUNDLED), "--store", ":memory:", "--window", "32000"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith("not stored: --store :memory: keeps the run only while the replay runs\n")
+    assert "stored session" not in out
+
+
+@pytest.mark.parametrize(
+    ("cost", "shown"),
+    [(4.0, "0.04%"), (0.0, "0%"), (99.6, "1%"), (5_000.0, "50%"), (10_000.0, "100%")],
+)
+def test_a_cost_below_one_percent_of_naive_is_not_shown_as_zero(cost: float, shown: str) -> None:
+    """A share under 1 % keeps one significant digit: 0.04 %, not 0 %."""
+    figures = {"sent": 10.0, "naive": 1_000.0, "cost": cost, "naive_cost": 10_000.0, "snipped": 0.0}
+    line = cost_line(figures, "gpt-4o")
+    assert line.endswith(f"cost (gpt-4o) {cost:,.0f} vs 10,000 ({shown} of naive)")

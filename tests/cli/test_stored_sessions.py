@@ -10,7 +10,7 @@ import attrs
 import pytest
 
 from ctxrules.cli.main import main
-from ctxrules.cli.stored_log import names_store, pins_asked, replay_id
+from ctxrules.cli.stored_log import missing_session, names_store, pins_asked, replay_id
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.dag import graph_from_jsonl
 from ctxrules.store import open_store
@@ -109,21 +109,75 @@ def test_an_unknown_session_or_a_log_with_a_session_is_refused_with_the_way_out(
     assert "is a recorded log, not a store" in capsys.readouterr().err
 
 
-def test_a_store_is_told_from_a_log_by_its_header_or_url(live_store: Path, tmp_path: Path) -> None:
-    """A SQLite file whatever its name, a store URL; not a log, a missing file or an empty one."""
+def test_a_store_is_told_from_a_log_by_its_header_url_or_name(
+    live_store: Path, tmp_path: Path
+) -> None:
+    """A SQLite file whatever its name, a store URL, a file named as a store even when empty; not a log or a missing file."""
     renamed = tmp_path / "session.jsonl"
     renamed.write_bytes(live_store.read_bytes())
-    empty = tmp_path / "empty.sqlite"
+    empty, empty_log = tmp_path / "empty.sqlite", tmp_path / "empty.jsonl"
     empty.touch()
+    empty_log.touch()
     log = tmp_path / "log.jsonl"
     log.write_text('{"id": "u1", "role": "user", "content": "hi"}\n', encoding="utf-8")
     assert names_store(str(renamed))
     assert names_store("postgresql://me@db/ctx")
     assert names_store("sqlite:////tmp/x.db")
+    assert names_store(str(empty))
     assert not names_store("redis://cache/0")
     assert not names_store(str(log))
-    assert not names_store(str(empty))
+    assert not names_store(str(empty_log))
     assert not names_store(str(tmp_path / "missing.sqlite"))
+
+
+def test_verify_refuses_what_show_refuses_and_names_a_missing_session(
+    live_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty or foreign file meant as a store, or an empty log, is no pass: exit 2 and the line `show` or `export` gives."""
+    empty, text = tmp_path / "e.sqlite", tmp_path / "notes.sqlite"
+    empty.touch()
+    text.write_text("not a database\n", encoding="utf-8")
+    for store in (empty, text):
+        assert main(["show", str(store)]) == 2
+        shown = capsys.readouterr().err
+        for argv in (["verify", str(store)], ["verify", str(store), "--session", "x"]):
+            assert main(argv) == 2
+            assert capsys.readouterr().err == shown
+    assert empty.stat().st_size == 0
+    empty_log = tmp_path / "e.jsonl"
+    empty_log.touch()
+    assert main(["export", str(empty_log)]) == 2
+    exported = capsys.readouterr().err
+    assert main(["verify", str(empty_log)]) == 2
+    assert capsys.readouterr().err == exported == f"{empty_log}: empty input: nothing to import\n"
+    assert main(["verify", str(live_store), "--session", "nope"]) == 2
+    assert capsys.readouterr().err == missing_session(str(live_store), "nope") + "\n"
+
+
+def test_a_stored_session_is_priced_as_the_inspector_prices_it(
+    live_store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under the session's model's cache profile (gpt-4o reads at 0.5x), named in the cost line; --provider overrides it."""
+    testclient = pytest.importorskip("starlette.testclient", reason="the [inspect] extra")
+    from ctxrules.inspect.read import Reader  # noqa: PLC0415 - after the extra is known
+    from ctxrules.inspect.server import build_app  # noqa: PLC0415 - needs the extra
+
+    args = ["replay", str(live_store), "--session", "main", "--store", ":memory:"]
+    assert main([*args, "--json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)["totals"]["cost"]
+    reader = Reader(open_store(str(live_store), read_only=True).unwrap(), 200_000)
+    try:
+        client = testclient.TestClient(build_app(reader), base_url="http://127.0.0.1")
+        rows = client.get("/api/sessions").json()
+    finally:
+        reader.close()
+    assert round(replayed) == next(row["cost"] for row in rows if row["id"] == "main") > 0
+    assert main(args) == 0
+    assert f"cost (gpt-4o) {replayed:,.0f} vs " in capsys.readouterr().out
+    assert main([*args, "--provider", "openai"]) == 0
+    line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("tokens sent"))
+    assert "cost (openai) " in line
+    assert f"cost (openai) {replayed:,.0f} vs " not in line
 
 
 def test_a_live_session_is_listed_as_context(

@@ -116,7 +116,7 @@ def test_replay_into_postgresql_and_migrate_round_trip_byte_identically(
     assert _cli("migrate", first, middle)[0] == 0
     status, printed = _cli("migrate", middle, second)
     assert status == 0
-    assert printed.endswith("verified\nmigrated 1 sessions\n")
+    assert printed.endswith("verified\nmigrated 1 session\n")
     exports = [_cli("export", "--session", session_id, url) for url in (first, middle, second)]
     direct = _cli("export", str(log))
     assert exports == [direct] * 3

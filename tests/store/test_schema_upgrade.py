@@ -14,6 +14,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pg_server
@@ -310,10 +311,14 @@ def test_an_old_store_upgrades_and_every_session_goes_on_unchanged(
 def test_an_upgraded_store_migrates_to_the_other_backend_and_back_whole(
     made: Made, other_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`ctxrules migrate` carries nodes, heads, commits, usage and every blob both ways."""
+    """`ctxrules migrate` carries nodes, heads, commits, usage and every blob both ways.
+
+    An old SQLite source is read as it is, not upgraded: migrate never writes its source.
+    """
     old, back = made.old(), made.fresh()
     before = {session: _next_request(made.source, session) for session in SESSIONS}
     blobs = sum(map(len, made.blobs.values()))
+    old_bytes = Path(old).read_bytes() if made.backend == "sqlite" else None
     for source, target in ((old, other_url), (other_url, back)):
         status, printed = _cli(capsys, "migrate", source, target)
         assert status == 0, printed
@@ -323,6 +328,10 @@ def test_an_upgraded_store_migrates_to_the_other_backend_and_back_whole(
             _check_commits(store, made)
         assert sum(n for (n,) in raw_rows(target, "SELECT count(*) FROM offloads")) == blobs
         assert _cli(capsys, "verify", target)[0] == 0
+    if old_bytes is not None:
+        assert Path(old).read_bytes() == old_bytes
+    # Upgraded now (opening for writing upgrades), to compare the copies with its objects.
+    open_store(old).unwrap().close()
     # Each object once: every copy holds as many items as the upgraded store. The upgrade
     # gave each commit a tree; a copy stores a commit that only adds to its parent as its
     # extension, so both copies hold the same tree nodes, no more than the upgraded store.

@@ -1,0 +1,92 @@
+"""Where `ctxrules replay` keeps its run: the ``--store`` opened before the replay, written after.
+
+The store is opened first, so a path that cannot hold one (a text file, a damaged
+database, a folder that cannot be made, a PostgreSQL URL without its driver) stops the
+command before the replay's work, not after it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from returns.result import Failure
+
+from ctxrules.cli.listing import first_user_text
+from ctxrules.commit import ContextCommit
+from ctxrules.dag import Session
+from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.turn import SessionState
+from ctxrules.store.protocol import Store
+from ctxrules.store.url import parse_store_url
+
+
+def in_memory(path: str) -> bool:
+    """Whether ``path`` names a store that lasts only as long as the process.
+
+    >>> in_memory(":memory:"), in_memory("sqlite://"), in_memory("s.sqlite")
+    (True, True, False)
+    """
+    where = parse_store_url(path).value_or(None)
+    return where is not None and where.backend == "sqlite" and where.target == ":memory:"
+
+
+def open_target(path: str) -> Store | str:
+    """The store ``--store`` names, opened for writing (its folder made), or the one line saying why not."""
+    from ctxrules.store import open_store  # noqa: PLC0415 - the store is the only I/O layer
+
+    where = parse_store_url(path).value_or(None)
+    if where is not None and where.backend == "sqlite" and not in_memory(path):
+        # The default store lives in .ctxrules/, which a fresh checkout does not have yet.
+        try:
+            Path(where.target).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            return f"cannot create the store's folder for {path}: {error}"
+    opened = open_store(path)
+    return str(opened.failure()) if isinstance(opened, Failure) else opened.unwrap()
+
+
+def _request_order(state: SessionState, session: Session) -> list[ContextCommit]:
+    """The run's commits in the order of its requests, each request's own last at its head.
+
+    The engine keeps them by id, in an order that changes with the process's hash seed; stored
+    so, the same replay would list its commits differently in each run.
+    """
+    at = {node: seq for seq, node in enumerate(session.graph.order)}
+    final = {commit.id for commit in state.commits.values()}
+
+    def key(commit: ContextCommit) -> tuple[int, bool, str]:
+        return (at.get(commit.head_node_id or "", -1), commit.id in final, commit.id)
+
+    return sorted(state.by_id.values(), key=key)
+
+
+def save_run(store: Store, session: Session, engine: DefaultContextEngine, fmt: str) -> str | None:
+    """Store the replayed session with its commits and usage in ``store``; why not, or None."""
+    # A session with no LLM call was never prepared: it is stored with no commits.
+    state = engine.states.get(session.session_id, SessionState())
+    calls = session.branch()
+    # The listing shows where a session came from and what it was about; a session stored
+    # before keeps its row (create_session refuses a different one, which is fine here).
+    store.create_session(
+        session.session_id,
+        created_at=calls[0].created_at if calls else 0.0,
+        title=first_user_text(session.graph)[:80],
+        metadata={"format": fmt},
+    )
+    head = store.get_head(session.session_id).value_or(None)
+    saved = store.save_session(
+        session, commits=_request_order(state, session), usage=state.usage, expected_head=head
+    )
+    # No offloaded copies: the stored nodes are the originals (`Store.get_blob`).
+    return str(saved.failure()) if isinstance(saved, Failure) else None
+
+
+def stored_line(path: str, session_id: str) -> str:
+    """What the replay says of where its run was kept (an in-memory store keeps nothing).
+
+    >>> stored_line(":memory:", "s")
+    'not stored: --store :memory: keeps the run only while the replay runs'
+    """
+    if in_memory(path):
+        return f"not stored: --store {path} keeps the run only while the replay runs"
+    return f"stored session {session_id} in {path}"
