@@ -21,7 +21,12 @@ from returns.result import Failure
 
 from ctxrules.cli.options import spec_source
 from ctxrules.spec.builtin import builtin_specs
-from ctxrules.tokens.models import MIN_CONTEXT_WINDOW, BadWindow, real_context_window
+from ctxrules.tokens.models import (
+    MAX_CONTEXT_WINDOW,
+    MIN_CONTEXT_WINDOW,
+    BadWindow,
+    real_context_window,
+)
 
 #: Exit status for bad input (the shell's convention for a usage error).
 BAD_INPUT = 2
@@ -43,9 +48,6 @@ LIMITS = frozenset({"limit"})
 PORTS = frozenset({"port"})
 #: Arguments naming a model's context window (`MIN_CONTEXT_WINDOW` to `MAX_CONTEXT_WINDOW` tokens).
 WINDOWS = frozenset({"window"})
-#: No model reads more: ten times the largest known window (about 1M tokens). A larger
-#: value is a slip of the keyboard, and would make every budget a meaningless number.
-MAX_CONTEXT_WINDOW = 10_000_000
 #: The largest TCP port.
 MAX_PORT = 65_535
 
@@ -175,6 +177,11 @@ def context_window(text: str) -> int:
     except ValueError:
         value = 0
     checked = real_context_window("", override=value)
+    if value > MAX_CONTEXT_WINDOW:
+        raise argparse.ArgumentTypeError(
+            f"expected the model's context window, at most {MAX_CONTEXT_WINDOW:,} tokens, "
+            f"found {text!r}"
+        )
     if isinstance(checked, Failure):
         bad = checked.failure()
         guess = bad.guess if isinstance(bad, BadWindow) else None
@@ -182,11 +189,6 @@ def context_window(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"expected the model's context window, at least {MIN_CONTEXT_WINDOW:,} tokens"
             f"{hint}, found {text!r}"
-        )
-    if checked.unwrap() > MAX_CONTEXT_WINDOW:
-        raise argparse.ArgumentTypeError(
-            f"expected the model's context window, at most {MAX_CONTEXT_WINDOW:,} tokens, "
-            f"found {text!r}"
         )
     return checked.unwrap()
 

@@ -23,6 +23,7 @@ from ctxrules.tokens.heuristic import (
 from ctxrules.tokens.loading import default_tokenizer, load_encoding, tiktoken_cache_dir
 from ctxrules.tokens.models import (
     CONTEXT_WINDOWS,
+    MAX_CONTEXT_WINDOW,
     MIN_CONTEXT_WINDOW,
     BadWindow,
     UnknownModel,
@@ -38,6 +39,7 @@ __all__ = [
     "CONTEXT_WINDOWS",
     "DEFAULT_OUTPUT_RESERVE",
     "ENCODINGS",
+    "MAX_CONTEXT_WINDOW",
     "MAX_OUTPUT_SHARE",
     "MIN_CONTEXT_WINDOW",
     "MIN_OUTPUT_SHARE",

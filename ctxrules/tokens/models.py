@@ -11,6 +11,7 @@ from returns.result import Failure, Result, Success
 
 __all__ = [
     "CONTEXT_WINDOWS",
+    "MAX_CONTEXT_WINDOW",
     "MIN_CONTEXT_WINDOW",
     "BadWindow",
     "UnknownModel",
@@ -42,6 +43,9 @@ CONTEXT_WINDOWS: Mapping[str, int] = MappingProxyType(
 #: No chat model has a smaller window; a value under it is most likely thousands written as
 #: units (``window=128`` for 128k), and would leave the input less than a short message.
 MIN_CONTEXT_WINDOW = 1_024
+#: No model reads more: ten times the largest known window. A larger value is a slip of the
+#: keyboard, and every budget made from it a meaningless number.
+MAX_CONTEXT_WINDOW = 10_000_000
 
 
 @attrs.frozen
@@ -97,9 +101,11 @@ class BadWindow:
             if self.known is not None
             else "pass the model's window, e.g. window=32_000"
         )
+        value = self.window
+        large = isinstance(value, int) and value > MAX_CONTEXT_WINDOW
+        bound = f"at most {MAX_CONTEXT_WINDOW:,}" if large else f"at least {MIN_CONTEXT_WINDOW:,}"
         return (
-            f"window={self.window!r}: expected the model's context window in tokens, "
-            f"at least {MIN_CONTEXT_WINDOW:,}{hint}; {fix}"
+            f"window={value!r}: expected the model's context window in tokens, {bound}{hint}; {fix}"
         )
 
     def __str__(self) -> str:
@@ -119,7 +125,8 @@ def real_context_window(
 ) -> Result[int, UnknownModel | BadWindow]:
     """The model's total context window: ``override`` if given, else the longest matching prefix.
 
-    An ``override`` that is not a whole number of at least `MIN_CONTEXT_WINDOW` tokens fails.
+    An ``override`` that is not a whole number from `MIN_CONTEXT_WINDOW` to
+    `MAX_CONTEXT_WINDOW` tokens fails.
 
     >>> real_context_window("claude-sonnet-4-20250514")
     <Success: 200000>
@@ -129,11 +136,13 @@ def real_context_window(
     model='gpt4o' has no known context window; pass window=..., or did you mean 'gpt-4o'?
     >>> print(real_context_window("gpt-4o", override=0).failure())
     window=0: expected the model's context window in tokens, at least 1,024; pass window=None for gpt-4o's 128,000
+    >>> print(real_context_window("gpt-4o", override=10**20).failure())
+    window=100000000000000000000: expected the model's context window in tokens, at most 10,000,000; pass window=None for gpt-4o's 128,000
     """
     known = _lookup(model, windows)
     if override is not None:
         whole = isinstance(override, int) and not isinstance(override, bool)
-        if whole and override >= MIN_CONTEXT_WINDOW:
+        if whole and MIN_CONTEXT_WINDOW <= override <= MAX_CONTEXT_WINDOW:
             return Success(override)
         return Failure(BadWindow(override, model, known))
     if known is not None:

@@ -19,6 +19,7 @@ import pytest
 from ctxrules.cli.main import main
 from ctxrules.dag.call_ids import PROVIDER_CALL_ID, CallIds
 from ctxrules.engine.context import (
+    ConfigError,
     Context,
     ContextBusy,
     ContextClosed,
@@ -311,3 +312,10 @@ def test_a_call_on_the_event_loop_while_a_thread_runs_one_says_so() -> None:
         assert (await running)["messages"] == [{"role": "user", "content": "q"}]
 
     asyncio.run(loop())
+
+
+def test_a_window_past_any_models_is_a_config_error() -> None:
+    """``window=10**20`` made every budget a meaningless number; the CLI refused it already."""
+    with pytest.raises(ConfigError, match=r"window=100000000000000000000: .* at most 10,000,000"):
+        _context(window=10**20)
+    assert _context(window=10_000_000).window == 10_000_000
