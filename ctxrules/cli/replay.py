@@ -26,7 +26,13 @@ from ctxrules.cli.replay_report import (
     totals,
     write_report,
 )
-from ctxrules.cli.replay_store import open_target, save_run, stored_line
+from ctxrules.cli.replay_store import (
+    open_target,
+    run_key,
+    run_session_id,
+    save_run,
+    stored_line,
+)
 from ctxrules.cli.stored_log import StoredRun, names_store, read_stored, session_wanted
 from ctxrules.compaction import Summarizer
 from ctxrules.dag import Role, Session
@@ -149,6 +155,11 @@ class Setup:
 
 def _frame_defaults(args: argparse.Namespace, frame: RequestFrame | None) -> None:
     # A stored session's spec and window are the live loop's unless given.
+    own = frame is not None and bool(frame.spec)
+    # How listings name the spec of the run (`run_key`): a file by its name, not its path.
+    args.spec_label = (
+        Path(args.spec).name if args.spec is not None else ("live-loop" if own else "default")
+    )
     if args.spec is None:
         args.spec = frame.spec if frame is not None and frame.spec else "default"
     if args.window is None:
@@ -277,6 +288,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def _run(args: argparse.Namespace, setup: Setup, store: Store | None, out: TextIO) -> int:
     """Replay, print the figures, then keep the run in ``store`` and write the report if asked."""
     session, engine, path, fmt = setup.session, setup.engine, setup.path, setup.fmt
+    base = session.session_id
+    run = run_key(args.spec_label, engine, args.window, setup.profile.name)
+    if store is not None:
+        # Chosen before the replay: the commits it makes name their session.
+        session = attrs.evolve(session, session_id=run_session_id(store, base, run))
     # A stored session is named with its store: one store holds many.
     label = Path(path).name + (f" {args.session}" if args.session is not None else "")
     # With --json, stdout is the one JSON document; what people read goes to stderr.
@@ -319,11 +335,11 @@ def _run(args: argparse.Namespace, setup: Setup, store: Store | None, out: TextI
         )
     out.write(audit_line(audit) + "\n")
     if store is not None:
-        problem = save_run(store, session, engine, fmt)
+        problem = save_run(store, session, engine, fmt, run)
         if problem is not None:
             sys.stderr.write(problem + "\n")
             return 2
-        out.write(stored_line(args.store, session.session_id) + "\n")
+        out.write(stored_line(args.store, session.session_id, base) + "\n")
     if args.report is not None:
         problem = write_report(requests, label, Path(args.report))
         if problem is not None:

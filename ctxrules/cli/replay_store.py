@@ -7,14 +7,17 @@ command before the replay's work, not after it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from returns.result import Failure
 
+from ctxrules.canonical import content_hash
 from ctxrules.cli.listing import first_user_text
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Session
 from ctxrules.engine import DefaultContextEngine
+from ctxrules.engine.frame import RUN_KEY
 from ctxrules.engine.turn import SessionState
 from ctxrules.store.protocol import Store
 from ctxrules.store.url import parse_store_url
@@ -60,7 +63,46 @@ def _request_order(state: SessionState, session: Session) -> list[ContextCommit]
     return sorted(state.by_id.values(), key=key)
 
 
-def save_run(store: Store, session: Session, engine: DefaultContextEngine, fmt: str) -> str | None:
+def run_key(
+    spec: str, engine: DefaultContextEngine, window: int, profile: str
+) -> dict[str, object]:
+    """What decides a replay's commits besides the log: the spec (named and hashed), the window, the profile.
+
+    >>> from ctxrules.rules import Pipeline
+    >>> sorted(run_key("default", DefaultContextEngine(pipeline=Pipeline(())), 32_000, "anthropic"))
+    ['profile', 'rules_version', 'spec', 'window']
+    """
+    return {
+        "spec": spec,
+        "rules_version": engine.pipeline.version,
+        "window": window,
+        "profile": profile,
+    }
+
+
+def run_session_id(store: Store, base: str, run: dict[str, object]) -> str:
+    """The session a replay keeps its run in: ``base``, unless another run already fills it.
+
+    Two runs of one log by different specs (or windows) in one session would interleave
+    their commits, and `show` and `inspect` would show whichever was stored last; a run
+    stored again adds nothing. So a run unlike the one ``base`` holds goes to
+    ``base@<8 hex of the run>``, and the same run again to the same session.
+    """
+    listed = store.list_sessions()
+    held = {info.id: info.metadata.get(RUN_KEY) for info in listed.value_or([])}
+    if base not in held or _same_run(held[base], run):
+        return base
+    return f"{base}@{content_hash(run)[:8]}"
+
+
+def _same_run(stored: object, run: dict[str, object]) -> bool:
+    """Whether a session's stored run key (frozen, as metadata is read back) is ``run``."""
+    return isinstance(stored, Mapping) and dict(stored) == run
+
+
+def save_run(
+    store: Store, session: Session, engine: DefaultContextEngine, fmt: str, run: dict[str, object]
+) -> str | None:
     """Store the replayed session with its commits and usage in ``store``; why not, or None."""
     # A session with no LLM call was never prepared: it is stored with no commits.
     state = engine.states.get(session.session_id, SessionState())
@@ -71,7 +113,7 @@ def save_run(store: Store, session: Session, engine: DefaultContextEngine, fmt: 
         session.session_id,
         created_at=calls[0].created_at if calls else 0.0,
         title=first_user_text(session.graph)[:80],
-        metadata={"format": fmt},
+        metadata={"format": fmt, RUN_KEY: run},
     )
     head = store.get_head(session.session_id).value_or(None)
     saved = store.save_session(
@@ -81,12 +123,19 @@ def save_run(store: Store, session: Session, engine: DefaultContextEngine, fmt: 
     return str(saved.failure()) if isinstance(saved, Failure) else None
 
 
-def stored_line(path: str, session_id: str) -> str:
+def stored_line(path: str, session_id: str, base: str | None = None) -> str:
     """What the replay says of where its run was kept (an in-memory store keeps nothing).
 
     >>> stored_line(":memory:", "s")
     'not stored: --store :memory: keeps the run only while the replay runs'
+    >>> print(stored_line("s.sqlite", "s@1a2b3c4d", "s"))
+    stored session s@1a2b3c4d in s.sqlite (s holds a run by another spec, window or provider)
     """
     if in_memory(path):
         return f"not stored: --store {path} keeps the run only while the replay runs"
-    return f"stored session {session_id} in {path}"
+    apart = (
+        f" ({base} holds a run by another spec, window or provider)"
+        if base is not None and base != session_id
+        else ""
+    )
+    return f"stored session {session_id} in {path}{apart}"

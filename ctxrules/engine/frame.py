@@ -18,6 +18,8 @@ from ctxrules.dag.payload import thaw
 
 #: The metadata key the frame is kept under.
 KEY = "context"
+#: The metadata key of a replay's stored run: its spec's name and rules, window and profile.
+RUN_KEY = "replay_run"
 
 
 @attrs.frozen
@@ -93,10 +95,23 @@ class RequestFrame:
 def session_source(metadata: Mapping[str, object]) -> str:
     """Where a stored session came from, for listings: a log's format, ``context`` for a live loop's, else ``-``.
 
+    A replay's run says which spec and window made its commits.
+
     >>> session_source({"format": "claude-code"}), session_source({KEY: {}}), session_source({})
     ('claude-code', 'context', '-')
+    >>> session_source({"format": "openai-chat", RUN_KEY: {"spec": "default", "window": 32000}})
+    'openai-chat:default@32k'
     """
     found = metadata.get("format")
+    run = metadata.get(RUN_KEY)
+    if (
+        found is not None
+        and isinstance(run, Mapping)
+        and isinstance(window := run.get("window"), int)
+    ):
+        # One word, as the listing's other columns are.
+        size = f"{window // 1000}k" if window % 1000 == 0 else str(window)
+        return f"{found}:{run.get('spec')}@{size}"
     if found is not None:
         return str(found)
     return "context" if KEY in metadata else "-"

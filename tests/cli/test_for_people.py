@@ -28,7 +28,7 @@ def test_replay_with_no_path_replays_the_bundled_session_under_a_named_spec(
     assert main(["show", str(store)]) == 0
     header, row = capsys.readouterr().out.splitlines()
     assert header.split() == ["session", "format", "nodes", "first", "last", "title"]
-    assert row.split()[1:3] == ["claude-code", "42"]
+    assert row.split()[1:3] == ["claude-code:small-window@32k", "42"]
     assert "2026-02-13 09:22" in row, "first node's time"
     assert row.endswith("…") or "changelog" in row, "a title from the first user message"
 

@@ -47,7 +47,7 @@ def test_replay_of_the_bundled_session_stores_it_and_prints_its_figures(
     assert main(["show", str(store)]) == 0
     listed = capsys.readouterr().out
     session_id, fmt, nodes = listed.splitlines()[1].split()[:3]
-    assert (fmt, nodes) == ("claude-code", "42")
+    assert (fmt, nodes) == ("claude-code:default@32k", "42")
     assert main(["show", str(store), session_id]) == 0
     timeline = capsys.readouterr().out
     assert timeline.count("\ncommit ") + timeline.startswith("commit ") == 18
@@ -174,3 +174,54 @@ def test_replay_with_summaries_in_the_background_reports_the_turns_that_waited(
     assert "summarizer cost" in out
     assert main([*args, "--summary-latency", "-1"]) == 2
     assert "expected seconds >= 0, got '-1'" in capsys.readouterr().err
+
+
+def test_runs_by_other_specs_or_windows_are_kept_apart_and_a_rerun_adds_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each run of one log by another spec or window is kept in a session of its own.
+
+    Replayed into one session, a second spec's commits came after the first's: `show` and
+    `inspect` showed whichever run was stored last, and running the first again stored nothing.
+    """
+    from ctxrules.store import open_store  # noqa: PLC0415 - only this test reads the store
+
+    store = str(tmp_path / "s.sqlite")
+    runs = [
+        ("default", "16000"),
+        ("small-window", "16000"),
+        ("default", "16000"),
+        ("default", "32000"),
+    ]
+    said = []
+    for spec, window in runs:
+        argv = ["replay", str(BUNDLED), "--spec", spec, "--window", window, "--store", store]
+        assert main(argv) == 0
+        said.append(capsys.readouterr().out.splitlines()[-1])
+    base = said[0].split()[2]
+    assert said[2] == said[0] == f"stored session {base} in {store}"
+    assert said[1].startswith(f"stored session {base}@")
+    assert said[1].endswith(f"({base} holds a run by another spec, window or provider)")
+    assert said[3].split()[2] not in (base, said[1].split()[2])
+    alone = str(tmp_path / "alone.sqlite")
+    argv = ["replay", str(BUNDLED), "--spec", "default", "--window", "16000", "--store", alone]
+    assert main(argv) == 0
+    capsys.readouterr()
+
+    def commits(path: str) -> tuple[dict[str, object], list[str]]:
+        opened = open_store(path, read_only=True).unwrap()
+        try:
+            sessions = {s.id: s.metadata for s in opened.list_sessions().unwrap()}
+            return sessions, [c.id for c in opened.commits_for(base).unwrap()]
+        finally:
+            opened.close()
+
+    sessions, shared = commits(store)
+    assert len(sessions) == 3
+    assert sessions[base]["replay_run"]["spec"] == "default"  # type: ignore[index]
+    # The first run's session holds that run's commits and no other's.
+    assert shared == commits(alone)[1]
+    assert main(["show", store]) == 0
+    listing = capsys.readouterr().out
+    assert "claude-code:small-window@16k" in listing
+    assert "claude-code:default@32k" in listing
