@@ -182,7 +182,9 @@ def _reads_store(method: Callable[P, T]) -> Callable[P, T]:
     def call(*args: P.args, **kwargs: P.kwargs) -> T:
         context = args[0]
         assert isinstance(context, Context)  # noqa: S101 - only Context's methods are wrapped
-        with context.serving():
+        # Not `with context.serving()`: a generator's context manager costs more than the lock.
+        context._take()  # noqa: SLF001 - this module's own object
+        try:
             if context.closed:
                 # One answer for every call after close, whatever the store would have said.
                 name = context.session.session_id
@@ -190,10 +192,11 @@ def _reads_store(method: Callable[P, T]) -> Callable[P, T]:
                     name,
                     f"this Context is closed: make a new Context(..., session={name!r}) to go on",
                 )
-            try:
-                return method(*args, **kwargs)
-            except LazyReadFailed as err:
-                raise StoreFailed(err.error) from None
+            return method(*args, **kwargs)
+        except LazyReadFailed as err:
+            raise StoreFailed(err.error) from None
+        finally:
+            context._lock.release()  # noqa: SLF001 - see above
 
     return call
 
@@ -811,16 +814,22 @@ class Context:
         event loop's own thread does not wait: the call it would wait for may be waiting for
         the loop (an async summarizer), so it raises `ContextBusy` instead.
         """
-        if not self._lock.acquire(blocking=not _on_event_loop()):
-            raise ContextBusy(
-                self,
-                "another call on this Context is running in a thread (an aopenai(), "
-                "aanthropic() or arecord() not awaited yet): await it before calling again",
-            )
+        self._take()
         try:
             yield
         finally:
             self._lock.release()
+
+    def _take(self) -> None:
+        """Take the lock `serving` holds, or raise `ContextBusy` on the event loop's thread."""
+        # Uncontended (the usual case) it is taken at once; only a wait asks where it would wait.
+        if self._lock.acquire(blocking=False) or (not _on_event_loop() and self._lock.acquire()):
+            return
+        raise ContextBusy(
+            self,
+            "another call on this Context is running in a thread (an aopenai(), "
+            "aanthropic() or arecord() not awaited yet): await it before calling again",
+        )
 
     @property
     def closed(self) -> bool:
