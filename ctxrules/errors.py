@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import attrs
 
+#: What user code (a rule, a rule's factory, a module it imports) is caught raising, and
+#: reported: `SystemExit` too, so a rule that calls ``sys.exit(0)`` cannot end ``ctxrules
+#: check`` as a silent pass. `KeyboardInterrupt` still stops the program.
+USER_CODE_ERRORS: tuple[type[BaseException], ...] = (Exception, SystemExit)
+
 
 @attrs.frozen
 class ErrorValue:

@@ -24,6 +24,7 @@ from ctxrules.canonical import canonical_json
 from ctxrules.checker.subjects import subjects
 from ctxrules.commit import ContextCommit, ContextItem, commit_to_json
 from ctxrules.commit.vector import ItemVector
+from ctxrules.errors import USER_CODE_ERRORS
 from ctxrules.rules import Facts
 from ctxrules.spec import load_spec
 from ctxrules.tokens import HeuristicCounter, Tokenizer, default_tokenizer
@@ -109,7 +110,7 @@ def serve(request: dict[str, Any]) -> list[str]:
         try:
             after = rules[subject](before, facts)
             answers.append(output(after) if request["full"] else fingerprint(before, after))
-        except Exception as error:  # noqa: BLE001 - reported as a difference, not a crash
+        except USER_CODE_ERRORS as error:  # reported as a difference, not a crash
             answers.append(f"raised {type(error).__name__}: {error}")
     return answers
 

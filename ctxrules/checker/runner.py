@@ -21,6 +21,7 @@ from ctxrules.checker.purity import module_state, run_trapped, state_changes
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.commit.item import copied_item
 from ctxrules.commit.vector import ItemVector
+from ctxrules.errors import USER_CODE_ERRORS
 from ctxrules.rules import Facts, Rule
 from ctxrules.testing.constants import rule_names
 from ctxrules.testing.histories import commit_ruler, forget_histories, histories
@@ -422,7 +423,7 @@ def _run_once(
         after, violations = rule_violations(
             rule, before, facts, reruns=checked.reruns, fresh=checked.fresh
         )
-    except Exception as error:  # noqa: BLE001 - a user's rule may raise anything; we report it
+    except USER_CODE_ERRORS as error:  # a user's rule may raise anything; we report it
         return before, Counterexample(
             name, (), before, None, facts, f"{type(error).__name__}: {error}"
         )

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from returns.result import Failure, Result, Success
 
+from ctxrules.errors import USER_CODE_ERRORS
 from ctxrules.rules.pipeline import Rule
 from ctxrules.rules.text import head, one_line
 from ctxrules.spec.errors import Location, SpecError, describe, suggest
@@ -58,7 +59,7 @@ def load_python_rule(
         return Failure(factory)
     try:
         rule = factory(**frozen_params(params))
-    except Exception as error:  # noqa: BLE001 - any failure of user code becomes a SpecError
+    except USER_CODE_ERRORS as error:  # any failure of user code becomes a SpecError
         expected = f"{use!r} to build a rule from its params"
         return Failure(at.error(expected, f"an exception ({_explain(error)})", "import_failed"))
     if not callable(rule):
@@ -73,13 +74,13 @@ def _import_factory(
 ) -> Callable[..., object] | SpecError:
     try:
         module = importlib.import_module(module_name)
-    except Exception as error:  # noqa: BLE001 - see load_python_rule
+    except USER_CODE_ERRORS as error:  # see load_python_rule
         return at.error(
             "an importable module", f"{module_name!r} ({_explain(error)})", "import_failed"
         )
     try:
         factory = getattr(module, factory_name)
-    except Exception:  # noqa: BLE001 - a module __getattr__ may raise anything
+    except USER_CODE_ERRORS:  # a module __getattr__ may raise anything
         names = [n for n in dir(module) if not n.startswith("_")]
         expected = f"a factory defined in module {module_name!r}"
         return at.error(expected, repr(factory_name), "import_failed", suggest(factory_name, names))
@@ -88,6 +89,6 @@ def _import_factory(
     return cast("Callable[..., object]", factory)
 
 
-def _explain(error: Exception) -> str:
+def _explain(error: BaseException) -> str:
     text = one_line(str(error))
     return f"{type(error).__name__}: {head(text, 160)}" if text else type(error).__name__

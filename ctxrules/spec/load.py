@@ -11,6 +11,7 @@ from typing import Any
 from returns.result import Failure, Result, Success
 
 from ctxrules.canonical import content_hash
+from ctxrules.errors import USER_CODE_ERRORS
 from ctxrules.rules.params import Param, ParamProblem, resolve
 from ctxrules.rules.pipeline import NamedRule, Pipeline, Rule
 from ctxrules.rules.registry import BuiltinRule, builtins
@@ -62,7 +63,7 @@ def load_spec(
         return Failure(SpecErrors((SpecError("<spec>", "source", expected, found, "unreadable"),)))
     try:
         return _load(source, allow_imports=allow_imports, registry=registry)
-    except Exception as error:  # noqa: BLE001 - the boundary: a spec must never make us raise
+    except USER_CODE_ERRORS as error:  # the boundary: a spec must never make us raise
         found = f"{type(error).__name__}: {str(error)[:200]}"
         where = SpecError(
             _safe_label(source), "(whole spec)", "no internal error", found, "internal"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import time
 from datetime import datetime
 
@@ -568,6 +569,22 @@ def edit_after_digest() -> Rule:
         return out
 
     return rule
+
+
+def exit_when_long() -> Rule:
+    """Calls ``sys.exit(0)`` past five items: the check used to end there, status 0, silent."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:  # noqa: ARG001 - a Rule
+        if len(commit.items) > 5:
+            sys.exit(0)
+        return commit
+
+    return rule
+
+
+def exit_on_build() -> Rule:
+    """A factory that calls ``sys.exit(3)``: loading the spec used to end the program."""
+    sys.exit(3)
 
 
 #: Each broken rule with the invariant `ctxrules check` must report for it.

@@ -168,3 +168,21 @@ def test_the_command_loads_no_hypothesis_plugin(
     assert status == 2
     assert "no_such_rule" in err
     assert os.environ["HYPOTHESIS_NO_PLUGINS"] == "1"
+
+
+def test_a_rule_or_factory_that_calls_sys_exit_is_reported_not_obeyed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``sys.exit(0)`` in a rule ended `ctxrules check` with status 0 and no output: a CI pass."""
+    spec = tmp_path / "exits.toml"
+    spec.write_text('[[rules]]\nuse = "broken_rules:exit_when_long"\nname = "exits"\n')
+    status, out, _ = run_check(
+        str(spec), "--allow-imports", "--examples", "50", "--seed", "3", capsys=capsys
+    )
+    assert status == 1, out
+    assert "rule 'exits'" in out
+    assert "SystemExit" in out
+    spec.write_text('[[rules]]\nuse = "broken_rules:exit_on_build"\n')
+    status, _, err = run_check(str(spec), "--allow-imports", capsys=capsys)
+    assert status == 2
+    assert "an exception (SystemExit: 3)" in err
