@@ -26,6 +26,9 @@ def check_spec(
     from ctxrules.checker.spec_check import check_pipeline  # noqa: PLC0415
     from ctxrules.cli.report import format_counterexample  # noqa: PLC0415
 
+    if not isinstance(examples, int) or isinstance(examples, bool) or examples < 1:
+        # Said as the command line says it, not as Hypothesis's settings raise it.
+        pytest.fail(f"examples={examples!r}: expected a positive whole number", pytrace=False)
     loaded = load_spec(Path(spec), allow_imports=allow_imports)
     if isinstance(loaded, Failure):
         pytest.fail(f"spec {spec} does not load:\n{loaded.failure()}", pytrace=False)
@@ -52,10 +55,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="check this pipeline spec",
     )
-    group.addoption("--ctxrules-examples", type=int, default=100, help="generated commits per rule")
+    group.addoption(
+        "--ctxrules-examples", type=_examples, default=100, help="generated commits per rule"
+    )
     group.addoption(
         "--ctxrules-allow-imports", action="store_true", help="allow Python rules in the specs"
     )
+
+
+def _examples(text: str) -> int:
+    """``--ctxrules-examples`` checked as ``ctxrules check --examples`` is (a positive whole number)."""
+    # Imported when the option is given: the plugin loads in every pytest run.
+    from ctxrules.cli.guard import positive_int  # noqa: PLC0415
+
+    return positive_int(text)
 
 
 class SpecItem(pytest.Item):

@@ -53,3 +53,22 @@ def test_command_line_option_adds_a_check_per_spec(pytester: pytest.Pytester) ->
         "15",
     )
     result.assert_outcomes(passed=2)
+
+
+def test_a_number_of_examples_under_one_is_said_in_one_line(pytester: pytest.Pytester) -> None:
+    """``examples=0`` failed deep in Hypothesis's settings with a long traceback."""
+    pytester.makepyfile(
+        f"""
+        def test_my_spec(ctxrules_check):
+            ctxrules_check({str(SPECS / "default.toml")!r}, examples=0)
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*examples=0: expected a positive whole number*"])
+    result.stdout.no_fnmatch_line("*InvalidArgument*")
+    option = pytester.runpytest(
+        "-p", "no:cacheprovider", "-o", "addopts=", "--ctxrules-examples", "0"
+    )
+    assert option.ret == pytest.ExitCode.USAGE_ERROR
+    option.stderr.fnmatch_lines(["*expected a positive whole number, found '0'*"])
