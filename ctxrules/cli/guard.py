@@ -20,6 +20,7 @@ from typing import NoReturn, TextIO
 from returns.result import Failure
 
 from ctxrules.cli.options import spec_source
+from ctxrules.rules import RuleRaised
 from ctxrules.spec.builtin import builtin_specs
 from ctxrules.tokens.models import (
     MAX_CONTEXT_WINDOW,
@@ -243,6 +244,13 @@ def run_guarded(
     except KeyboardInterrupt:
         sys.stderr.write(f"ctxrules {name}: interrupted\n")
         return 130
+    except RuleRaised as error:
+        # The spec's own code, not ctxrules: the checker finds the input it fails on.
+        sys.stderr.write(
+            f"ctxrules {name}: {error} (the spec's code; `ctxrules check SPEC --allow-imports` "
+            "finds an input it fails on)\n"
+        )
+        return BAD_INPUT
     except (OSError, UnicodeError, MemoryError, RecursionError) as error:
         # The input's fault: a file that cannot be read, decoded or held.
         where = getattr(error, "filename", None) or _first_input(args)

@@ -42,7 +42,7 @@ from ctxrules.importers.records import Unreadable
 from ctxrules.recall.tools import SEARCH_HISTORY
 from ctxrules.render import Message, TextBlock, count_messages
 from ctxrules.render.system_prompt import AgentProfile, SystemPrompt, build_system_prompt
-from ctxrules.rules import Facts, Pipeline
+from ctxrules.rules import Facts, Pipeline, RuleRaised
 from ctxrules.spec import load_spec
 from ctxrules.spec.builtin import find_spec
 from ctxrules.spec.recall import RecallOptions, recall_options
@@ -577,16 +577,20 @@ class Context:
         if self.session.head is None:
             raise InputError("the session is empty: add a user message first")
         system = self._system_prompt()
-        prep = self.engine.prepare(
-            self.session,
-            window=self.window,
-            now=self.clock(),
-            tools=self._tools,
-            system_prompt=system.text,
-            # With the recall tools, the request says what it shows shortened and how to
-            # recall it; without them a model could not act on it.
-            receipts=bool(self.recall.tools()),
-        )
+        try:
+            prep = self.engine.prepare(
+                self.session,
+                window=self.window,
+                now=self.clock(),
+                tools=self._tools,
+                system_prompt=system.text,
+                # With the recall tools, the request says what it shows shortened and how to
+                # recall it; without them a model could not act on it.
+                receipts=bool(self.recall.tools()),
+            )
+        except RuleRaised as error:
+            # The spec's own code: a ContextError as every other, its exception the cause.
+            raise ConfigError(error, f"{error} (the spec's code)") from error.error
         self._prep = _unwrap(prep, InputError)
         if system.warnings:
             # A layer that failed was skipped; the turn says so, as the engine's own do.

@@ -4,7 +4,7 @@ from ctxrules.rules.facts import Facts, WorkMeter
 from ctxrules.rules.gates import gate_placeholder, gate_tool_results
 from ctxrules.rules.idle import IDLE_PLACEHOLDER, clear_idle
 from ctxrules.rules.params import Param, ParamProblem, check_params
-from ctxrules.rules.pipeline import NamedRule, Pipeline, Rule
+from ctxrules.rules.pipeline import NamedRule, Pipeline, Rule, RuleRaised
 from ctxrules.rules.references import ReferenceTracker, distinctive_substrings
 from ctxrules.rules.registry import BuiltinRule, builtins
 from ctxrules.rules.scan import scan
@@ -22,6 +22,7 @@ __all__ = [
     "Pipeline",
     "ReferenceTracker",
     "Rule",
+    "RuleRaised",
     "WorkMeter",
     "age_tool_results",
     "builtins",

@@ -10,6 +10,7 @@ import attrs
 from ctxrules.canonical import content_hash
 from ctxrules.commit.commit import ContextCommit
 from ctxrules.commit.item import ContextItem
+from ctxrules.errors import USER_CODE_ERRORS
 from ctxrules.rules.batching import (
     Batching,
     BatchReason,
@@ -42,6 +43,22 @@ class NamedRule:
     rule: Rule
 
 
+class RuleRaised(Exception):
+    """A rule of the pipeline raised: which one, and what (``error``, also the ``__cause__``).
+
+    A spec's own code failing is not the library's fault: the command line says so and
+    names the rule, where a bare exception read as a bug in ctxrules.
+    """
+
+    def __init__(self, rule: str, error: BaseException) -> None:
+        text = str(error).replace("\n", " ")[:300]
+        super().__init__(
+            f"rule {rule!r} raised {type(error).__name__}" + (f": {text}" if text else "")
+        )
+        self.rule = rule
+        self.error = error
+
+
 @attrs.frozen
 class Pipeline:
     """An ordered tuple of named rules plus ``version``, the hash of the normalised spec.
@@ -63,7 +80,10 @@ class Pipeline:
         True
         """
         for named in self.rules:
-            commit = named.rule(commit, facts)
+            try:
+                commit = named.rule(commit, facts)
+            except USER_CODE_ERRORS as error:
+                raise RuleRaised(named.name, error) from error
         return commit
 
     def on_arrival(self, item: ContextItem, facts: Facts, position: int = 0) -> ContextItem:

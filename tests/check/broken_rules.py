@@ -587,6 +587,17 @@ def exit_on_build() -> Rule:
     sys.exit(3)
 
 
+def raise_when_long() -> Rule:
+    """Raises past five items: the replay called that a bug in ctxrules, exit 70."""
+
+    def rule(commit: ContextCommit, facts: Facts) -> ContextCommit:  # noqa: ARG001 - a Rule
+        if len(commit.items) > 5:
+            raise RuntimeError("boom: too long")
+        return commit
+
+    return rule
+
+
 #: Each broken rule with the invariant `ctxrules check` must report for it.
 BROKEN = {
     "loosen": 3,

@@ -186,3 +186,16 @@ def test_a_rule_or_factory_that_calls_sys_exit_is_reported_not_obeyed(
     status, _, err = run_check(str(spec), "--allow-imports", capsys=capsys)
     assert status == 2
     assert "an exception (SystemExit: 3)" in err
+
+
+def test_a_replay_whose_rule_raises_names_the_rule_not_a_bug_in_ctxrules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 2 and the rule's name: the spec's code failed, not the library."""
+    spec = tmp_path / "raises.toml"
+    spec.write_text('[[rules]]\nuse = "broken_rules:raise_when_long"\nname = "boom"\n')
+    argv = ["replay", "--spec", str(spec), "--allow-imports", "--store", ":memory:"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxrules replay: rule 'boom' raised RuntimeError: boom: too long (")
+    assert "internal error" not in err

@@ -319,3 +319,17 @@ def test_a_window_past_any_models_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match=r"window=100000000000000000000: .* at most 10,000,000"):
         _context(window=10**20)
     assert _context(window=10_000_000).window == 10_000_000
+
+
+def test_a_rule_that_raises_is_a_config_error_naming_it() -> None:
+    """The spec's own code failing inside `openai()` is a ContextError that names the rule."""
+    from ctxrules.rules import NamedRule, Pipeline  # noqa: PLC0415 - only this test builds one
+
+    def boom(commit: object, facts: object) -> object:  # noqa: ARG001 - a Rule
+        raise RuntimeError("too long")
+
+    ctx = _context(spec=Pipeline((NamedRule("boom", boom),)))  # type: ignore[arg-type]
+    ctx.add({"role": "user", "content": "q"})
+    with pytest.raises(ConfigError, match=r"rule 'boom' raised RuntimeError: too long") as raised:
+        ctx.openai()
+    assert isinstance(raised.value.__cause__, RuntimeError)
