@@ -62,7 +62,7 @@ def _impure(calls: list[str], written: list[str], differing: int | None) -> list
             Violation(
                 8,
                 (),
-                "no clock or randomness inside a rule (time arrives as Facts.now)",
+                "no clock, randomness or I/O inside a rule (time arrives as Facts.now)",
                 "a call to " + ", ".join(calls),
             )
         )
@@ -107,6 +107,9 @@ def rule_violations(
     snapshot = [_item_fields(item) for item in before.items]
     state = module_state(rule)
     after, calls = run_trapped(lambda: rule(before, facts), rule)
+    if not isinstance(after, ContextCommit):
+        # Said as what it is, not as the AttributeError the laws would raise on it.
+        raise TypeError(f"the rule returned {type(after).__name__}, expected a ContextCommit")
     written = state_changes(state, module_state(rule))
     # A long input is rerun once: a defect that needs a long history may be rare too.
     runs = reruns if len(before.items) <= _LONG else min(reruns, 1)

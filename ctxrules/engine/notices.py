@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from ctxrules.compaction import SNIP_MARKER, CompactResult, Snipped
+from ctxrules.tokens.models import MAX_CONTEXT_WINDOW
 
 #: Receives engine events: a name (``compaction_recommended``, ``compaction_finished``, …) and data.
 OnEvent = Callable[[str, Mapping[str, object]], None]
@@ -15,9 +16,16 @@ def window_problem(window: object) -> str | None:
 
     >>> print(window_problem(0), window_problem(8_000))
     window=0: expected the model's context window, a positive int None
+    >>> print(window_problem(10**9))
+    window=1000000000: expected the model's context window, a positive int of at most 10,000,000
     """
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         return f"window={window!r}: expected the model's context window, a positive int"
+    if window > MAX_CONTEXT_WINDOW:
+        return (
+            f"window={window!r}: expected the model's context window, a positive int of at "
+            f"most {MAX_CONTEXT_WINDOW:,}"
+        )
     return None
 
 

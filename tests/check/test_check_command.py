@@ -199,3 +199,14 @@ def test_a_replay_whose_rule_raises_names_the_rule_not_a_bug_in_ctxrules(
     err = capsys.readouterr().err
     assert err.startswith("ctxrules replay: rule 'boom' raised RuntimeError: boom: too long (")
     assert "internal error" not in err
+
+
+def test_a_rule_that_returns_none_is_told_so() -> None:
+    """Not "it raised AttributeError: 'NoneType' object has no attribute 'items'"."""
+
+    def forgets_to_return(commit: object, facts: object) -> None:  # noqa: ARG001 - a Rule
+        return None
+
+    found = check_rule("forgets", forgets_to_return, examples=5, seed=3)  # type: ignore[arg-type]
+    assert found is not None
+    assert found.error == "TypeError: the rule returned NoneType, expected a ContextCommit"

@@ -14,6 +14,8 @@ from ctxrules.tokens import HeuristicCounter
 
 BUILT_IN = "(built-in: cache-sensitive, default, small-window)"
 NO_SPEC = "no such file, and no built-in spec of that name " + BUILT_IN
+#: What a window that is not a whole number is told (not "too small").
+WHOLE = "expected the model's context window in tokens, a whole number from 1,024 to 10,000,000"
 WINDOW = "expected the model's context window in tokens, at least 1,024"
 #: A tool schema of about 2,000 tokens; the recall tools of the default spec add about 100.
 BIG_TOOL = {"type": "function", "function": {"name": "t", "description": "d" * 8_000}}
@@ -42,19 +44,19 @@ CASES: list[tuple[str, dict[str, Any], type[ContextError], str]] = [
         "window a str",
         {"window": "32k"},
         ConfigError,
-        f"window='32k': {WINDOW}; pass window=None for gpt-4o's 128,000",
+        f"window='32k': {WHOLE}; pass window=None for gpt-4o's 128,000",
     ),
     (
         "window a float",
         {"window": 32_000.0},
         ConfigError,
-        f"window=32000.0: {WINDOW}; pass window=None for gpt-4o's 128,000",
+        f"window=32000.0: {WHOLE}; pass window=None for gpt-4o's 128,000",
     ),
     (
         "window a bool",
         {"window": True},
         ConfigError,
-        f"window=True: {WINDOW}; pass window=None for gpt-4o's 128,000",
+        f"window=True: {WHOLE}; pass window=None for gpt-4o's 128,000",
     ),
     (
         "window 0 of an unknown model",
