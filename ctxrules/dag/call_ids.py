@@ -34,6 +34,10 @@ class CallIds:
         """Note an id already recorded (a session read back)."""
         self.used.add(call_id)
 
+    def release(self, call_id: str) -> None:
+        """Forget an id recorded before: its call was taken off the branch (a rewind)."""
+        self.used.discard(call_id)
+
     def record(self, call_id: str) -> str:
         """The id to record a call under: ``call_id``, or ``<call_id>_<n>`` if it is taken.
 

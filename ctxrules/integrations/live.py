@@ -64,6 +64,9 @@ class LiveSession:
     joinable: bool = False
     #: Every tool call id recorded: a reused one is recorded under a fresh id (`_record_id`).
     used: CallIds = attrs.Factory(CallIds)
+    #: Per recorded id, the position in ``keys`` of the entry that recorded it: a rewind
+    #: past it frees the id, as a session reopened on the kept branch never saw it.
+    recorded_at: dict[str, int] = attrs.Factory(dict)
 
     @classmethod
     def open(
@@ -135,13 +138,18 @@ class LiveSession:
     def _replay_turn(self, call: Outline, tools: Sequence[Outline]) -> None:
         """One node of the branch and its tool calls: their keys, and the calls still waiting."""
         self._mark(call.metadata.get(KEY), call.id)
+        turn, entry_of = len(self.keys) - 1, {}
         for tool in tools:
-            self._mark(tool.metadata.get(KEY), call.id)
+            key = tool.metadata.get(KEY)
+            self._mark(key, call.id)
+            # A call joined to the turn has an entry of its own; the others are the turn's.
+            entry_of[tool.id] = len(self.keys) - 1 if isinstance(key, str) else turn
         for tool in tools:
             recorded = tool.metadata.get("tool_call_id")
             if not isinstance(recorded, str):
                 continue
             self.used.add(recorded)
+            self.recorded_at[recorded] = entry_of[tool.id]
             # The framework's list names the call by the id its model sent.
             given = tool.metadata.get(PROVIDER_CALL_ID, recorded)
             call_id = given if isinstance(given, str) else recorded
@@ -196,6 +204,11 @@ class LiveSession:
     def _rewind(self, keep: int, now: float) -> Result[None, DagError]:
         del self.keys[keep:], self.heads[keep:]
         self.calls.clear()
+        # A call taken off the branch no longer holds its id: a popped tool output added
+        # again answers its call under the id the framework's list shows.
+        for freed in [i for i, at in self.recorded_at.items() if at >= keep]:
+            self.used.release(freed)
+            del self.recorded_at[freed]
         self.joinable = False
         if keep:
             self.session = attrs.evolve(self.session, head=self.heads[keep - 1])
@@ -234,8 +247,10 @@ class LiveSession:
         caller = session.head
         for index, call in enumerate(message.tool_calls):
             call_id = call.call_id or f"{caller}.{index}"
-            metadata = {**call.metadata, "tool_call_id": self._record_id(call_id)}
-            if metadata["tool_call_id"] != call_id:
+            recorded_id = self._record_id(call_id)
+            self.recorded_at[recorded_id] = len(self.keys)
+            metadata = {**call.metadata, "tool_call_id": recorded_id}
+            if recorded_id != call_id:
                 metadata[PROVIDER_CALL_ID] = call_id
             if joins:
                 metadata[KEY] = entry.key

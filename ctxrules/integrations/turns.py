@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
-from returns.result import Failure, Result
+from returns.result import Failure, Result, Success
 
 from ctxrules.engine import DefaultContextEngine, EngineError, TurnPrep
 from ctxrules.integrations.live import LiveSession
@@ -14,7 +15,7 @@ from ctxrules.rules import Pipeline
 from ctxrules.spec import load_spec
 from ctxrules.spec.builtin import find_spec
 from ctxrules.store import StoreError
-from ctxrules.tokens import Tokenizer
+from ctxrules.tokens import Tokenizer, real_context_window
 
 
 def default_pipeline() -> Pipeline:
@@ -22,6 +23,24 @@ def default_pipeline() -> Pipeline:
     # One default for every way in: an integration that ran rules of its own (no batching,
     # none of the stubs' names) broke the cached prefix on nearly every model call.
     return load_spec(find_spec("default").unwrap()).unwrap()
+
+
+def checked_window(window: object) -> int:
+    """``window`` if it can be a model's real context window; else a ValueError that says why.
+
+    The bound `ctxrules.Context` checks: a whole number of tokens, 1,024 to 10,000,000.
+
+    >>> checked_window(32_000)
+    32000
+    >>> checked_window(8000.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: window=8000.0: expected the model's context window in tokens, ...
+    """
+    checked = real_context_window("", override=cast("int", window))
+    if isinstance(checked, Failure):
+        raise ValueError(str(checked.failure()))  # noqa: TRY004 - a bad value, as window=0 always was
+    return checked.unwrap()
 
 
 def system_tokens(text: str, tokenizer: Tokenizer) -> int:
@@ -79,8 +98,22 @@ def prepare_turn(
         tools=tools,
         receipts=offers_recall(tools),
     )
-    if live.keeper is None or isinstance(prep, Failure):
+    if isinstance(prep, Failure):
         return prep
+    return kept_turn(engine, live, prep.unwrap())
+
+
+def kept_turn(
+    engine: DefaultContextEngine, live: LiveSession, prep: TurnPrep
+) -> Result[TurnPrep, StoreError]:
+    """``prep`` once the live session's new nodes, commits, usage and references are stored.
+
+    Every prepared request is stored (a no-op without a store): a session reopened later
+    goes on from the last commit stored, so one left out is rebuilt from an older commit
+    in one step, and rules that batch or count turns then decide otherwise.
+    """
+    if live.keeper is None:
+        return Success(prep)
     session = live.session
-    stored = live.keeper.flush(session, engine.states[session.session_id], prep.unwrap().head)
-    return stored.map(lambda _: prep.unwrap())
+    stored = live.keeper.flush(session, engine.states[session.session_id], prep.head)
+    return stored.map(lambda _: prep)

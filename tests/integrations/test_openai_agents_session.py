@@ -128,3 +128,58 @@ def test_pop_and_clear(tmp_path) -> None:
     assert pop_empty is None
     assert CtxSession("p", window=WINDOW, store=store).items() == []
     store.close()
+
+
+POPPED = [
+    {"role": "user", "content": "ls"},
+    {"role": "assistant", "content": "Listing."},
+    {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"},
+    {"type": "function_call_output", "call_id": "c1", "output": "a.py"},
+]
+
+
+def test_a_popped_tool_output_leaves_the_context() -> None:
+    """After popping a tool output the context answers its call empty, under the call's own id."""
+    session = CtxSession("p", window=WINDOW, tokenizer=HeuristicCounter())
+
+    async def go() -> list[Any]:
+        await session.add_items(POPPED)  # type: ignore[arg-type]
+        await session.pop_item()
+        return list(await session.get_items())
+
+    # Before, the call was recorded again under a fresh id ("c1_2"), and sent so.
+    assert asyncio.run(go()) == [
+        *POPPED[:3],
+        {"type": "function_call_output", "call_id": "c1", "output": ""},
+    ]
+    assert session.items() == POPPED[:3]
+
+
+def test_a_tool_output_added_again_after_a_pop_pairs_with_its_call() -> None:
+    """A popped output replaced by another: history and context pair it with its call by its id."""
+    session = CtxSession("p", window=WINDOW, tokenizer=HeuristicCounter())
+    answer = {"type": "function_call_output", "call_id": "c1", "output": "b.py"}
+
+    async def go() -> list[Any]:
+        await session.add_items(POPPED)  # type: ignore[arg-type]
+        await session.pop_item()
+        await session.add_items([answer])  # type: ignore[list-item]
+        return list(await session.get_items())
+
+    # Before, the history answered "c1" under "c1_2", an output without its call.
+    assert asyncio.run(go()) == session.items() == [*POPPED[:3], answer]
+
+
+def test_a_reused_call_id_comes_back_as_it_was_added() -> None:
+    """A server that numbers every reply's calls from call_0: the history gives each output its own id back."""
+    session = CtxSession("r", window=WINDOW, tokenizer=HeuristicCounter())
+    items = [
+        {"role": "user", "content": "ls"},
+        {"type": "function_call", "call_id": "call_0", "name": "ls", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_0", "output": "a.py"},
+        {"type": "function_call", "call_id": "call_0", "name": "ls", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_0", "output": "b.py"},
+    ]
+    asyncio.run(session.add_items(items))  # type: ignore[arg-type]
+    # Before, the second output came back as "call_0_2", the id it was recorded under.
+    assert session.items() == items

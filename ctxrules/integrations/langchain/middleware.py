@@ -39,7 +39,7 @@ from ctxrules.integrations.recall_answers import (
     SEARCH_HISTORY,
     RecallAnswers,
 )
-from ctxrules.integrations.turns import default_pipeline, prepare_turn
+from ctxrules.integrations.turns import checked_window, default_pipeline, prepare_turn
 from ctxrules.render import Message
 from ctxrules.rules import Pipeline
 from ctxrules.rules.receipts import ending_with
@@ -118,9 +118,8 @@ class CtxrulesMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         background: bool = True,
         recall: bool = False,
     ) -> None:
-        if window < 1:
-            msg = f"window={window} must be the model's real context window, a positive number"
-            raise ValueError(msg)
+        # A float or an absurd window would pass here and fail every call, unmanaged.
+        window = checked_window(window)
         super().__init__()
         self.window = window
         self.store = store

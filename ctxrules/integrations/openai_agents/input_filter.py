@@ -24,7 +24,12 @@ from ctxrules.dag import Session
 from ctxrules.engine import DefaultContextEngine, TurnPrep
 from ctxrules.integrations.live import Entry, LiveSession
 from ctxrules.integrations.openai_agents.items import entries_of, to_items
-from ctxrules.integrations.turns import default_pipeline, offers_recall
+from ctxrules.integrations.turns import (
+    checked_window,
+    default_pipeline,
+    kept_turn,
+    offers_recall,
+)
 from ctxrules.render import Message
 from ctxrules.rules import Pipeline
 from ctxrules.tokens import Tokenizer, default_tokenizer
@@ -112,9 +117,8 @@ class CtxInputFilter:
         session_id: str = "agents-run",
         start: Callable[[], RunStart | None] | None = None,
     ) -> None:
-        if window < 1:
-            msg = f"window={window} must be the model's real context window, a positive number"
-            raise ValueError(msg)
+        # A float or an absurd window would pass here and fail every call, unmanaged.
+        window = checked_window(window)
         self.window = window
         self.clock = clock
         self.session_id = session_id
@@ -262,6 +266,13 @@ class CtxInputFilter:
             warnings.warn(f"ctxrules: {prep.failure()}", stacklevel=2)
             return given
         self.last_prep = prep.unwrap()
+        # A run going on in a stored session stores each call, as the LangChain middleware
+        # does: reopened, the session goes on from the run's last commit. Rebuilt from the
+        # run's first in one step, the batched rules would age other results. A failed
+        # store still sends the context: the next call's store takes this commit along.
+        stored = kept_turn(self.engine, live, self.last_prep)
+        if isinstance(stored, Failure):
+            warnings.warn(f"ctxrules: {stored.failure()}", stacklevel=2)
         items = cast("list[TResponseInputItem]", to_items(self.last_prep.messages))
         noted = self.last_prep.system
         instructions = given.instructions if noted == (given.instructions or "") else noted

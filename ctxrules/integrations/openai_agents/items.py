@@ -14,6 +14,7 @@ from returns.result import Failure
 
 from ctxrules.canonical import content_hash
 from ctxrules.dag import Role, Session, Status, freeze, thaw
+from ctxrules.dag.call_ids import PROVIDER_CALL_ID
 from ctxrules.engine.shapes import plain
 from ctxrules.importers.messages import Message as Common
 from ctxrules.importers.messages import ToolRequest, arguments_of
@@ -108,7 +109,8 @@ def stored_items(session: Session) -> list[Item]:
         out.extend(
             {
                 "type": "function_call_output",
-                "call_id": t.metadata.get("tool_call_id"),
+                # The id the item was added with: its call's, not a fresh one recorded.
+                "call_id": t.metadata.get(PROVIDER_CALL_ID, t.metadata.get("tool_call_id")),
                 "output": t.output_value(),
             }
             for t in tools

@@ -36,7 +36,7 @@ from ctxrules.integrations.recall_answers import (
     SEARCH_HISTORY,
     RecallAnswers,
 )
-from ctxrules.integrations.turns import default_pipeline, prepare_turn
+from ctxrules.integrations.turns import checked_window, default_pipeline, prepare_turn
 from ctxrules.render import Message
 from ctxrules.rules import Pipeline
 from ctxrules.store.protocol import Store
@@ -79,9 +79,8 @@ class CtxSession:
         session_settings: SessionSettings | None = None,
         background: bool = True,
     ) -> None:
-        if window < 1:
-            msg = f"window={window} must be the model's real context window, a positive number"
-            raise ValueError(msg)
+        # A float or an absurd window would pass here and fail every call, unmanaged.
+        window = checked_window(window)
         self.session_id = session_id
         self.session_settings = session_settings
         self.window = window
