@@ -21,3 +21,11 @@ class ErrorValue:
 
     def __str__(self) -> str:
         return self.message
+
+
+class ReadOnDemandFailed(Exception):
+    """A part of the history read when first touched (from a store) could not be read.
+
+    Raised through user code that touched it (a rule reading an item's chunk), and never
+    blamed on that code: `ctxrules.rules.RuleRaised` lets it through.
+    """

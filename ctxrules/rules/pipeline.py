@@ -10,7 +10,7 @@ import attrs
 from ctxrules.canonical import content_hash
 from ctxrules.commit.commit import ContextCommit
 from ctxrules.commit.item import ContextItem
-from ctxrules.errors import USER_CODE_ERRORS
+from ctxrules.errors import USER_CODE_ERRORS, ReadOnDemandFailed
 from ctxrules.rules.batching import (
     Batching,
     BatchReason,
@@ -82,6 +82,8 @@ class Pipeline:
         for named in self.rules:
             try:
                 commit = named.rule(commit, facts)
+            except ReadOnDemandFailed:
+                raise  # the store's fault, met inside the rule: not the rule's
             except USER_CODE_ERRORS as error:
                 raise RuleRaised(named.name, error) from error
         return commit

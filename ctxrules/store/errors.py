@@ -7,7 +7,7 @@ import json
 import attrs
 
 from ctxrules.dag import DagError
-from ctxrules.errors import ErrorValue
+from ctxrules.errors import ErrorValue, ReadOnDemandFailed
 
 
 @attrs.frozen
@@ -211,7 +211,7 @@ class DamagedRow(Exception):
         self.table, self.key, self.reason = table, key, reason
 
 
-class LazyReadFailed(Exception):
+class LazyReadFailed(ReadOnDemandFailed):
     """Raised when a part of a resumed session read on demand (a commit's chunk, a node) cannot be read.
 
     A closed store, or a row changed outside ctxrules.
