@@ -29,8 +29,14 @@ def head_commit(
     """
     head = session.head
     assert head is not None  # noqa: S101 - the engine checks it before the turn starts
+    commits = state.commits
+    if (built_before := commits.get(head)) is not None and answered_since(built_before, session):
+        # Built while a call of the head waited: its result came since, and the commit
+        # shows it empty. Built again from the commit before, which would otherwise carry
+        # the empty result into every later request.
+        commits = commits.delete(head)
     parent = next(
-        (state.commits[c.id] for c in ancestors(session.graph, head) if c.id in state.commits),
+        (commits[c.id] for c in ancestors(session.graph, head) if c.id in commits),
         None,
     )
     # No per-turn copy of the session's commits: the few given sources go on top.
@@ -41,7 +47,7 @@ def head_commit(
             state.references, session, parent, lambda item: pipeline.on_arrival(item, facts)
         )
         built = ensure_latest_commit(
-            state.commits,
+            commits,
             session.graph,
             head,
             pipeline,
@@ -59,7 +65,7 @@ def head_commit(
             return read[0].cited
 
         built = ensure_latest_commit(
-            state.commits,
+            commits,
             session.graph,
             head,
             pipeline,
@@ -79,6 +85,30 @@ def head_commit(
         head=head,
     )
     return commit, parent, grown
+
+
+def answered_since(commit: ContextCommit, session: Session) -> bool:
+    """Whether a call of ``commit``'s head has a result the commit shows empty (it came later).
+
+    Reads the head's calls and the commit's last items only: O(calls of the head).
+    """
+    head = commit.head_node_id
+    callees = session.graph.callees_of(head) if head is not None else ()
+    done = [c for c in callees if c not in session.running]
+    if not done:
+        return False
+    items = commit.items
+    last = {
+        items[i].source_node_id: items[i]
+        for i in range(max(len(items) - len(callees) - 1, 0), len(items))
+    }
+    nodes = session.graph.nodes
+    return any(
+        (item := last.get(callee)) is not None
+        and item.rendered == ""
+        and nodes[callee].output not in (None, "")
+        for callee in done
+    )
 
 
 def observe_new_nodes(

@@ -333,3 +333,30 @@ def test_a_rule_that_raises_is_a_config_error_naming_it() -> None:
     with pytest.raises(ConfigError, match=r"rule 'boom' raised RuntimeError: too long") as raised:
         ctx.openai()
     assert isinstance(raised.value.__cause__, RuntimeError)
+
+
+@pytest.mark.parametrize("reopen", [False, True])
+def test_a_result_that_comes_after_a_request_is_in_every_later_one(
+    tmp_path: Path, reopen: bool
+) -> None:
+    """A request built while a call waited kept its result empty in every later request."""
+    store = str(tmp_path / "s.sqlite")
+    ctx = _context(store=store, session="s")
+    ctx.add({"role": "user", "content": "q"})
+    ctx.openai()
+    ctx.record(_reply(["c1", "c2"]))
+    ctx.add_tool_result("c1", "FIRST RESULT")
+    early = ctx.openai()["messages"]
+    assert [m.get("content") for m in early if m["role"] == "tool"] == ["FIRST RESULT", ""]
+    if reopen:
+        ctx.close()
+        ctx = _context(store=store, session="s")
+    ctx.add_tool_result("c2", "SECOND RESULT")
+    results = [m.get("content") for m in ctx.openai()["messages"] if m["role"] == "tool"]
+    assert results == ["FIRST RESULT", "SECOND RESULT"]
+    ctx.record(_reply([], text="answer"))
+    ctx.add({"role": "user", "content": "next"})
+    later = [m.get("content") for m in ctx.openai()["messages"] if m["role"] == "tool"]
+    assert later == ["FIRST RESULT", "SECOND RESULT"]
+    ctx.close()
+    assert main(["verify", store, "--tokenizer", "heuristic"]) == 0
