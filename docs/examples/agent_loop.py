@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
+from returns.result import Failure
 
 from ctxrules.check import protocol_valid
 from ctxrules.dag import Call, Role, Session, branch
@@ -112,8 +113,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--window", type=int, default=32_000)
     args = parser.parse_args(argv)
-    recorded = import_session(args.path, skip_bad=True).unwrap().session
-    turns = run(recorded, turns=args.turns, window=args.window)
+    imported = import_session(args.path, skip_bad=True)
+    if isinstance(imported, Failure):
+        # A path that is not a session is the reader's slip, said in one line.
+        sys.stderr.write(f"{imported.failure()}\n")
+        return 2
+    turns = run(imported.unwrap().session, turns=args.turns, window=args.window)
     for turn in turns:
         sys.stdout.write(
             f"{turn.index:>4} {turn.request_tokens:>7} tokens  {' '.join(turn.decision_path)}\n"

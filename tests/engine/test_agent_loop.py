@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from ctxrules.importers import import_session
 from ctxrules.tokens import load_encoding
 from tests.module_files import load_file
@@ -33,4 +35,14 @@ def test_200_turns_never_exceed_the_window_and_occupancy_is_what_was_sent(
         assert turn.messages_valid, turn
     assert any("compact:finished" in t.decision_path for t in turns), (
         "the loop exercised compaction"
+    )
+
+
+def test_a_path_that_is_no_session_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The example is copied into users' code: a bad path is not an `UnwrapFailedError`."""
+    assert _example().main(["/no/such/session.json"]) == 2
+    assert capsys.readouterr().err == (
+        "/no/such/session.json: cannot read the file: No such file or directory\n"
     )
