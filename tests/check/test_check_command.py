@@ -31,6 +31,14 @@ def importable_broken_rules() -> Iterator[None]:
     sys.modules.pop("broken_rules", None)
 
 
+def spec_file(folder: Path, use: str, name: str | None = None) -> str:
+    """A one-rule spec in ``folder`` using ``use`` (named ``name``); its path."""
+    spec = folder / "spec.toml"
+    named = f'name = "{name}"\n' if name is not None else ""
+    spec.write_text(f'[[rules]]\nuse = "{use}"\n{named}', encoding="utf-8")
+    return str(spec)
+
+
 def run_check(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """Run the command line; return the exit status, stdout and stderr."""
     status = main(["check", *args])
@@ -62,10 +70,9 @@ def test_the_report_names_rule_invariant_commit_and_diff(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Exit 1, the rule's name, the invariant's number and name, the commit and the diff."""
-    spec = tmp_path / "broken.toml"
-    spec.write_text('[[rules]]\nuse = "broken_rules:renumber_calls"\nname = "renumber"\n')
+    spec = spec_file(tmp_path, "broken_rules:renumber_calls", "renumber")
     status, out, _ = run_check(
-        str(spec), "--allow-imports", "--examples", "100", "--seed", "3", capsys=capsys
+        spec, "--allow-imports", "--examples", "100", "--seed", "3", capsys=capsys
     )
     assert status == 1, out
     assert "rule 'renumber' breaks the contract" in out
@@ -89,10 +96,9 @@ def test_a_hash_seed_dependent_rule_is_caught_in_another_process(
     factory: str, invariant: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Invariant 8: set order leaks into the output; a child with another PYTHONHASHSEED shows it."""
-    spec = tmp_path / "broken.toml"
-    spec.write_text(f'[[rules]]\nuse = "broken_rules:{factory}"\nname = "{factory}"\n')
+    spec = spec_file(tmp_path, f"broken_rules:{factory}", factory)
     status, out, _ = run_check(
-        str(spec), "--allow-imports", "--examples", "40", "--seed", "3", capsys=capsys
+        spec, "--allow-imports", "--examples", "40", "--seed", "3", capsys=capsys
     )
     assert status == 1, out
     assert f"invariant {invariant} (pure rendering and rules)" in out, out[-1500:]
@@ -114,9 +120,8 @@ def test_a_bad_spec_exits_2_with_the_collected_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A spec that does not load exits 2 and prints its errors."""
-    spec = tmp_path / "bad.toml"
-    spec.write_text('[[rules]]\nuse = "cap_tool_results"\n', encoding="utf-8")
-    status, _, err = run_check(str(spec), capsys=capsys)
+    spec = spec_file(tmp_path, "cap_tool_results")
+    status, _, err = run_check(spec, capsys=capsys)
     assert status == 2
     assert "did you mean 'cap_tool_result'?" in err
 
@@ -125,9 +130,8 @@ def test_imports_are_refused_without_the_flag(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A spec naming Python code is refused unless --allow-imports is given."""
-    spec = tmp_path / "py.toml"
-    spec.write_text('[[rules]]\nuse = "broken_rules:loosen"\n', encoding="utf-8")
-    status, _, err = run_check(str(spec), capsys=capsys)
+    spec = spec_file(tmp_path, "broken_rules:loosen")
+    status, _, err = run_check(spec, capsys=capsys)
     assert status == 2
     assert "allow" in err
 
@@ -136,14 +140,9 @@ def test_the_same_seed_gives_the_same_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """With --seed the counterexample is reproducible."""
-    spec = tmp_path / "broken.toml"
-    spec.write_text('[[rules]]\nuse = "broken_rules:grow_tokens"\n', encoding="utf-8")
-    first = run_check(
-        str(spec), "--allow-imports", "--seed", "5", "--examples", "100", capsys=capsys
-    )
-    second = run_check(
-        str(spec), "--allow-imports", "--seed", "5", "--examples", "100", capsys=capsys
-    )
+    spec = spec_file(tmp_path, "broken_rules:grow_tokens")
+    first = run_check(spec, "--allow-imports", "--seed", "5", "--examples", "100", capsys=capsys)
+    second = run_check(spec, "--allow-imports", "--seed", "5", "--examples", "100", capsys=capsys)
     assert first == second
 
 
@@ -162,9 +161,8 @@ def test_the_command_loads_no_hypothesis_plugin(
     """The search needs no other package's plugin: the command asks Hypothesis to load none."""
     monkeypatch.setenv("HYPOTHESIS_NO_PLUGINS", "")
     monkeypatch.delenv("HYPOTHESIS_NO_PLUGINS")
-    spec = tmp_path / "spec.toml"
-    spec.write_text('[[rules]]\nuse = "no_such_rule"\n', encoding="utf-8")
-    status, _, err = run_check(str(spec), capsys=capsys)
+    spec = spec_file(tmp_path, "no_such_rule")
+    status, _, err = run_check(spec, capsys=capsys)
     assert status == 2
     assert "no_such_rule" in err
     assert os.environ["HYPOTHESIS_NO_PLUGINS"] == "1"
@@ -174,16 +172,16 @@ def test_a_rule_or_factory_that_calls_sys_exit_is_reported_not_obeyed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``sys.exit(0)`` in a rule ended `ctxrules check` with status 0 and no output: a CI pass."""
-    spec = tmp_path / "exits.toml"
-    spec.write_text('[[rules]]\nuse = "broken_rules:exit_when_long"\nname = "exits"\n')
+    spec = spec_file(tmp_path, "broken_rules:exit_when_long", "exits")
     status, out, _ = run_check(
-        str(spec), "--allow-imports", "--examples", "50", "--seed", "3", capsys=capsys
+        spec, "--allow-imports", "--examples", "50", "--seed", "3", capsys=capsys
     )
     assert status == 1, out
     assert "rule 'exits'" in out
     assert "SystemExit" in out
-    spec.write_text('[[rules]]\nuse = "broken_rules:exit_on_build"\n')
-    status, _, err = run_check(str(spec), "--allow-imports", capsys=capsys)
+    status, _, err = run_check(
+        spec_file(tmp_path, "broken_rules:exit_on_build"), "--allow-imports", capsys=capsys
+    )
     assert status == 2
     assert "an exception (SystemExit: 3)" in err
 
@@ -192,9 +190,8 @@ def test_a_replay_whose_rule_raises_names_the_rule_not_a_bug_in_ctxrules(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Exit 2 and the rule's name: the spec's code failed, not the library."""
-    spec = tmp_path / "raises.toml"
-    spec.write_text('[[rules]]\nuse = "broken_rules:raise_when_long"\nname = "boom"\n')
-    argv = ["replay", "--spec", str(spec), "--allow-imports", "--store", ":memory:"]
+    spec = spec_file(tmp_path, "broken_rules:raise_when_long", "boom")
+    argv = ["replay", "--spec", spec, "--allow-imports", "--store", ":memory:"]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("ctxrules replay: rule 'boom' raised RuntimeError: boom: too long (")
