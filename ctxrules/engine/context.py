@@ -142,12 +142,6 @@ def _refuse_managed(method: str, extra: Mapping[str, object]) -> None:
         )
 
 
-def _call_id_of(node: object) -> str | None:
-    """The tool call id a call node was recorded under."""
-    found = getattr(node, "metadata", {}).get("tool_call_id")
-    return found if isinstance(found, str) else None
-
-
 def _ends_turn(entry: Said | ToolOutput) -> bool:
     """Whether ``entry`` is a reply with no tool call: the turn is over until the user speaks."""
     return isinstance(entry, Said) and entry.role == "assistant" and not entry.tool_calls
@@ -175,7 +169,7 @@ def _stored(result: Result[T, object]) -> T:
 P = ParamSpec("P")
 
 
-def _reads_store(method: Callable[P, T]) -> Callable[P, T]:
+def _public_call(method: Callable[P, T]) -> Callable[P, T]:
     """``method`` serialized (`Context.serving`), refused after `Context.close`, a failed read of a resumed session raised as `StoreFailed`."""
 
     @functools.wraps(method)
@@ -430,7 +424,7 @@ class Context:
 
     # -- adding to the session ---------------------------------------------------------------
 
-    @_reads_store
+    @_public_call
     def add(self, *messages: object) -> None:
         """Add messages (OpenAI, Anthropic or ``{"role", "content"}`` dicts, or SDK objects).
 
@@ -452,7 +446,7 @@ class Context:
         finally:
             self._store(ends_turn=ends)
 
-    @_reads_store
+    @_public_call
     def add_tool_result(self, call_id: str, output: object, *, is_error: bool = False) -> None:
         """Record what the tool call ``call_id`` returned."""
         self._result(call_id, output, is_error=is_error)
@@ -480,7 +474,8 @@ class Context:
         status = Status.ERROR if is_error else Status.DONE
         _warn_replaced(output, f"the result of tool call {call_id!r:.80}")
         self.session = _unwrap(self.session.complete(node.id, output, status), InputError)
-        waiting.pop(_call_id_of(node) or call_id, None)
+        # Waiting under the id it was recorded with, which a renamed call's result lacks.
+        waiting.pop(str(node.metadata.get("tool_call_id", call_id)), None)
         if self._keeper is not None:
             self._keeper.complete(node.id)
 
@@ -571,7 +566,7 @@ class Context:
 
     # -- one LLM call ------------------------------------------------------------------------
 
-    @_reads_store
+    @_public_call
     def prepare(self) -> TurnPrep:
         """Run the pipeline for the head and keep the result; `openai` and `anthropic` call it."""
         if self.session.head is None:
@@ -620,7 +615,7 @@ class Context:
         request = anthropic_request(self.model, prep.system, prep.messages, self._tools, max_tokens)
         return {**request, **extra}
 
-    @_reads_store
+    @_public_call
     def record(self, response: object) -> Reply:
         """Add the response's reply and tool calls, and record its usage against the request."""
         read = read_response(response)
@@ -644,7 +639,7 @@ class Context:
 
     # -- the recall tools --------------------------------------------------------------------
 
-    @_reads_store
+    @_public_call
     def answer_recall(self, call: object) -> str | None:
         """Answer a ``recall`` or ``search_history`` call and add the answer as its tool result.
 
@@ -699,7 +694,7 @@ class Context:
 
     # -- pins ------------------------------------------------------------------------------
 
-    @_reads_store
+    @_public_call
     def pin(self, node_id: str | None = None) -> str:
         """Keep a message whole in every request from the next on: the task, a standing rule.
 
@@ -711,7 +706,7 @@ class Context:
         self.engine.pin(self.session.session_id, node)
         return node
 
-    @_reads_store
+    @_public_call
     def unpin(self, node_id: str) -> None:
         """Let the rules treat this message like any other again, from the next request on."""
         self.engine.pin(self.session.session_id, self._node(node_id, "unpin"), pinned=False)
@@ -763,7 +758,7 @@ class Context:
         _stored(self._keeper.flush(self.session, state, head, durable=durable))
         _WAITING.discard(self)
 
-    @_reads_store
+    @_public_call
     def reload(self) -> None:
         """Read the session again from the store, after `SessionMoved`.
 

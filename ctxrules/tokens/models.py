@@ -102,12 +102,13 @@ class BadWindow:
             else "pass the model's window, e.g. window=32_000"
         )
         value = self.window
-        whole = isinstance(value, int) and not isinstance(value, bool)
-        large = whole and value > MAX_CONTEXT_WINDOW  # type: ignore[operator]
-        bound = f"at most {MAX_CONTEXT_WINDOW:,}" if large else f"at least {MIN_CONTEXT_WINDOW:,}"
-        if not whole:
+        if not isinstance(value, int) or isinstance(value, bool):
             # 128000.0 is not too small: it is not a whole number.
             bound = f"a whole number from {MIN_CONTEXT_WINDOW:,} to {MAX_CONTEXT_WINDOW:,}"
+        elif value > MAX_CONTEXT_WINDOW:
+            bound = f"at most {MAX_CONTEXT_WINDOW:,}"
+        else:
+            bound = f"at least {MIN_CONTEXT_WINDOW:,}"
         return (
             f"window={value!r}: expected the model's context window in tokens, {bound}{hint}; {fix}"
         )
