@@ -58,6 +58,12 @@ class ContextItem:
     #: pure functions of the item's fields, computed once per item, never part of its value.
     memo: dict[str, object] | None = attrs.field(init=False, default=None, eq=False, repr=False)
 
+    def __attrs_post_init__(self) -> None:
+        # A pin locks its item however it was built: every rule, fold and snip leaves a
+        # locked item alone, so a hand-built ``pinned=True`` item is kept whole too.
+        if self.pinned and not self.locked:
+            object.__setattr__(self, "locked", True)
+
     @property
     def digest(self) -> str:
         """SHA-256 of the canonical JSON of every field; computed once per item."""
