@@ -38,7 +38,8 @@ SHRINK_CALLS = 1_000
 RERUNS = 3
 _LONG = 200
 
-_item_fields = operator.attrgetter(*(a.name for a in attrs.fields(ContextItem)))
+_FIELD_NAMES = tuple(a.name for a in attrs.fields(ContextItem))
+_item_fields = operator.attrgetter(*_FIELD_NAMES)
 
 
 @attrs.frozen
@@ -120,10 +121,35 @@ def rule_violations(
     found = _impure(calls, written, differing)
     if [_item_fields(item) for item in before.items] != snapshot:
         found.append(Violation(8, (), "the input commit unmodified", "a modified input"))
+        after = _input_restored(before, snapshot, after)
         # Generated histories share their items; the rule has spoiled them for later checks.
         forget_histories()
         fixed_histories.cache_clear()
     return after, found + rule_laws_broken(before, after, facts)
+
+
+def _input_restored(
+    before: ContextCommit, snapshot: list[tuple[object, ...]], after: ContextCommit
+) -> ContextCommit:
+    """``after`` with copies of the items the rule wrote into; those items get their fields back.
+
+    The report then shows the input as the rule received it beside the output as the rule
+    left it (the same objects, before this, showed the written fields in both).
+    """
+    written = {
+        id(item): fields
+        for item, fields in zip(before.items, snapshot, strict=True)
+        if _item_fields(item) != fields
+    }
+    kept = after.replace_items(
+        {k: copied_item(item) for k, item in enumerate(after.items) if id(item) in written}
+    )
+    for item in before.items:
+        fields = written.get(id(item))
+        if fields is not None:
+            for name, value in zip(_FIELD_NAMES, fields, strict=True):
+                object.__setattr__(item, name, value)
+    return kept
 
 
 def _rerun(  # noqa: PLR0917 - private; called once, positionally

@@ -17,6 +17,7 @@ import attrs
 import ctxrules.testing
 from ctxrules.checker.hashseed import CHILDREN, HashSeedDifference, differences, hash_seeds
 from ctxrules.checker.purity import module_state, run_trapped, state_changes
+from ctxrules.checker.runner import rule_violations
 from ctxrules.commit import ContextCommit, ContextItem
 from ctxrules.render import counted
 from ctxrules.rules import Facts
@@ -184,3 +185,20 @@ def test_importing_the_strategies_does_no_process_or_file_work() -> None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
         ]
         assert "open" not in calls, path.name
+
+
+def test_a_modified_input_is_reported_as_received_beside_what_the_rule_wrote() -> None:
+    """Invariant 8: the report's input is the commit as the rule received it, its output what the rule wrote."""
+
+    def rule(commit: ContextCommit, _facts: Facts) -> ContextCommit:
+        object.__setattr__(commit.items[0], "reason", "mutated")
+        return commit
+
+    item = counted(ContextItem("n1", "user", rendered="hello there"), CHECK_RULER)
+    before = ContextCommit("s").append_items([item])
+    after, violations = rule_violations(rule, before, Facts(tokenizer=CHECK_RULER))
+    assert (8, "a modified input") in {(v.invariant, v.found) for v in violations}
+    assert before.items[0].reason == "new"
+    assert item.reason == "new"
+    assert after.items[0].reason == "mutated"
+    assert after.items[0] is not item
