@@ -64,8 +64,8 @@ class LiveSession:
     joinable: bool = False
     #: Every tool call id recorded: a reused one is recorded under a fresh id (`_record_id`).
     used: CallIds = attrs.Factory(CallIds)
-    #: Per recorded id, the position in ``keys`` of the entry that recorded it: a rewind
-    #: past it frees the id, as a session reopened on the kept branch never saw it.
+    #: Per recorded id, the position in ``keys`` of the entry that recorded it, in that
+    #: order: a rewind past it frees the id, as a session reopened on the kept branch never saw it.
     recorded_at: dict[str, int] = attrs.Factory(dict)
 
     @classmethod
@@ -206,9 +206,14 @@ class LiveSession:
         self.calls.clear()
         # A call taken off the branch no longer holds its id: a popped tool output added
         # again answers its call under the id the framework's list shows.
-        for freed in [i for i, at in self.recorded_at.items() if at >= keep]:
+        # Ids are recorded in the order of their entries, so those past ``keep`` are the
+        # newest: popped from the end, a rewind costs the calls it frees, not every call.
+        while self.recorded_at:
+            freed, at = next(reversed(self.recorded_at.items()))
+            if at < keep:
+                break
+            self.recorded_at.popitem()
             self.used.release(freed)
-            del self.recorded_at[freed]
         self.joinable = False
         if keep:
             self.session = attrs.evolve(self.session, head=self.heads[keep - 1])

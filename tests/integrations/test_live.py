@@ -141,3 +141,40 @@ def test_a_reused_call_id_is_recorded_fresh_and_its_result_found_after_a_reload(
     assert [c.output for c in calls] == ["out 0", "out 1", "out 2"]
     assert [c.status.value for c in calls] == ["done"] * 3
     store.close()
+
+
+class _CountingIds(dict[str, int]):
+    """``recorded_at`` counting the entries a rewind reads."""
+
+    read = 0
+
+    def items(self):  # type: ignore[override]
+        outer = self
+
+        class _View:
+            def __iter__(self):  # type: ignore[no-untyped-def]
+                for pair in dict.items(outer):
+                    outer.read += 1
+                    yield pair
+
+            def __reversed__(self):  # type: ignore[no-untyped-def]
+                for pair in reversed(dict.items(outer)):
+                    outer.read += 1
+                    yield pair
+
+        return _View()
+
+
+def test_a_rewind_reads_the_calls_it_frees_not_every_call() -> None:
+    """Popping the last turn of 500 frees its one call id after reading two entries, not 500."""
+    live = LiveSession.open("s", None).unwrap()
+    entries = [entry for n in range(500) for entry in _turn(n, f"c{n}")]
+    live.sync(entries).unwrap()
+    live.recorded_at = _CountingIds(live.recorded_at)
+    live.sync(entries[:-3]).unwrap()
+    assert live.recorded_at.read <= 2
+    assert "c499" not in live.recorded_at
+    assert len(live.recorded_at) == 499
+    # The freed id is free again: the turn synced anew records its call under it.
+    live.sync(entries).unwrap()
+    assert live.recorded_at["c499"] == len(live.keys) - 2
