@@ -366,6 +366,8 @@ class Context:
         #: The call ids a request may show (`_call_ids`), read on the first reply with calls.
         self._used_ids: CallIds | None = None
         self._warned_renamed = False
+        #: The node of the message added last (a tool result's is its call's), for `pin`.
+        self._last_added: str | None = None
         self._owns_store = isinstance(store, str | os.PathLike)
         #: The spec as given, read again as text only for the frame of a new stored session.
         self._spec = spec
@@ -476,6 +478,7 @@ class Context:
         self.session = _unwrap(self.session.complete(node.id, output, status), InputError)
         # Waiting under the id it was recorded with, which a renamed call's result lacks.
         waiting.pop(str(node.metadata.get("tool_call_id", call_id)), None)
+        self._last_added = node.id
         if self._keeper is not None:
             self._keeper.complete(node.id)
 
@@ -541,6 +544,7 @@ class Context:
         self._commit(_unwrap(sent, InputError), moved=True)
         head = self.session.head
         assert head is not None  # noqa: S101 - send just moved it
+        self._last_added = head
         for given, call in zip(said.tool_calls, calls, strict=True):
             metadata = {"tool_call_id": call.id}
             if call.id != given.id:
@@ -698,7 +702,7 @@ class Context:
     def pin(self, node_id: str | None = None) -> str:
         """Keep a message whole in every request from the next on: the task, a standing rule.
 
-        ``node_id`` defaults to the message added last. No rule, compaction or snip
+        ``node_id`` defaults to the message added last (a tool result included). No rule, compaction or snip
         tightens, folds or drops a pinned item (invariant 17); a message already tightened
         cannot be pinned (the next request's warnings say so). Returns the pinned node id.
         """
@@ -726,7 +730,9 @@ class Context:
         return tuple(i.source_node_id for i in commit.items if i.pinned)
 
     def _node(self, node_id: str | None, verb: str) -> str:
-        node = node_id if node_id is not None else self.session.head
+        # A tool result hangs off its assistant message, which the head names: the result
+        # added last is its call's node. Reopened, the head is the message added last.
+        node = node_id if node_id is not None else self._last_added or self.session.head
         if node is None:
             raise InputError(f"the session is empty: add a message before asking to {verb} one")
         if node not in self.session.graph.nodes:
@@ -773,6 +779,7 @@ class Context:
         self._prep = None
         self._waiting_calls.clear()
         self._used_ids = None
+        self._last_added = None
         self._resume(self._keeper.store, StoreFailed)
         if asked is not None and asked.pins:
             # Pins asked for and not applied yet still hold for the messages the store has.

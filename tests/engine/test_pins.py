@@ -171,3 +171,21 @@ def test_pins_survive_a_restart(tmp_path: Path) -> None:
         again.add({"role": "user", "content": "go on"})
         again.openai()
         assert again.pinned == (node,)
+
+
+def test_pin_with_no_argument_pins_the_tool_result_added_last() -> None:
+    """Invariant 17: `pin()` after `add_tool_result` pins that result, not the assistant message it answers."""
+    ctx = ctxrules.Context(model="gpt-4o", tokenizer=HeuristicCounter())
+    ctx.add({"role": "user", "content": "Read the plan."})
+    ctx.openai()
+    reply = ctx.record(_reply(0))
+    assistant = ctx.session.head
+    ctx.add_tool_result(reply.tool_calls[0].id, "the plan: never push to main")
+    pinned = ctx.pin()
+    assert pinned != assistant
+    assert ctx.session.graph.nodes[pinned].output == "the plan: never push to main"
+    ctx.openai()
+    assert ctx.pinned == (pinned,)
+    # After a message, that message: the one added last.
+    ctx.add({"role": "user", "content": RULE})
+    assert ctx.pin() == ctx.session.head
