@@ -81,6 +81,29 @@ class CommitDiff:
         return tallies
 
 
+def sends_same(old: ContextItem, new: ContextItem) -> bool:
+    """Whether two items of one node send the same text: equal, or different only where no request looks.
+
+    A pin, a lock, a reason or a time changes the item but not its messages, so the
+    provider's cached prefix holds across it.
+
+    >>> item = ContextItem("n1", "user", rendered="never push to main", tokens=5)
+    >>> sends_same(item, item.pin()), sends_same(item, ContextItem("n1", "user", rendered="push", tokens=1))
+    (True, False)
+    """
+    return old is new or (
+        old.rendered == new.rendered
+        and old.state is new.state
+        and old.source_node_id == new.source_node_id
+        and old.attached_from == new.attached_from
+        and old.role is new.role
+        and old.arguments == new.arguments
+        and old.tool_name == new.tool_name
+        and old.tool_call_id == new.tool_call_id
+        and old.tokens == new.tokens
+    )
+
+
 def _key(item: ContextItem) -> tuple[str | None, str]:
     return item.attached_from, item.source_node_id
 
@@ -94,7 +117,7 @@ def _kind(old: ContextItem, new: ContextItem) -> ChangeKind:
 
 
 def diff_commits(before: ContextCommit | None, after: ContextCommit) -> CommitDiff:
-    """The items of ``after`` that are new or changed since ``before``; O(items of both).
+    """The items of ``after`` that are new or send other text than in ``before``; O(items of both).
 
     >>> from ctxrules.commit import ContextItem
     >>> a = ContextCommit("s").append_items([ContextItem("n1", "tool", tokens=90)])
@@ -109,7 +132,7 @@ def diff_commits(before: ContextCommit | None, after: ContextCommit) -> CommitDi
     old_items = before.items if before is not None else ()
     prefix_end, prefix_tokens = 0, 0
     for old, new in zip(old_items, after.items, strict=False):
-        if old is not new and old != new:
+        if not sends_same(old, new):
             break
         prefix_end += 1
         prefix_tokens += new.tokens
@@ -125,7 +148,7 @@ def diff_commits(before: ContextCommit | None, after: ContextCommit) -> CommitDi
             changes.append(ItemChange(position, ChangeKind.ADDED, item))
             continue
         kept += 1
-        if copy is item or copy == item:
+        if sends_same(copy, item):
             continue
         changes.append(ItemChange(position, _kind(copy, item), item, copy))
     return CommitDiff(tuple(changes), prefix_end, prefix_tokens, len(earlier) - kept)

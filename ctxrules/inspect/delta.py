@@ -27,6 +27,7 @@ from ctxrules.commit.diff import (
     _key,
     _kind,
     diff_commits,
+    sends_same,
 )
 from ctxrules.commit.vector import CHUNK, AnyChunk, Chunk, LazyChunk
 
@@ -71,7 +72,7 @@ def _same(x: AnyChunk, y: AnyChunk, read: ReadChunk) -> bool:
     if isinstance(x, LazyChunk) and isinstance(y, LazyChunk):
         return x.key == y.key  # a store's chunk key is the digest of its items
     a, b = read(x), read(y)
-    return len(a) == len(b) and all(i is j or i == j for i, j in zip(a, b, strict=True))
+    return len(a) == len(b) and all(sends_same(i, j) for i, j in zip(a, b, strict=True))
 
 
 def _inside(spans: Spans, position: int) -> bool:
@@ -132,7 +133,7 @@ class _Walk:
         end = min(first * CHUNK, len(self.before.items), len(self.after.items))
         for number in range(first, min(len(old), len(new))):
             pairs = zip(self.read(old[number]), self.read(new[number]), strict=False)
-            same = next((i for i, (a, b) in enumerate(pairs) if not (a is b or a == b)), None)
+            same = next((i for i, (a, b) in enumerate(pairs) if not sends_same(a, b)), None)
             if same is not None:
                 end += same
                 break
@@ -201,7 +202,7 @@ class _Walk:
             self.counts[ChangeKind.ADDED] += 1
             self.summary_added = self.summary_added or item.state is State.SUMMARY
             self._keep(ItemChange(position, ChangeKind.ADDED, item))
-        elif not (old is item or old == item):
+        elif not sends_same(old, item):
             kind = _kind(old, item)
             if not hidden:
                 self.counts[kind] += 1
