@@ -1,7 +1,7 @@
 """What `ctxrules show STORE SESSION` prints: a session's commits, newest first, read lazily.
 
 Like ``git log --stat`` of the context: each commit's size and item states, whether it
-extends the commit before it (the provider can reuse the cached prefix) or where it breaks
+extends the request before it (the provider can reuse the cached prefix) or where it breaks
 that prefix and which batch point broke it, then the first items it added or changed.
 Commits are read as the inspector reads them: headers one by one, chunks only where two
 commits differ, so a 100,000-message session prints as quickly as a short one.
@@ -42,11 +42,16 @@ _WHY = {
 
 @attrs.frozen
 class Shown:
-    """One commit of the timeline and what changed since the commit before it."""
+    """One commit of the timeline and what changed since the request sent before it.
+
+    ``sent`` is False for a commit a newer one for the same head replaced before the request
+    (a pin's, or the one a compaction rewrote): the provider never read it.
+    """
 
     commit: ContextCommit
     before: ContextCommit | None
     changes: Delta
+    sent: bool = True
 
 
 @attrs.frozen
@@ -62,13 +67,23 @@ def read_timeline(
 ) -> Result[Timeline, str]:
     """The chain of first parents from commit ``start``: ``limit`` commits (0: all) with diffs.
 
-    ``read`` reads a chunk's items (`chunk_cache` keeps them for the commits that share it).
+    Each commit is compared with the request sent before it, as the inspector's timeline
+    compares them: the newest older commit of another head (the last commit of a head is
+    the one sent). ``read`` reads a chunk's items (`chunk_cache` keeps them for the commits
+    that share it).
     """
     reader = read
     chain: list[ContextCommit] = []
     current: str | None = start
-    # One commit past the last shown: the oldest shown is compared with its real parent.
-    while current is not None and (limit <= 0 or len(chain) <= limit):
+
+    def more() -> bool:
+        if limit <= 0 or len(chain) <= limit:
+            return True
+        # Past the oldest shown, on to the request sent before it (a head's earlier commits
+        # were replaced before that request).
+        return chain[-1].head_node_id == chain[limit - 1].head_node_id
+
+    while current is not None and more():
         found = source.get(current)
         if isinstance(found, Failure):
             return Failure(found.failure())
@@ -79,20 +94,16 @@ def read_timeline(
     while current is not None:
         older += 1
         current = source.parent_id(current)
-    shown = tuple(
-        Shown(
-            chain[i],
-            chain[i + 1] if i + 1 < len(chain) else None,
-            delta(
-                chain[i + 1] if i + 1 < len(chain) else None,
-                chain[i],
-                read=reader,
-                limit=CHANGES_SHOWN,
-            ),
-        )
-        for i in range(shown_count)
-    )
-    return Success(Timeline(shown, older))
+    shown = []
+    for i in range(shown_count):
+        after = i + 1
+        while after < len(chain) and chain[after].head_node_id == chain[i].head_node_id:
+            after += 1
+        before = chain[after] if after < len(chain) else None
+        sent = i == 0 or chain[i - 1].head_node_id != chain[i].head_node_id
+        changes = delta(before, chain[i], read=reader, limit=CHANGES_SHOWN)
+        shown.append(Shown(chain[i], before, changes, sent))
+    return Success(Timeline(tuple(shown), older))
 
 
 def _cut(text: str, width: int = 60) -> str:
@@ -108,6 +119,8 @@ def cache_line(shown: Shown) -> str:
     'cache: the first commit, nothing cached before it'
     """
     before, changes = shown.before, shown.changes
+    if not shown.sent:
+        return "cache: not sent: a newer commit for the same head replaced it before the request"
     if before is None:
         return "cache: the first commit, nothing cached before it"
     if changes.extends:
@@ -118,7 +131,7 @@ def cache_line(shown: Shown) -> str:
             else ""
         )
         return (
-            f"cache: extends the commit before it "
+            f"cache: extends the request before it "
             f"({changes.prefix_tokens:,} tokens can be read from the cache{held})"
         )
     count, why = last_batch(shown.commit)
@@ -126,7 +139,9 @@ def cache_line(shown: Shown) -> str:
     cause = f"; a batch point, from {_WHY[why]}" if landed and why is not None else ""
     return (
         f"cache: breaks at item {changes.prefix_end:,} of {len(shown.commit.items):,} "
-        f"({changes.prefix_tokens:,} tokens before it can be read from the cache{cause})"
+        # An upper bound: a provider reads up to its last cache breakpoint before the break.
+        f"({changes.prefix_tokens:,} tokens of history before it: at most these are read"
+        f" from the cache{cause})"
     )
 
 

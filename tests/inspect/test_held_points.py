@@ -92,7 +92,7 @@ def test_show_says_the_point_was_weighed_and_held_back(
     lines = [line for line in out.splitlines() if line.strip().startswith("cache:")]
     marked = [line for line in lines if "weighed here and held back" in line]
     assert len(marked) == len(held_store[1])
-    assert all("extends the commit before it" in line for line in marked)
+    assert all("extends the request before it" in line for line in marked)
 
 
 def test_a_spans_attributes_say_the_point_was_held_back(
