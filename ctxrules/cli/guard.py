@@ -62,6 +62,12 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(BAD_INPUT)
 
 
+def _named(path: str) -> None:
+    # An empty argument (an unset shell variable) is the current folder to `Path`.
+    if not path.strip():
+        raise argparse.ArgumentTypeError(f"expected a path, found {path!r}")
+
+
 def readable_file(path: str) -> str:
     """``path`` if it is a regular file; FIFOs, devices and folders are refused, not read.
 
@@ -72,6 +78,7 @@ def readable_file(path: str) -> str:
     """
     if "://" in path:  # a store URL (sqlite:///…, postgresql://…): its backend checks it
         return path
+    _named(path)
     try:
         mode = Path(path).stat().st_mode
     except OSError as error:
@@ -100,6 +107,7 @@ def writable_file(path: str) -> str:
     """``path`` if it is absent or a regular file: a folder or a device is refused."""
     if "://" in path:  # a store URL: its backend checks it
         return path
+    _named(path)
     try:
         mode = Path(path).stat().st_mode
     except FileNotFoundError:

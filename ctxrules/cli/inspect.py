@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from returns.result import Failure
 
 from ctxrules.cli.options import missing_module
+from ctxrules.cli.stored_log import missing_session
 from ctxrules.store.protocol import Store
 
 INSTALL = "pip install 'ctxrules[inspect]'"
@@ -30,6 +31,15 @@ def _wal(path: str) -> bool:
     return Path(f"{path}-wal").exists()
 
 
+def _signature(path: str) -> tuple[bool, int, int] | None:
+    """Whether a write-ahead log is beside the file, and the file's mtime and size."""
+    try:
+        found = Path(path).stat()
+    except OSError:
+        return None
+    return _wal(path), found.st_mtime_ns, found.st_size
+
+
 def _opener(path: str) -> tuple[Store | str, Any]:
     """The store opened read-only, and how to reopen it when a writer starts after us."""
     from ctxrules.store import open_store, parse_store_url  # noqa: PLC0415 - the only I/O layer
@@ -40,23 +50,26 @@ def _opener(path: str) -> tuple[Store | str, Any]:
     target = where.unwrap()
     if target.backend == "sqlite" and not Path(target.target).is_file():
         return f"{path}: no such store", None
+    # Taken before opening: a write between the two is seen as a change, not missed.
+    seen = {"at": _signature(target.target) if target.backend == "sqlite" else None}
     opened = open_store(path, read_only=True)
     if isinstance(opened, Failure):
         return str(opened.failure()), None
     if target.backend != "sqlite":
         return opened.unwrap(), None
-    # A file read with no write-ahead log beside it is read as immutable: once a writer
-    # starts (the log appears) the connection must be opened again to see its writes.
-    seen = {"wal": _wal(target.target)}
 
+    # A file read with no write-ahead log beside it is read as immutable: once a writer
+    # starts (the log appears), or wrote and closed between two looks (the log is gone
+    # again but the file changed), the connection must be opened again to see its writes.
     def reopen(store: Store) -> Store:
-        if seen["wal"] or not _wal(target.target):
+        was, now = seen["at"], _signature(target.target)
+        if was is None or was[0] or now is None or now == was:
             return store
         again = open_store(path, read_only=True)
         if isinstance(again, Failure):
             return store
         store.close()
-        seen["wal"] = True
+        seen["at"] = now
         return again.unwrap()
 
     return opened.unwrap(), reopen
@@ -67,12 +80,27 @@ def _latest(reader: Any) -> str | None:  # noqa: ANN401 - a Reader, imported laz
     return listed[-1].id if listed else None
 
 
+def _unknown(reader: Any, args: argparse.Namespace) -> str | None:  # noqa: ANN401 - a Reader
+    """Why the session named on the command line cannot be opened, or None when it can."""
+    if args.session is None:
+        return None
+    listed = reader.store.list_sessions()
+    if isinstance(listed, Failure):
+        return f"{args.store}: {listed.failure()}"
+    if all(info.id != args.session for info in listed.unwrap()):
+        return missing_session(shown_store(args.store), args.session)
+    return None
+
+
 def _export(reader: Any, args: argparse.Namespace, out: TextIO) -> int:  # noqa: ANN401
     from ctxrules.inspect.export import export_html  # noqa: PLC0415 - needs no web framework
 
     session = args.session or _latest(reader)
     if session is None:
         sys.stderr.write(f"{args.store} holds no sessions to export\n")
+        return 2
+    if unknown := _unknown(reader, args):
+        sys.stderr.write(unknown + "\n")
         return 2
     html = export_html(reader, session, label=shown_store(args.store))
     if isinstance(html, Failure):
@@ -93,6 +121,10 @@ def _serve(reader: Any, args: argparse.Namespace, out: TextIO) -> int:  # noqa: 
 
     from ctxrules.inspect.server import build_app  # noqa: PLC0415 - the [inspect] extra
 
+    # A session the store lacks would print a URL whose page silently opens another one.
+    if unknown := _unknown(reader, args):
+        sys.stderr.write(unknown + "\n")
+        return 2
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

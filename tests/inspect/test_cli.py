@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from ctxrules.cli.main import main
+from ctxrules.cli.stored_log import missing_session
 from ctxrules.inspect.read import Reader
 from ctxrules.store import open_store
 
@@ -67,6 +69,10 @@ def test_the_api_answers_each_view(client: TestClient) -> None:
     assert rows.status_code == 200
     bad = client.get(f"/api/sessions/{sid}/history", params={"end": "abc"})
     assert (bad.status_code, bad.json()) == (400, {"error": "end='abc': expected a row number"})
+    for index in ("-1", "abc"):
+        bad = client.get(f"/api/sessions/{sid}/requests/{index}")
+        expected = {"error": f"request {index!r}: expected a request number"}
+        assert (bad.status_code, bad.json()) == (400, expected)
 
 
 def test_another_host_name_is_refused(client: TestClient) -> None:
@@ -85,7 +91,59 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     status, _, err = _run("inspect", str(empty), "--export", str(tmp_path / "x.html"))
     assert (status, err) == (2, f"{empty} holds no sessions to export\n")
     status, _, err = _run("inspect", str(empty), "nope", "--export", str(tmp_path / "x.html"))
-    assert (status, err) == (2, "no session 'nope' in the store\n")
+    assert (status, err) == (2, f"{missing_session(str(empty), 'nope')}\n")
     status, _, err = _run("inspect", str(empty), "--window", "0")
     assert status == 2
     assert "argument --window" in err
+
+
+def test_serving_an_unknown_session_is_refused_before_a_url_is_printed(
+    real: tuple[str, str],
+) -> None:
+    """Else the printed URL opens a page that silently shows another session."""
+    from inspect_pages import CTXRULES  # noqa: PLC0415 - the helper conftest puts on the path
+
+    path, _ = real
+    done = subprocess.run(
+        [*CTXRULES, "inspect", path, "nope", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"{missing_session(path, 'nope')}\n"
+
+
+def test_a_writer_that_wrote_and_closed_between_two_looks_is_seen(tmp_path: Path) -> None:
+    """The store was read as immutable (no log beside it); a short writer leaves no log."""
+    from ctxrules import Context  # noqa: PLC0415 - only this test writes a live session
+    from ctxrules.cli.inspect import _opener  # noqa: PLC0415
+    from ctxrules.testing.responses import openai_response  # noqa: PLC0415
+
+    def write(session: str, turns: int) -> None:
+        with Context(model="gpt-4o", window=16_000, store=str(path), session=session) as ctx:
+            if turns == 1:
+                ctx.add({"role": "user", "content": "go"})
+            for i in range(turns):
+                ctx.openai()
+                ctx.record(openai_response(i, "step", [(f"c{session}{turns}{i}", "read", {})]))
+                ctx.add_tool_result(f"c{session}{turns}{i}", f"out {i}")
+            ctx.openai()
+
+    path = tmp_path / "s.sqlite"
+    write("a", 1)
+    assert not Path(f"{path}-wal").exists()
+    store, reopen = _opener(str(path))
+    assert not isinstance(store, str)
+    reader = Reader(store, 16_000, reopen=reopen)
+    try:
+        assert [row["id"] for row in reader.sessions().unwrap()] == ["a"]
+        before = reader.version("a").unwrap()
+        write("b", 1)
+        write("a", 2)
+        assert not Path(f"{path}-wal").exists()
+        assert [row["id"] for row in reader.sessions().unwrap()] == ["a", "b"]
+        assert reader.version("a").unwrap() != before
+    finally:
+        reader.close()
