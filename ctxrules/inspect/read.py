@@ -47,6 +47,8 @@ HISTORY_ROWS = 1_500
 REQUEST_WINDOW = 2_000
 #: Items of long commits (read by their trees) whose ids are checked before the walk stops.
 HASHED_ITEMS = 800_000
+#: Ancestors of the head walked, at most, to find the newest request's head.
+NEAR_NODES = 2_000
 
 
 @attrs.frozen
@@ -267,6 +269,7 @@ class Reader:
             if usage is not None
             else None
         )
+        head = self.store.get_head(info.id).value_or(None)
         commits = {c.id: c for c in chain}
         data = SessionData(version, info, nodes, heads, commits, requests, usage, {}, earlier)
         overview: Json = {
@@ -275,6 +278,8 @@ class Reader:
             "history": self._history(data, len(ids)),
             "requests": [request_row(r) for r in requests],
             "earlier_requests": earlier,
+            # A retry, an edit or a rewind since the newest request: its rows are another branch's.
+            "head_moved": bool(requests) and _off_branch(nodes, head, requests[-1].commit),
             "occupancy": occupancy_view(requests[-1].commit, usage, self.window)
             if requests
             else None,
@@ -357,3 +362,21 @@ def as_data(result: Result[Any, str]) -> tuple[int, Any]:
     if isinstance(result, Failure):
         return 404, {"error": result.failure()}
     return 200, result.unwrap()
+
+
+def _off_branch(nodes: NodeSource, head: str | None, sent: ContextCommit) -> bool:
+    """Whether ``head`` is neither the head of the commit ``sent`` nor after it on its branch.
+
+    Walks back from ``head`` only while the nodes are newer than the sent head (seq grows
+    along a branch): a message added since reads a node or two, a retry or a rewind as few.
+    """
+    target = nodes.get(sent.head_node_id) if sent.head_node_id else None
+    node = nodes.get(head) if head is not None else None
+    for _ in range(NEAR_NODES):
+        if node is None or target is None or node.seq < target.seq:
+            return True
+        if node.id == target.id:
+            return False
+        before = node.predecessor or node.caller
+        node = nodes.get(before) if before is not None else None
+    return True

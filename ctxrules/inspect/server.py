@@ -96,6 +96,11 @@ def build_app(reader: Reader) -> Starlette:
         sid, index = request.path_params["sid"], request.path_params["index"]
         return reply(as_data(reader.request(sid, index)))
 
+    def bad_index(request: Request) -> JSONResponse:
+        # The request is malformed, not the session missing (the id would take the rest).
+        index = request.path_params["index"]
+        return JSONResponse({"error": f"request {index!r:.40}: expected a request number"}, 400)
+
     def node(request: Request) -> JSONResponse:
         sid = request.path_params["sid"]
         return reply(as_data(reader.node(sid, request.query_params.get("id", ""))))
@@ -106,6 +111,7 @@ def build_app(reader: Reader) -> Starlette:
         Route("/api/sessions", sessions),
         Route("/api/sessions/{sid:path}/version", version),
         Route("/api/sessions/{sid:path}/requests/{index:int}", one_request),
+        Route("/api/sessions/{sid:path}/requests/{index}", bad_index),
         Route("/api/sessions/{sid:path}/node", node),
         Route("/api/sessions/{sid:path}/history", _history(reader)),
         Route("/api/sessions/{sid:path}", session),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from inspect_pages import Server, open_page, shot, wait_for
 
+from ctxrules import Context
 from ctxrules.commit import ContextCommit, ContextItem, State
 from ctxrules.commit.diff import ChangeKind, diff_commits
 from ctxrules.commit.vector import CHUNK
@@ -17,6 +19,7 @@ from ctxrules.inspect.delta import delta
 from ctxrules.inspect.layout import place
 from ctxrules.inspect.read import Reader
 from ctxrules.store import open_store
+from ctxrules.testing.responses import openai_response
 
 ROWS = 500
 
@@ -154,3 +157,35 @@ def test_the_page_pages_back_through_a_long_history(
     long_page.find_element("css selector", '[data-page="newest"]').click()
     wait_for(long_page, f"document.querySelector('[data-earlier]').dataset.earlier === '{start}'")
     assert drawn() == newest
+
+
+def test_a_head_moved_off_the_newest_request_is_said(
+    long_store: tuple[str, str], long_plain: tuple[str, str], long_page: Any
+) -> None:
+    """A retry 20 rows back has no request yet: the timeline is the branch it left, and says so."""
+    for (path, session), moved in ((long_store, True), (long_plain, False)):
+        store = open_store(path, read_only=True).unwrap()
+        try:
+            assert Reader(store).session(session).unwrap().overview["head_moved"] is moved
+        finally:
+            store.close()
+    note = wait_for(long_page, "document.querySelector('[data-head-moved]')")
+    assert "moved off the newest request's branch" in note.text
+
+
+def test_a_head_ahead_of_the_newest_request_is_no_move(tmp_path: Path) -> None:
+    """A message added after the newest request (the next one not built yet) moves no branch."""
+    path = tmp_path / "s.sqlite"
+    with Context(model="gpt-4o", window=16_000, store=str(path), session="s") as ctx:
+        ctx.add({"role": "user", "content": "go"})
+        ctx.openai()
+        ctx.record(openai_response(0, "reading", [("c0", "read_file", {"path": "a.py"})]))
+        ctx.add_tool_result("c0", "def a(): pass\n")
+        ctx.add({"role": "user", "content": "and then?"})
+    store = open_store(str(path), read_only=True).unwrap()
+    try:
+        overview = Reader(store).session("s").unwrap().overview
+    finally:
+        store.close()
+    assert overview["history"]["heads"]["main"] != overview["requests"][-1]["head"]
+    assert overview["head_moved"] is False

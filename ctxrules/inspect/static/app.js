@@ -5,6 +5,8 @@
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
   const POLL_MS = 1000;
+  // Polls between two reads of the sessions list (new sessions appear within this many seconds).
+  const SESSIONS_EVERY = 5;
 
   // -- building elements without markup ---------------------------------------------------
   function el(tag, attrs, ...kids) {
@@ -108,8 +110,10 @@
   }
 
   // -- sessions ----------------------------------------------------------------------------
-  async function showSessions() {
-    const rows = await state.source.sessions();
+  const sessionsKey = (rows) => JSON.stringify(rows.map((r) => [r.id, r.nodes, r.requests, r.cost, r.title]));
+  async function showSessions(given) {
+    const rows = given || await state.source.sessions();
+    state.sessionsKey = sessionsKey(rows);
     const table = el("table", {},
       el("tr", {}, ["session", "title", "format", "nodes", "requests", "first", "last", "cost so far"]
         .map((h, i) => el("th", { class: i === 3 || i === 4 || i === 7 ? "num" : "" }, h))),
@@ -203,8 +207,10 @@
       cell({}, r.batch ? badge("batch", "batch: " + r.batch) : null, " ", r.compaction ? badge("compaction") : null,
         r.held ? el("span", { class: "badge held", "data-held": r.index, title: HELD }, "held back") : null))));
     const earlier = state.overview && state.overview.earlier_requests;
+    const moved = state.overview && state.overview.head_moved;
     replace("timeline", section("timeline", "Commit timeline (" + (earlier ? "the newest " : "") + requests.length + " requests)", "",
       earlier ? el("p", { class: "muted", "data-earlier-requests": "1" }, "Earlier requests were not read: this session is longer than the inspector reads at once.") : null,
+      moved ? el("p", { class: "moved", "data-head-moved": "1" }, "The head has moved off the newest request's branch (a retry, an edit or a rewind) and no request was built on its branch yet: these requests, and the occupancy, are of the branch it left.") : null,
       el("div", { class: "scroll" }, table)));
   }
 
@@ -222,6 +228,8 @@
     document.querySelectorAll("[data-request]").forEach((tr) => tr.classList.toggle("chosen", Number(tr.dataset.request) === index));
     const latest = state.overview && state.overview.latest;
     const { detail, table } = latest && latest.detail.index === index ? latest : await state.source.request(state.sid, index);
+    // A later click (or a live update) chose another request while this one was read.
+    if (state.request !== index) return;
     const start = performance.now();
     const diffRows = detail.diff.map((change) => {
       const item = table[change.item], before = change.before === null ? null : table[change.before];
@@ -240,7 +248,8 @@
     const first = detail.items_start || 0;
     detail.items.forEach((at, shown) => {
       const position = first + shown;
-      if (index > 0 && position === detail.prefix_end && position < detail.items.length)
+      // Positions count from the request's first item, not the first one listed.
+      if (index > 0 && position === detail.prefix_end)
         items.appendChild(row({ class: "prefix", "data-prefix-end": position },
           cell({}, "— the cached prefix ends here (" + fmt(detail.prefix_tokens) + " tokens of history before it)")));
       const item = table[at];
@@ -252,7 +261,7 @@
     const said = changes ? fmt(changes) + " changes" + (changes > detail.diff.length ? ", the first " + fmt(detail.diff.length) + " listed" : "") : "no changes";
     const total = detail.items_total === undefined ? detail.items.length : detail.items_total;
     replace("request", section("request", "Request " + index + " · commit " + short(detail.commit), "wide",
-      el("h3", {}, "Diff against request " + (index - 1) + " (" + said + (detail.removed ? ", " + detail.removed + " items gone" : "") + ")"),
+      el("h3", {}, (index === 0 ? "The first request" : "Diff against request " + (index - 1)) + " (" + said + (detail.removed ? ", " + detail.removed + " items gone" : "") + ")"),
       index === 0 ? el("p", { class: "muted" }, "The first request: every item is new.") : null,
       el("div", { class: "scroll" }, diff),
       el("h3", {}, "Items (" + fmt(total) + (first > 0 ? "; the newest " + fmt(detail.items.length) + " listed, from position " + fmt(first) : "") + ")"),
@@ -293,7 +302,9 @@
 
   // -- a node whole ------------------------------------------------------------------------
   async function openNode(id) {
+    state.nodeWanted = id;
     const node = await state.source.node(state.sid, id);
+    if (state.nodeWanted !== id) return;  // another node was clicked while this one was read
     state.node = node;
     document.querySelectorAll("svg .node").forEach((n) => n.classList.toggle("chosen", n.dataset.id === id));
     const fields = [["id", node.id], ["kind", node.kind], ["role", node.role], ["name", node.name], ["status", node.status],
@@ -332,18 +343,32 @@
     if (state.request !== null) return openRequest(state.request);
   }
 
-  async function openSession(sid) {
+  async function openSession(sid, fromUrl) {
     state.sid = sid; state.request = null; state.node = null; state.history = null;
+    if (state.source.live && !fromUrl) {
+      // The URL names the session shown, so it can be copied or reloaded.
+      history.replaceState(null, "", "#session=" + encodeURIComponent(sid));
+      showWhere(null);
+    }
     document.querySelectorAll("tr[data-session]").forEach((tr) => tr.classList.toggle("chosen", tr.dataset.session === sid));
     const overview = await state.source.session(sid);
+    if (state.sid !== sid) return;  // another session was chosen while this one was read
     state.overview = overview; state.version = overview.version;
     await render(overview, false);
     document.body.dataset.loaded = sid;
   }
 
+  let polls = 0;
   async function poll() {
-    if (!state.sid) return;
+    polls += 1;
     try {
+      // Sessions another writer starts: the list is read again every few seconds.
+      if (!state.sid || polls % SESSIONS_EVERY === 0) {
+        const rows = await state.source.sessions();
+        if (sessionsKey(rows) !== state.sessionsKey) await showSessions(rows);
+        if (!state.sid && rows.length) await openSession(rows[rows.length - 1].id);
+      }
+      if (!state.sid) return;
       const version = await state.source.version(state.sid);
       if (version !== state.version) {
         const overview = await state.source.session(state.sid);
@@ -361,22 +386,41 @@
     }
   }
 
-  async function start() {
-    const block = document.getElementById("ctxrules-data");
-    state.source = block ? await embeddedSource(block) : apiSource();
-    if (state.source.store) document.getElementById("where").textContent = state.source.store;
-    const rows = await showSessions();
-    const wanted = new URLSearchParams(location.hash.slice(1)).get("session");
+  const wantedSession = () => new URLSearchParams(location.hash.slice(1)).get("session");
+  async function openWanted(rows) {
+    const wanted = wantedSession();
     const pick = rows.find((r) => r.id === wanted) || rows[rows.length - 1];
-    if (pick) await openSession(pick.id);
-    else document.getElementById("status").textContent = "This store holds no sessions yet.";
-    if (state.source.live) setInterval(poll, POLL_MS);
-    document.body.dataset.ready = "1";
+    const missing = wanted !== null && wanted !== "" && !rows.some((r) => r.id === wanted);
+    showWhere(missing ? wanted : null, pick);
+    if (pick && pick.id !== state.sid) await openSession(pick.id, true);
   }
-
-  start().catch((error) => {
+  // The header's note: the store (exported file), or that the URL names no session of it.
+  function showWhere(missing, pick) {
+    const note = document.getElementById("where");
+    note.textContent = missing === null ? state.source.store || ""
+      : "no session " + JSON.stringify(missing) + " in this store" + (pick ? "; showing the newest, " + short(pick.id) : "");
+    note.className = missing === null ? "" : "missing";
+    if (missing === null) delete note.dataset.missing; else note.dataset.missing = missing;
+  }
+  function failed(error) {
     const status = document.getElementById("status") || app().appendChild(el("p", { id: "status" }));
     status.className = "error";
     status.textContent = "Could not load: " + error.message;
-  });
+  }
+
+  async function start() {
+    const block = document.getElementById("ctxrules-data");
+    state.source = block ? await embeddedSource(block) : apiSource();
+    const rows = await showSessions();
+    await openWanted(rows);
+    if (!rows.length) document.getElementById("status").textContent = "This store holds no sessions yet.";
+    if (state.source.live) {
+      setInterval(poll, POLL_MS);
+      // Editing the URL's #session=, or going back, opens that session.
+      window.addEventListener("hashchange", () => state.source.sessions().then(openWanted).catch(failed));
+    }
+    document.body.dataset.ready = "1";
+  }
+
+  start().catch(failed);
 })();
