@@ -81,6 +81,9 @@ def write_turn(
 def append_at_head(tx: Tx, session_id: str, call: Call, head_name: str) -> Result[int, StoreError]:
     """Append ``call`` and move the head from ``call.predecessor`` to it; `HeadMoved` if stale."""
     actual = heads.get_head(tx.rows, session_id, head_name)
+    if actual == call.id and actual != call.predecessor:
+        # This very call, made again after its acknowledgment was lost: its stored seq.
+        return nodes.append_node(tx.nodes, session_id, call)
     if actual != call.predecessor:
         return Failure(HeadMoved(session_id, head_name, call.predecessor, actual))
     return nodes.append_node(tx.nodes, session_id, call).bind(

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import attrs
 from returns.result import Failure, Result, Success
 
+from ctxrules.canonical import canonical_json
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Call, Status
 from ctxrules.store import objects
@@ -322,6 +323,7 @@ def _write_nodes(tx: Tx, turn: TurnWrite, found: _Found) -> Result[tuple[int, ..
     """The checks of `append_node`, `complete_node` and `move_head` on what was read; the writes."""
     sid, seq, seqs = turn.session_id, found.seq, []
     present = set(found.present)
+    stored_all = True
     for call in turn.nodes:
         stored = found.stored.get(call.id)
         if stored is not None:
@@ -329,6 +331,7 @@ def _write_nodes(tx: Tx, turn: TurnWrite, found: _Found) -> Result[tuple[int, ..
                 return Failure(NodeConflict(sid, call.id))
             seqs.append(stored.seq)
             continue
+        stored_all = False
         error = edge_error(call, set(edge_targets(call)) - present)
         if error is not None:
             return Failure(DagRefused(sid, error))
@@ -338,19 +341,41 @@ def _write_nodes(tx: Tx, turn: TurnWrite, found: _Found) -> Result[tuple[int, ..
         seq += 1
     for done in turn.completions:
         stored = found.stored.get(done.node_id)
+        if stored is not None and _completed_so(stored, sid, done):
+            continue
+        stored_all = False
         completed = completion(stored, sid, done.node_id, done.output, done.status)
         if isinstance(completed, Failure):
             return Failure(completed.failure())
         tx.nodes.complete(sid, done.node_id, completed.unwrap())
     if turn.head is not None:
         expected, new = turn.head
+        # A turn stored whole with the head at its new node is this very turn, written again
+        # after its acknowledgment was lost (a connection dropped as the server committed).
+        retried = stored_all and found.head == new and bool(turn.nodes or turn.completions)
         refused = bad_name(turn.head_name) or head_refused(
-            sid, turn.head_name, expected, found.head, new=new, stored=new in present
+            sid,
+            turn.head_name,
+            found.head if retried else expected,
+            found.head,
+            new=new,
+            stored=new in present,
         )
         if refused is not None:
             return Failure(refused)
         set_head(tx.rows, sid, turn.head_name, new)
     return Success(tuple(seqs))
+
+
+def _completed_so(stored: StoredNode, session_id: str, done: Completion) -> bool:
+    """Whether ``stored`` is already completed exactly as ``done`` would complete it (a retry)."""
+    if stored.record.get("status") == Status.RUNNING.value:
+        return False
+    running = StoredNode({**stored.record, "status": Status.RUNNING.value}, stored.seq)
+    again = completion(running, session_id, done.node_id, done.output, done.status)
+    return isinstance(again, Success) and canonical_json(again.unwrap().record) == canonical_json(
+        stored.record
+    )
 
 
 def _write_state(tx: Tx, turn: TurnWrite) -> None:

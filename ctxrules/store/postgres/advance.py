@@ -49,10 +49,12 @@ def append_at_head(
             return Failure(UnknownSession(session_id))
         head_row = head.fetchone()
         actual = None if head_row is None else str(head_row[0])
-        if actual != call.predecessor:
-            return Failure(HeadMoved(session_id, head_name, call.predecessor, actual))
         row = stored.fetchone()
         found = None if row is None else decode(call.id, row)
+        # The head at this very call, stored the same: the call made again after its
+        # acknowledgment was lost (checked below); its stored seq, as for any retried append.
+        if actual != call.predecessor and (found is None or actual != call.id):
+            return Failure(HeadMoved(session_id, head_name, call.predecessor, actual))
         missing = set(targets) - {r[0] for r in present.fetchall()}
         if found is not None and not same_node(found, call):
             return Failure(NodeConflict(session_id, call.id))
