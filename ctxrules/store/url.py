@@ -66,7 +66,7 @@ def _open(where: StoreUrl, *, read_only: bool = False) -> Result[Store, StoreErr
     except ImportError as err:
         reason = f"{err}; install the driver with: pip install 'ctxrules[postgres]'"
         return Failure(OpenFailed(where.target, reason))
-    return PostgresStore.open(where.target)
+    return PostgresStore.open(where.target, read_only=read_only)
 
 
 def open_store(
@@ -74,7 +74,8 @@ def open_store(
 ) -> Result[Store, StoreError]:
     """Open (or create) the store ``url`` names: a path or ``sqlite:///``, or ``postgresql://``.
 
-    ``read_only=True`` opens an SQLite store without writing anything (see `SqliteStore.open`).
+    ``read_only=True`` opens an SQLite store without writing anything (see `SqliteStore.open`),
+    and creates no PostgreSQL schema where none is (see `PostgresStore.open`).
 
     >>> with open_store("sqlite://").unwrap() as store:
     ...     store.create_session("s").unwrap()

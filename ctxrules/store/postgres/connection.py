@@ -27,7 +27,7 @@ from ctxrules.store.errors import (
 )
 from ctxrules.store.postgres.link import Conn, Link, PoolSettings
 from ctxrules.store.postgres.rows import WriteRows
-from ctxrules.store.postgres.schema import migrate
+from ctxrules.store.postgres.schema import migrate, missing_store
 
 T = TypeVar("T")
 
@@ -130,8 +130,10 @@ def _refused(operation: str, err: Exception) -> StoreError:
     return CorruptRecord("row", operation, f"{type(err).__name__}: {err}")
 
 
-def open_link(dsn: str, settings: PoolSettings) -> Result[Link, StoreError]:
+def open_link(dsn: str, settings: PoolSettings, *, create: bool = True) -> Result[Link, StoreError]:
     """Connections to ``dsn`` with the schema migrated to this version, or `OpenFailed`.
+
+    ``create=False`` refuses a schema that holds no store instead of creating one there.
 
     The first connection is made directly, so a wrong URL or a server that is down fails
     at once with the server's own reason instead of after the pool's retries.
@@ -142,7 +144,8 @@ def open_link(dsn: str, settings: PoolSettings) -> Result[Link, StoreError]:
             psycopg.connect(dsn, connect_timeout=settings.connect_seconds) as conn,
             conn.transaction(),
         ):
-            refused = migrate(conn)
+            refused = None if create else missing_store(conn)
+            refused = refused or migrate(conn)
             if refused is not None:
                 raise psycopg.Rollback
     except psycopg.Error as err:

@@ -396,6 +396,24 @@ MIGRATIONS = (
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 
+def _exists(conn: psycopg.Connection[Any], table: str) -> bool:
+    """Whether ``table`` is on the connection's ``search_path``."""
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table,)).fetchone()
+    return row is not None and bool(row[0])
+
+
+def missing_store(conn: psycopg.Connection[Any]) -> str | None:
+    """Why a schema opened only to read holds no store, or None: it is never created then.
+
+    Looking must not create a store's tables in whatever database a mistyped URL names.
+    """
+    if _exists(conn, "schema_version"):
+        return None
+    if _exists(conn, "sessions"):
+        return "the schema holds tables of another application, not a ctxrules store"
+    return "the schema holds no ctxrules store (nothing was created: it was opened to read)"
+
+
 def _at_version(conn: psycopg.Connection[Any], version: int) -> bool:
     """Whether the schema is at ``version`` already, read without a lock or a write."""
     exists = conn.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()

@@ -87,6 +87,7 @@ class PostgresStore(StoreBase):
         max_size: int = 4,
         timeout: float = 30.0,
         connect_timeout: float | None = None,
+        read_only: bool = False,
     ) -> Result[PostgresStore, StoreError]:
         """Connect to ``dsn`` (a ``postgresql://`` URL) and migrate its schema to this version.
 
@@ -94,7 +95,8 @@ class PostgresStore(StoreBase):
         ``timeout`` seconds for one while all are busy. While the server is unreachable a
         call fails after one connection attempt of at most ``connect_timeout`` seconds
         (default: the URL's ``connect_timeout``, else 5). The schema goes where the URL's
-        ``search_path`` says.
+        ``search_path`` says. ``read_only=True`` creates no schema where none is: a database
+        (or ``search_path``) that holds no ctxrules store is refused, as an empty file is.
         """
         for name, value in (("min_size", min_size), ("max_size", max_size)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -107,7 +109,7 @@ class PostgresStore(StoreBase):
         if not _seconds(seconds):
             return Failure(InvalidArgument("connect_timeout", repr(seconds), "seconds > 0"))
         settings = PoolSettings(min_size, max_size, float(timeout), float(seconds))
-        return open_link(dsn, settings).map(lambda link: cls(link, dsn))
+        return open_link(dsn, settings, create=not read_only).map(lambda link: cls(link, dsn))
 
     @property
     def reachable(self) -> bool:
