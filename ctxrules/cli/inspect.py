@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import socket
 import sys
 from pathlib import Path
@@ -12,19 +11,10 @@ from typing import Any, TextIO
 from returns.result import Failure
 
 from ctxrules.cli.options import missing_module
-from ctxrules.cli.stored_log import missing_session
+from ctxrules.cli.stored_log import missing_session, shown_store
 from ctxrules.store.protocol import Store
 
 INSTALL = "pip install 'ctxrules[inspect]'"
-
-
-def shown_store(store: str) -> str:
-    """The store as an exported file names it: a URL's password left out (others read the file).
-
-    >>> shown_store("postgresql://agent:s3cret@db.internal/ctx"), shown_store("s.sqlite")
-    ('postgresql://agent:***@db.internal/ctx', 's.sqlite')
-    """
-    return re.sub(r"(//[^:/@]*):[^@/]*@", r"\1:***@", store)
 
 
 def _wal(path: str) -> bool:
@@ -49,7 +39,7 @@ def _opener(path: str) -> tuple[Store | str, Any]:
         return str(where.failure()), None
     target = where.unwrap()
     if target.backend == "sqlite" and not Path(target.target).is_file():
-        return f"{path}: no such store", None
+        return f"{shown_store(path)}: no such store", None
     # Taken before opening: a write between the two is seen as a change, not missed.
     seen = {"at": _signature(target.target) if target.backend == "sqlite" else None}
     opened = open_store(path, read_only=True)
@@ -86,7 +76,7 @@ def _unknown(reader: Any, args: argparse.Namespace) -> str | None:  # noqa: ANN4
         return None
     listed = reader.store.list_sessions()
     if isinstance(listed, Failure):
-        return f"{args.store}: {listed.failure()}"
+        return f"{shown_store(args.store)}: {listed.failure()}"
     if all(info.id != args.session for info in listed.unwrap()):
         return missing_session(shown_store(args.store), args.session)
     return None
@@ -97,7 +87,7 @@ def _export(reader: Any, args: argparse.Namespace, out: TextIO) -> int:  # noqa:
 
     session = args.session or _latest(reader)
     if session is None:
-        sys.stderr.write(f"{args.store} holds no sessions to export\n")
+        sys.stderr.write(f"{shown_store(args.store)} holds no sessions to export\n")
         return 2
     if unknown := _unknown(reader, args):
         sys.stderr.write(unknown + "\n")

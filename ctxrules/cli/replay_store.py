@@ -14,6 +14,7 @@ from returns.result import Failure
 
 from ctxrules.canonical import content_hash
 from ctxrules.cli.listing import first_user_text
+from ctxrules.cli.stored_log import shown_store
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Session
 from ctxrules.engine import DefaultContextEngine
@@ -138,4 +139,4 @@ def stored_line(path: str, session_id: str, base: str | None = None) -> str:
         if base is not None and base != session_id
         else ""
     )
-    return f"stored session {session_id} in {path}{apart}"
+    return f"stored session {session_id} in {shown_store(path)}{apart}"

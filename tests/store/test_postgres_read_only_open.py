@@ -9,6 +9,7 @@ store in it, and a role that may not create tables got "permission denied for sc
 from __future__ import annotations
 
 import pg_server
+import pytest
 from returns.result import Failure
 
 from ctxrules.dag import Call
@@ -60,3 +61,27 @@ def test_another_applications_tables_are_refused_when_read(
         conn.execute(f"CREATE TABLE {schema}.sessions (id int)")
     opened = open_store(url, read_only=True)
     assert "another application" in str(opened.failure())
+
+
+def test_the_commands_never_print_the_password_of_a_store_url(
+    postgres_server: pg_server.Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`show`, `export`, `migrate` and `inspect --export` name the store with its password hidden."""
+    from ctxrules.cli.main import main  # noqa: PLC0415 - the CLI, only where it is tested
+
+    url = pg_server.fresh_schema_url(postgres_server)
+    open_store(url).unwrap().close()  # a store with no sessions yet
+    secret = url.replace("postgres@", "postgres:s3cret@", 1)
+    assert secret != url
+    codes = [
+        main(["show", secret]),
+        main(["show", secret, "nosuch"]),
+        main(["export", secret]),
+        main(["migrate", secret, secret]),
+        main(["migrate", secret, ":memory:", "--session", "nosuch"]),
+    ]
+    said = capsys.readouterr()
+    assert codes == [0, 2, 2, 2, 2]
+    assert "holds no sessions yet" in said.out
+    assert "postgres:***@" in said.out + said.err
+    assert "s3cret" not in said.out + said.err
