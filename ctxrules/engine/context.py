@@ -799,6 +799,9 @@ class Context:
         if self._closed:
             return
         self.engine.cancel_background(self.session.session_id)
+        if self.engine.observer is not None:
+            # The last request's span waits for its response's usage, which will not come now.
+            self.engine.observer.ended(self.session.session_id)
         try:
             if self._store_per_turn:
                 # What was added since the last request is written now, synced.

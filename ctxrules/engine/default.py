@@ -407,10 +407,15 @@ class DefaultContextEngine(ContextEngine):
         facts = Facts(now=now, context_window=window, budget=budget, tokenizer=self.tokenizer)
         paid: list[tuple[int, int]] = []
         observer = self.observer
-        metered = self._metered(summarizer or self.summarizer, paid)
+        chosen = summarizer or self.summarizer
+        metered = self._metered(chosen, paid)
+        # No summarizer is no model call: traced, its "no summarizer configured" would be an
+        # error span at every compaction of a default setup (the structural summary is used).
+        if observer is not None and chosen is not _default_summarizer:
+            metered = observer.summarizing(session_id, metered)
         result = compact(
             commit,
-            metered if observer is None else observer.summarizing(session_id, metered),
+            metered,
             facts,
             params=self.cut,
             timeout=self.summarizer_timeout,

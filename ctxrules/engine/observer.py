@@ -41,3 +41,7 @@ class Observer(Protocol):
     def recalled(self, session_id: str, tool: str, answer: ToolAnswer) -> None:
         """A ``recall`` or ``search_history`` call was answered with ``answer``."""
         ...
+
+    def ended(self, session_id: str) -> None:
+        """The session's `Context` was closed: no response will come for its last request."""
+        ...

@@ -129,6 +129,10 @@ class SpanObserver:
                 }
             )
 
+    def ended(self, session_id: str) -> None:
+        """End the session's request span if it is still open: its `Context` was closed."""
+        self._end(session_id)
+
     def close(self) -> None:
         """End every request span still open (no response came)."""
         for session_id in list(self._open):

@@ -147,3 +147,21 @@ def test_the_core_works_without_the_api_package(monkeypatch: pytest.MonkeyPatch)
     ctx = Context("small-window", model="gpt-4o", window=16_000, clock=lambda: 1_000.0)
     assert ctx.engine.observer is None
     assert len(_loop(ctx, 3)) == 3
+
+
+def test_no_error_span_without_a_summarizer_and_every_request_span_ends_at_close() -> None:
+    """The default setup (no summarizer) compacts with no error span; `close` ends the last request's span."""
+    ctx, exporter = _traced()
+    _loop(ctx, 20)
+    ctx.openai()
+    result = ctx.engine.compact(ctx.session.session_id, window=16_000, keep_recent_tokens=200)
+    assert result.unwrap().outcome.value == "finished"
+    ctx.add({"role": "user", "content": "and now?"})
+    ctx.openai()  # no response recorded: its span is open until the Context closes
+    prepared = sum(1 for s in exporter.get_finished_spans() if s.name == "ctxrules.prepare")
+    ctx.close()
+    spans = exporter.get_finished_spans()
+    assert sum(1 for s in spans if s.name == "ctxrules.prepare") == prepared + 1
+    assert [s.name for s in spans if s.status.status_code.name == "ERROR"] == []
+    assert "ctxrules.summarize" not in {s.name for s in spans}
+    assert any(s.name == "ctxrules.compaction" for s in spans)
