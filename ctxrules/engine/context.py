@@ -256,8 +256,17 @@ def _warn(event: str, data: Mapping[str, object]) -> None:
     _warn_caller(f"ctxrules: {data['warning']}")
 
 
+#: In the worker thread of an async call (`Context._in_thread`), the warnings it holds back.
+_HELD_WARNINGS = threading.local()
+
+
 def _warn_caller(message: str) -> None:
     """Warn with `ContextWarning`, pointing at the first line outside the package."""
+    held: list[str] | None = getattr(_HELD_WARNINGS, "messages", None)
+    if held is not None:
+        # The caller's line is on the event loop's thread, not this one: said from there.
+        held.append(message)
+        return
     level, frame = 1, inspect.currentframe()
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         level, frame = level + 1, frame.f_back
@@ -678,11 +687,22 @@ class Context:
         # summarizer is awaited back on this loop.
         if self._bridge is not None:
             self._bridge.loop = asyncio.get_running_loop()
+        held: list[str] = []
+
+        def run() -> T:
+            _HELD_WARNINGS.messages = held
+            try:
+                return work()
+            finally:
+                _HELD_WARNINGS.messages = None
+
         try:
-            return await asyncio.to_thread(work)
+            return await asyncio.to_thread(run)
         finally:
             if self._bridge is not None:
                 self._bridge.loop = None
+            for message in held:
+                _warn_caller(message)
 
     async def aopenai(self, **extra: object) -> dict[str, object]:
         """`openai`, without blocking the event loop."""

@@ -360,3 +360,23 @@ def test_a_result_that_comes_after_a_request_is_in_every_later_one(
     assert later == ["FIRST RESULT", "SECOND RESULT"]
     ctx.close()
     assert main(["verify", store, "--tokenizer", "heuristic"]) == 0
+
+
+def test_a_warning_of_an_async_call_points_at_the_callers_line() -> None:
+    """`arecord` runs in a worker thread; its `ContextWarning` names the line that awaited it."""
+    ctx = Context(model="gpt-4o", tokenizer=HeuristicCounter())
+    ctx.add({"role": "user", "content": "go"})
+
+    async def loop() -> None:
+        for n in range(2):
+            await ctx.aopenai()
+            reply = await ctx.arecord(_reply(["call_0"]))
+            ctx.add_tool_result(reply.tool_calls[0].id, f"result {n}")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(loop())
+    said = [w for w in caught if issubclass(w.category, ContextWarning)]
+    assert len(said) == 1
+    assert said[0].filename == __file__
+    assert "reused tool call id 'call_0'" in str(said[0].message)
