@@ -1,4 +1,4 @@
-"""The pytest plugin: a ``ctxrules_check`` fixture and ``pytest --ctxrules-spec PATH``.
+"""The pytest plugin: a ``ctxrules_check`` fixture and ``pytest --ctxrules-spec PATH`` (or a built-in name).
 
 Registered through the ``pytest11`` entry point, so a user's suite can write
 ``def test_my_spec(ctxrules_check): ctxrules_check("specs/mine.toml")``.
@@ -13,6 +13,7 @@ import pytest
 from returns.result import Failure
 
 from ctxrules.spec import load_spec
+from ctxrules.spec.builtin import find_spec
 
 #: What the fixture returns: call it with a spec path; it fails the test on a violation.
 SpecChecker = Callable[..., None]
@@ -29,11 +30,16 @@ def check_spec(
     if not isinstance(examples, int) or isinstance(examples, bool) or examples < 1:
         # Said as the command line says it, not as Hypothesis's settings raise it.
         pytest.fail(f"examples={examples!r}: expected a positive whole number", pytrace=False)
-    loaded = load_spec(Path(spec), allow_imports=allow_imports)
+    # A built-in name ("default") as `ctxrules check` takes it; a file of that name wins.
+    found = find_spec(str(spec))
+    if isinstance(found, Failure):
+        pytest.fail(f"spec {spec} does not load:\n{found.failure()}", pytrace=False)
+    path = Path(found.unwrap())
+    loaded = load_spec(path, allow_imports=allow_imports)
     if isinstance(loaded, Failure):
         pytest.fail(f"spec {spec} does not load:\n{loaded.failure()}", pytrace=False)
     report = check_pipeline(
-        spec, loaded.unwrap(), examples=examples, seed=seed, allow_imports=allow_imports
+        str(path), loaded.unwrap(), examples=examples, seed=seed, allow_imports=allow_imports
     )
     if report.counterexample is not None:
         pytest.fail(format_counterexample(report.counterexample), pytrace=False)

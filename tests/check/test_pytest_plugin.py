@@ -72,3 +72,26 @@ def test_a_number_of_examples_under_one_is_said_in_one_line(pytester: pytest.Pyt
     )
     assert option.ret == pytest.ExitCode.USAGE_ERROR
     option.stderr.fnmatch_lines(["*expected a positive whole number, found '0'*"])
+
+
+def test_a_built_in_spec_name_is_checked_as_the_command_checks_it(
+    pytester: pytest.Pytester,
+) -> None:
+    """``ctxrules_check("cache-sensitive")`` and ``--ctxrules-spec default`` find the shipped specs."""
+    pytester.makepyfile(
+        """
+        def test_my_spec(ctxrules_check):
+            ctxrules_check("cache-sensitive", examples=10, seed=1)
+
+        def test_misspelt(ctxrules_check):
+            ctxrules_check("defualt", examples=10)
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-o", "addopts=")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*did you mean 'default'?*"])
+    option = pytester.runpytest(
+        "-p", "no:cacheprovider", "-o", "addopts=", "--ctxrules-spec", "default",
+        "--ctxrules-examples", "10", "-k", "ctxrules",
+    )  # fmt: skip
+    option.assert_outcomes(passed=1)
