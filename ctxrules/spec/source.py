@@ -44,10 +44,17 @@ def read_document(source: SpecSource) -> Result[dict[str, Any], SpecError]:
 
     >>> print(read_document("version = 1\nname\n").failure())
     <string>: line 2, column 5: expected valid TOML, found a syntax error (Expected '=' after a key in a key/value pair)
+    >>> print(read_document("").failure())
+    : expected a spec: a file, a built-in name or TOML text, found ''
     """
     where = Location(label(source))
     if is_text(source):
         text = str(source)
+    elif isinstance(source, str) and not source.strip():
+        # An empty name (an unset variable) would be read as the current folder.
+        return Failure(
+            where.error("a spec: a file, a built-in name or TOML text", repr(source), "unreadable")
+        )
     else:
         try:
             data = Path(source).read_bytes()
