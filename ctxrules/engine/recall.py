@@ -29,6 +29,7 @@ from ctxrules.recall.tools import (
     HistorySearch,
     ToolAnswer,
     answer_tool_call,
+    not_an_object,
     recall_tools,
 )
 from ctxrules.spec.recall import RecallOptions
@@ -140,7 +141,10 @@ class SessionRecall:
         """
         if call.name not in {RECALL, SEARCH_HISTORY}:
             return None
-        arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
+        if not isinstance(call.arguments, Mapping):
+            # Arguments that did not parse are kept as their text: the answer says so.
+            return not_an_object(call.name, call.arguments)
+        arguments = call.arguments
         return answer_tool_call(
             call.name,
             {str(k): v for k, v in arguments.items()},

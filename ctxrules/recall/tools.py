@@ -14,7 +14,7 @@ import attrs
 
 from ctxrules.recall.lookup import Handles, Original
 from ctxrules.recall.paging import page_bounds
-from ctxrules.rules.handles import handle_for
+from ctxrules.rules.handles import handle_for, handles_in
 from ctxrules.rules.text import head, one_line
 from ctxrules.spec.recall import RecallOptions
 from ctxrules.tokens import Tokenizer
@@ -119,6 +119,8 @@ class ToolAnswer:
     part: Literal["output", "arguments"] = "output"
 
 
+#: How an answer describes a handle: an example would be one that resolves to nothing.
+HANDLE_SHAPE = "h: and 8 characters, as a [recall h:…] note shows it"
 #: Characters of a model's own argument an answer repeats back: it chose them, so an
 #: answer that echoed them whole could be made as large as it liked.
 ECHO_CHARS = 80
@@ -135,15 +137,49 @@ def _echo(text: str) -> str:
     return f"{text[:ECHO_CHARS]!r}… ({len(text):,} characters)"
 
 
+def _named(text: str, otherwise: str) -> str:
+    """``_echo(text)``, or ``otherwise`` when the text holds a handle: an answer names none that fails.
+
+    Aged or folded later, the answer would show that handle, which resolves to nothing.
+
+    >>> _named("foo", "it"), _named("h:zzzzzzzz", "the handle asked for")
+    ("'foo'", 'the handle asked for')
+    """
+    return otherwise if handles_in(text) else _echo(text)
+
+
 def _error(text: str) -> ToolAnswer:
     return ToolAnswer(f"[{text}]", is_error=True)
 
 
 def _page_arg(arguments: Mapping[str, object]) -> int | None:
     page = arguments.get("page", 1)
+    if isinstance(page, float) and page.is_integer():
+        # JSON has one number type: a model's 2.0 is page 2.
+        page = int(page)
     if isinstance(page, bool) or not isinstance(page, int) or page < 1:
         return None
     return page
+
+
+def _value(value: object) -> str:
+    """A value the model sent, as Python writes it, cut like `_echo`, and naming no handle."""
+    shown = repr(value)
+    if len(shown) > ECHO_CHARS:
+        shown = f"{shown[:ECHO_CHARS]}… ({len(shown):,} characters)"
+    return "that" if handles_in(shown) else shown
+
+
+def not_an_object(name: str, arguments: object) -> ToolAnswer:
+    """The answer to a call whose arguments are no JSON object (they did not parse, or are a list).
+
+    >>> print(not_an_object("recall", None).text)
+    [recall's arguments must be a JSON object, like {"handle": "h:…", "page": 1}; got None]
+    """
+    example = '{"query": "words"}' if name == SEARCH_HISTORY else '{"handle": "h:…", "page": 1}'
+    return _error(
+        f"{name}'s arguments must be a JSON object, like {example}; got {_value(arguments)}"
+    )
 
 
 def _header(
@@ -234,14 +270,19 @@ def answer_recall(
     """
     handle = arguments.get("handle")
     page = _page_arg(arguments)
-    if not isinstance(handle, str) or page is None:
-        return _error("recall needs a handle (a string like h:abcd2345) and a page number >= 1")
+    if not isinstance(handle, str):
+        return _error(f"recall needs a handle ({HANDLE_SHAPE}) and a page number >= 1")
+    if page is None:
+        return _error(f"page must be an integer >= 1, not {_value(arguments.get('page'))}")
     handle = handle.strip()
     if index.ambiguous(handle):
-        return _error(f"handle {_echo(handle)} is ambiguous in this session; use search_history")
+        return _error(
+            f"{_named(handle, 'that handle')} names two items in this session; use search_history"
+        )
     original = index.get(handle)
     if original is None:
-        return _error(f"no item has the handle {_echo(handle)} in this session")
+        asked = _named(handle, "the handle asked for")
+        return _error(f"no item in this session has {asked}; handles are {HANDLE_SHAPE}")
     bounds, args_chars, parted = _pages(original, page_tokens, tokenizer, max_chars)
     if page > len(bounds):
         return _error(f"{_echo(handle)} has {len(bounds)} page(s); page {page} does not exist")
@@ -280,7 +321,7 @@ def answer_search(
     if isinstance(hits, str):
         return _error(f"search failed: {hits}")
     if not hits:
-        return ToolAnswer(f"[no match for {_echo(query)}]")
+        return ToolAnswer(f"[no match for {_named(query, 'that query')}]")
     lines = [
         f"{handle_for(hit.node_id)} {head(one_line(hit.snippet), snippet_chars)}" for hit in hits
     ]

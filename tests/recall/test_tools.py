@@ -74,8 +74,8 @@ def test_page_bounds_cover_the_text_within_the_limit(text: str, limit: int) -> N
     ("name", "arguments", "says"),
     [
         ("recall", {}, "recall needs a handle"),
-        ("recall", {"handle": "h:zzzzzzzz"}, "no item has the handle"),
-        ("recall", {"handle": handle_for("t1"), "page": 0}, "page number >= 1"),
+        ("recall", {"handle": "h:zzzzzzzz"}, "no item in this session has"),
+        ("recall", {"handle": handle_for("t1"), "page": 0}, "page must be an integer >= 1"),
         ("recall", {"handle": handle_for("t1"), "page": 999}, "page 999 does not exist"),
         ("search_history", {"query": " "}, "needs a query"),
         ("search_history", {"query": "x"}, "not available"),
