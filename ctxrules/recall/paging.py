@@ -6,6 +6,7 @@ import threading
 from collections import OrderedDict
 
 from ctxrules.tokens import Tokenizer
+from ctxrules.tokens.protocol import WrapsRuler
 
 #: A first guess of characters per token for a text's first page; shrunk until it fits.
 _CHARS_PER_TOKEN = 4.0
@@ -28,7 +29,8 @@ class _Remembered:
     every page before it, so a model reading a 5 MB original page by page had the whole
     text tokenized again for each page (about a second each). A text is found by its hash
     (which Python keeps on the string) and its length, then compared whole; the ruler is
-    held beside its answer and compared, since only the same ruler gives the same pages.
+    held beside its answer and compared (under its wrappers, by equality), since only the
+    same ruler gives the same pages.
     The texts are held, so they are few and bounded in characters, least lately read out
     first: a model, like a replay's audit, reads one original's pages one after another.
     """
@@ -40,9 +42,10 @@ class _Remembered:
         self.lock = threading.Lock()
 
     def get(self, key: _Key, text: str, tokenizer: Tokenizer) -> _Bounds | None:
+        ruler = _ruler(tokenizer)
         with self.lock:
             found = self.found.get(key)
-            if found is None or found[1] is not tokenizer:
+            if found is None or (found[1] is not ruler and found[1] != ruler):
                 return None
             if found[0] is not text and found[0] != text:
                 return None
@@ -56,7 +59,7 @@ class _Remembered:
             previous = self.found.pop(key, None)
             if previous is not None:
                 self.held -= len(previous[0])
-            self.found[key] = (text, tokenizer, bounds)
+            self.found[key] = (text, _ruler(tokenizer), bounds)
             self.held += len(text)
             while len(self.found) > self.entries or self.held > self.characters:
                 _, (oldest, _, _) = self.found.popitem(last=False)
@@ -64,6 +67,17 @@ class _Remembered:
 
 
 _REMEMBERED = _Remembered(REMEMBERED_TEXTS, REMEMBERED_CHARS)
+
+
+def _ruler(tokenizer: Tokenizer) -> Tokenizer:
+    """The ruler under any wrappers: they change how counts are got, never what they are.
+
+    Each `Context` wraps its own memo around one shared ruler: compared as the wrapper, a
+    Context opened per request (or reopened) cut a 5 MB original again for every page.
+    """
+    while isinstance(tokenizer, WrapsRuler):
+        tokenizer = tokenizer.inner
+    return tokenizer
 
 
 def _page_end(
