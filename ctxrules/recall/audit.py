@@ -18,7 +18,14 @@ from ctxrules.check.violations import Violation
 from ctxrules.commit import ContextCommit, State
 from ctxrules.dag import Graph
 from ctxrules.recall.lookup import RecallIndex, node_original, recall_index
-from ctxrules.recall.tools import PAGE_TOKENS, HistorySearch, answer_recall, answer_search
+from ctxrules.recall.tools import (
+    PAGE_TOKENS,
+    RECALL,
+    SEARCH_HISTORY,
+    HistorySearch,
+    answer_recall,
+    answer_search,
+)
 from ctxrules.rules.batching import BATCH_COUNT
 from ctxrules.rules.handles import handles_in, item_handle
 from ctxrules.tokens import Tokenizer
@@ -30,7 +37,8 @@ class RecallAudit:
 
     ``recall_results`` is the number of tool results (pages) a model that recalls every
     shown handle needs; ``errors`` the answers among them that were errors. ``searches``
-    counts the hidden items searched for, ``found_by_search`` those whose handle (or the
+    counts the hidden items searched for (not the recall tools' own results, which the
+    search leaves out), ``found_by_search`` those whose handle (or the
     handle of a byte-identical original, such as the same file read twice) the search returned, ``search_results`` the tool results the searches and their recalls took, and
     ``search_errors`` the error answers among them.
     """
@@ -176,17 +184,21 @@ def audit_session(
     # Each handle's pages are read once (most handles shown are those of hidden items);
     # what is kept of them is their count and errors, not their text.
     read: dict[str, tuple[int, int]] = {}
-    hidden: list[tuple[str, str]] = []
-    recovered = 0
+    to_search: list[tuple[str, str]] = []
+    recovered = tightened = 0
     for item in final.items:
         if item.state.tightness <= State.FULL.tightness:
             continue
         node = node_original(graph, item.source_node_id)
         truth = item.rendered if node is None else node.text
-        hidden.append((item_handle(item), truth))
+        if node is None or node.tool_name not in {RECALL, SEARCH_HISTORY}:
+            # The search leaves the recall tools' own results out (they only repeat the
+            # history): searched for, every recall the model made counted as a miss.
+            to_search.append((item_handle(item), truth))
         text, pages, errors = _pages(index, item_handle(item), tokenizer, page_tokens)
         read[item_handle(item)] = (pages, errors)
         recovered += int(errors == 0 and text == truth)
+        tightened += 1
     shown = shown_handles(commits)
     results = errors = unresolved = 0
     for handle in sorted(shown):
@@ -197,12 +209,12 @@ def audit_session(
         errors += failed
         unresolved += int(index.get(handle) is None)
     searched = (
-        _search_every_hidden(index, hidden, search, tokenizer, page_tokens)
+        _search_every_hidden(index, to_search, search, tokenizer, page_tokens)
         if search is not None
         else _Searched()
     )
     return RecallAudit(
-        len(hidden),
+        tightened,
         recovered,
         len(shown),
         unresolved,

@@ -62,3 +62,17 @@ def test_a_failing_search_is_counted_as_an_error() -> None:
     audit = audit_commits(session.graph, _commits(session), tokenizer=RULER, search=_broken)
     assert (audit.searches, audit.found_by_search, audit.search_errors) == (2, 0, 2)
     assert not audit.ok
+
+
+def test_a_recall_answer_is_not_searched_for() -> None:
+    """search_history leaves the recall tools' own results out: the audit does not count them as missed."""
+    session = _session()
+    session = session.send("assistant", "recalling").unwrap()
+    page = "".join(f"[h:abcdefgh: page] walrus tusk blubber {i}\n" for i in range(200))
+    session = session.record_call(
+        session.head or "", "recall", {"handle": "h:abcdefgh"}, page, metadata={}
+    ).unwrap()
+    session = session.send("user", "thanks again").unwrap()
+    with memory_search(session) as search:
+        audit = audit_commits(session.graph, _commits(session), tokenizer=RULER, search=search)
+    assert (audit.hidden, audit.recovered, audit.searches, audit.found_by_search) == (3, 3, 2, 2)
