@@ -11,7 +11,7 @@ from ctxrules.compaction.prompts import prompt_messages
 from ctxrules.render import Message
 from ctxrules.rules.arguments import cut_arguments
 from ctxrules.rules.artifacts import reads_file
-from ctxrules.rules.handles import handle_source, with_note
+from ctxrules.rules.handles import HANDLE_PATTERN, handle_source, with_note
 from ctxrules.rules.hints import item_names, lookup_hints, wrote
 from ctxrules.rules.text import head, one_line
 from ctxrules.tokens.budget import input_budget_for
@@ -24,6 +24,8 @@ LINE_ARGS_CHARS = 120
 LINE_HINT_CHARS = 120
 #: Input budgets under this many tokens keep the plain lines: their summary has room for few.
 LINE_HINTS_FROM = 16_000
+#: What a summary line shows for a handle in a call's arguments (no handle: it cannot dangle).
+ASKED_HANDLE = "h:…"
 #: Distinct names of a file read the assistant must have written after it for it to count as used.
 USED_NAMES = 2
 
@@ -42,8 +44,21 @@ def label(item: ContextItem) -> str:
 def item_text(item: ContextItem) -> str:
     """The text of an item as the model saw it; a tool shows its arguments, then its result."""
     if item.is_tool:
-        return f"({item.arguments}) {item.rendered}".strip()
+        return f"({_asked(item.arguments)}) {item.rendered}".strip()
     return item.rendered
+
+
+def _asked(arguments: str) -> str:
+    """A call's arguments with each handle in them shown as `ASKED_HANDLE`.
+
+    A handle the model asked for may resolve to nothing (a guess, a typo): quoted by a
+    summary it would be a dead handle in every later request, and the summary's line for
+    the call ends with its answer's own handle.
+
+    >>> _asked('{"handle": "h:abcdefgh", "page": 2}')
+    '{"handle": "h:…", "page": 2}'
+    """
+    return HANDLE_PATTERN.sub(ASKED_HANDLE, arguments) if "h:" in arguments else arguments
 
 
 def structural_line(item: ContextItem, *, hints: bool = True) -> str:
@@ -66,7 +81,7 @@ def structural_line(item: ContextItem, *, hints: bool = True) -> str:
         return f"[{label(item)}] {head(one_line(item_text(item)), HEAD_CHARS)}"
     arguments = item.arguments.strip()
     cut = cut_arguments(arguments, LINE_ARGS_CHARS) if arguments else ""
-    shown = one_line(cut if cut is not None else head(arguments, LINE_ARGS_CHARS))
+    shown = _asked(one_line(cut if cut is not None else head(arguments, LINE_ARGS_CHARS)))
     names = lookup_hints(item.rendered, LINE_HINT_CHARS, shown)
     body = " | ".join(part for part in (shown, names) if part)
     return with_note(f"[{label(item)}] {body}".rstrip(), handle_source(item))
