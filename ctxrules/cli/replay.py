@@ -289,7 +289,10 @@ def _run(args: argparse.Namespace, setup: Setup, store: Store | None, out: TextI
     """Replay, print the figures, then keep the run in ``store`` and write the report if asked."""
     session, engine, path, fmt = setup.session, setup.engine, setup.path, setup.fmt
     base = session.session_id
-    run = run_key(args.spec_label, engine, args.window, setup.profile.name)
+    order = session.graph.order
+    run = run_key(
+        args.spec_label, engine, args.window, setup.profile.name, order[0] if order else None
+    )
     if store is not None:
         # Chosen before the replay: the commits it makes name their session.
         session = attrs.evolve(session, session_id=run_session_id(store, base, run))

@@ -65,20 +65,30 @@ def _request_order(state: SessionState, session: Session) -> list[ContextCommit]
 
 
 def run_key(
-    spec: str, engine: DefaultContextEngine, window: int, profile: str
+    spec: str,
+    engine: DefaultContextEngine,
+    window: int,
+    profile: str,
+    source: str | None = None,
 ) -> dict[str, object]:
-    """What decides a replay's commits besides the log: the spec (named and hashed), the window, the profile.
+    """What tells a replay's run apart: the spec (named and hashed), the window, the profile, the log's first node.
+
+    Two logs under one session id (``main`` of two stores) are two runs: stored in one
+    session, the second's messages would be another branch of the first's.
 
     >>> from ctxrules.rules import Pipeline
-    >>> sorted(run_key("default", DefaultContextEngine(pipeline=Pipeline(())), 32_000, "anthropic"))
-    ['profile', 'rules_version', 'spec', 'window']
+    >>> sorted(run_key("default", DefaultContextEngine(pipeline=Pipeline(())), 32_000, "anthropic", "n_1"))
+    ['profile', 'rules_version', 'source', 'spec', 'window']
     """
-    return {
+    key: dict[str, object] = {
         "spec": spec,
         "rules_version": engine.pipeline.version,
         "window": window,
         "profile": profile,
     }
+    if source is not None:
+        key["source"] = source
+    return key
 
 
 def run_session_id(store: Store, base: str, run: dict[str, object]) -> str:
@@ -97,8 +107,14 @@ def run_session_id(store: Store, base: str, run: dict[str, object]) -> str:
 
 
 def _same_run(stored: object, run: dict[str, object]) -> bool:
-    """Whether a session's stored run key (frozen, as metadata is read back) is ``run``."""
-    return isinstance(stored, Mapping) and dict(stored) == run
+    """Whether a session's stored run key (frozen, as metadata is read back) is ``run``.
+
+    A key stored before runs named their log's first node is compared without it.
+    """
+    if not isinstance(stored, Mapping):
+        return False
+    held = dict(stored)
+    return held == (run if "source" in held else {k: v for k, v in run.items() if k != "source"})
 
 
 def save_run(
@@ -130,12 +146,12 @@ def stored_line(path: str, session_id: str, base: str | None = None) -> str:
     >>> stored_line(":memory:", "s")
     'not stored: --store :memory: keeps the run only while the replay runs'
     >>> print(stored_line("s.sqlite", "s@1a2b3c4d", "s"))
-    stored session s@1a2b3c4d in s.sqlite (s holds a run by another spec, window or provider)
+    stored session s@1a2b3c4d in s.sqlite (s holds a run of another log, spec, window or provider)
     """
     if in_memory(path):
         return f"not stored: --store {path} keeps the run only while the replay runs"
     apart = (
-        f" ({base} holds a run by another spec, window or provider)"
+        f" ({base} holds a run of another log, spec, window or provider)"
         if base is not None and base != session_id
         else ""
     )

@@ -201,7 +201,7 @@ def test_runs_by_other_specs_or_windows_are_kept_apart_and_a_rerun_adds_nothing(
     base = said[0].split()[2]
     assert said[2] == said[0] == f"stored session {base} in {store}"
     assert said[1].startswith(f"stored session {base}@")
-    assert said[1].endswith(f"({base} holds a run by another spec, window or provider)")
+    assert said[1].endswith(f"({base} holds a run of another log, spec, window or provider)")
     assert said[3].split()[2] not in (base, said[1].split()[2])
     alone = str(tmp_path / "alone.sqlite")
     argv = ["replay", str(BUNDLED), "--spec", "default", "--window", "16000", "--store", alone]
@@ -225,3 +225,33 @@ def test_runs_by_other_specs_or_windows_are_kept_apart_and_a_rerun_adds_nothing(
     listing = capsys.readouterr().out
     assert "claude-code:small-window@16k" in listing
     assert "claude-code:default@32k" in listing
+
+
+def test_two_logs_under_one_session_id_are_kept_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`main` of two stores replayed into one store: two sessions, not one session with two branches."""
+    from ctxrules import Context  # noqa: PLC0415 - only this test writes live sessions
+    from ctxrules.store import open_store  # noqa: PLC0415 - see above
+    from ctxrules.testing.responses import openai_response  # noqa: PLC0415 - see above
+
+    sources = []
+    for word in ("alpha", "beta"):
+        path = str(tmp_path / f"{word}.sqlite")
+        with Context(model="gpt-4o", store=path, window=16_000, clock=lambda: 1_000.0) as ctx:
+            ctx.add({"role": "user", "content": f"task {word}"})
+            ctx.openai()
+            reply = ctx.record(openai_response(0, word, [("c0", "read_file", {"path": "a.py"})]))
+            ctx.add_tool_result(reply.tool_calls[0].id, f"{word} output\n" * 30)
+            ctx.openai()
+        sources.append(path)
+    out = str(tmp_path / "out.sqlite")
+    said = []
+    for path in (*sources, sources[0]):
+        assert main(["replay", path, "--session", "main", "--store", out]) == 0
+        said.append(capsys.readouterr().out.splitlines()[-1].split()[2])
+    assert said[0] == said[2] == "main.replay"
+    assert said[1].startswith("main.replay@")
+    with open_store(out, read_only=True).unwrap() as store:
+        titles = {s.id: s.title for s in store.list_sessions().unwrap()}
+    assert titles == {"main.replay": "task alpha", said[1]: "task beta"}
