@@ -716,6 +716,10 @@ class Context:
         """`record`, without blocking the event loop (it may write to the store)."""
         return await self._in_thread(lambda: self.record(response))
 
+    async def aanswer_recall(self, call: object) -> str | None:
+        """`answer_recall`, without blocking the event loop (a long original is cut into pages)."""
+        return await self._in_thread(lambda: self.answer_recall(call))
+
     # -- pins ------------------------------------------------------------------------------
 
     @_public_call
@@ -857,7 +861,7 @@ class Context:
         raise ContextBusy(
             self,
             "another call on this Context is running in a thread (an aopenai(), "
-            "aanthropic() or arecord() not awaited yet): await it before calling again",
+            "aanthropic(), arecord() or aanswer_recall() not awaited yet): await it before calling again",
         )
 
     @property

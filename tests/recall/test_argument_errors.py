@@ -57,3 +57,37 @@ def test_arguments_that_are_no_json_object_are_named_so(raw: str) -> None:
     text = ctx.answer_recall(call)
     assert text is not None
     assert text.startswith("[recall's arguments must be a JSON object")
+
+
+def test_aanswer_recall_answers_off_the_event_loop() -> None:
+    """`await ctx.aanswer_recall(call)` answers as `answer_recall` does, in a worker thread, not the loop's."""
+    import asyncio  # noqa: PLC0415 - only this test runs a loop
+    import threading  # noqa: PLC0415 - see above
+
+    import ctxrules  # noqa: PLC0415 - see above
+    from ctxrules.spec.recall import RecallOptions  # noqa: PLC0415 - see above
+
+    ctx = ctxrules.Context(model="gpt-4o", recall=RecallOptions(tools=True))
+    ctx.add({"role": "user", "content": "go"})
+    ctx.openai()
+    ctx.record({"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "recall", "arguments": '{"handle": "h:zzzzzzzz"}'}}]}}]})  # fmt: skip
+    seen: list[str] = []
+    answer = ctx.answer_recall
+
+    def spy(call: object) -> str | None:
+        seen.append(threading.current_thread().name)
+        return answer(call)
+
+    ctx.answer_recall = spy  # type: ignore[method-assign]
+
+    async def main() -> str | None:
+        loop_thread = threading.current_thread().name
+        text = await ctx.aanswer_recall({"id": "c1", "type": "function", "function": {"name": "recall", "arguments": '{"handle": "h:zzzzzzzz"}'}})  # fmt: skip
+        assert seen
+        assert seen[0] != loop_thread
+        return text
+
+    text = asyncio.run(main())
+    assert text is not None
+    assert text.startswith("[no item in this session has the handle asked for")
