@@ -367,7 +367,12 @@ def answer_tool_call(
     >>> print(answer.text)
     [h:mkfutwln: original of tool cat, page 1 of 1; arguments {}]
     all the lines
+    >>> answer_tool_call("recall", '{"handle": "h:mkfutwln"}', index=recall_index(graph), tokenizer=HeuristicCounter()).is_error
+    True
     """
+    if name in (RECALL, SEARCH_HISTORY) and not isinstance(arguments, Mapping):
+        # Arguments a caller passed as they came (JSON text, a list): an answer, not a raise.
+        return not_an_object(name, arguments)
     if name == RECALL:
         return answer_recall(
             index, arguments, tokenizer=tokenizer, page_tokens=page_tokens, max_chars=max_chars
