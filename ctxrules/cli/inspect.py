@@ -11,8 +11,9 @@ from typing import Any, TextIO
 from returns.result import Failure
 
 from ctxrules.cli.options import missing_module
-from ctxrules.cli.stored_log import missing_session, shown_store
+from ctxrules.cli.stored_log import missing_session
 from ctxrules.store.protocol import Store
+from ctxrules.store.url import shown_url
 
 INSTALL = "pip install 'ctxrules[inspect]'"
 
@@ -39,7 +40,7 @@ def _opener(path: str) -> tuple[Store | str, Any]:
         return str(where.failure()), None
     target = where.unwrap()
     if target.backend == "sqlite" and not Path(target.target).is_file():
-        return f"{shown_store(path)}: no such store", None
+        return f"{shown_url(path)}: no such store", None
     # Taken before opening: a write between the two is seen as a change, not missed.
     seen = {"at": _signature(target.target) if target.backend == "sqlite" else None}
     opened = open_store(path, read_only=True)
@@ -76,9 +77,9 @@ def _unknown(reader: Any, args: argparse.Namespace) -> str | None:  # noqa: ANN4
         return None
     listed = reader.store.list_sessions()
     if isinstance(listed, Failure):
-        return f"{shown_store(args.store)}: {listed.failure()}"
+        return f"{shown_url(args.store)}: {listed.failure()}"
     if all(info.id != args.session for info in listed.unwrap()):
-        return missing_session(shown_store(args.store), args.session)
+        return missing_session(args.store, args.session)
     return None
 
 
@@ -87,12 +88,12 @@ def _export(reader: Any, args: argparse.Namespace, out: TextIO) -> int:  # noqa:
 
     session = args.session or _latest(reader)
     if session is None:
-        sys.stderr.write(f"{shown_store(args.store)} holds no sessions to export\n")
+        sys.stderr.write(f"{shown_url(args.store)} holds no sessions to export\n")
         return 2
     if unknown := _unknown(reader, args):
         sys.stderr.write(unknown + "\n")
         return 2
-    html = export_html(reader, session, label=shown_store(args.store))
+    html = export_html(reader, session, label=shown_url(args.store))
     if isinstance(html, Failure):
         sys.stderr.write(f"{html.failure()}\n")
         return 2

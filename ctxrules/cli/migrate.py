@@ -12,8 +12,9 @@ from typing import Any, TextIO
 
 from returns.result import Failure
 
-from ctxrules.cli.stored_log import missing_session, open_read_only, shown_store
+from ctxrules.cli.stored_log import missing_session, open_read_only
 from ctxrules.store.protocol import Store
+from ctxrules.store.url import shown_url
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -23,7 +24,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.source == args.target:
         sys.stderr.write(
-            f"migrate: source and target are the same store: {shown_store(args.source)}\n"
+            f"migrate: source and target are the same store: {shown_url(args.source)}\n"
         )
         return 2
     # The source is only read: a file that is no store stays as it was, never made one.
@@ -60,7 +61,7 @@ def _missing(source: Store, path: str, sessions: list[str]) -> str | None:
     """Why the sessions named cannot be copied from ``source`` (one it lacks, or its listing failed), or None."""
     listed = source.list_sessions()
     if isinstance(listed, Failure):
-        return f"{shown_store(path)}: {listed.failure()}"
+        return f"{shown_url(path)}: {listed.failure()}"
     held = {info.id for info in listed.unwrap()}
     absent = next((session for session in sessions if session not in held), None)
     return missing_session(path, absent) if absent is not None else None

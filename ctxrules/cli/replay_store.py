@@ -14,14 +14,13 @@ from returns.result import Failure
 
 from ctxrules.canonical import content_hash
 from ctxrules.cli.listing import first_user_text
-from ctxrules.cli.stored_log import shown_store
 from ctxrules.commit import ContextCommit
 from ctxrules.dag import Session
 from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.frame import RUN_KEY
 from ctxrules.engine.turn import SessionState
 from ctxrules.store.protocol import Store
-from ctxrules.store.url import parse_store_url
+from ctxrules.store.url import parse_store_url, shown_url
 
 
 def in_memory(path: str) -> bool:
@@ -155,4 +154,4 @@ def stored_line(path: str, session_id: str, base: str | None = None) -> str:
         if base is not None and base != session_id
         else ""
     )
-    return f"stored session {session_id} in {shown_store(path)}{apart}"
+    return f"stored session {session_id} in {shown_url(path)}{apart}"

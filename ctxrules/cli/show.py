@@ -15,7 +15,6 @@ from ctxrules.cli.stored_log import (
     names_store,
     open_read_only,
     session_wanted,
-    shown_store,
 )
 from ctxrules.cli.terminal import printable
 from ctxrules.cli.timeline import format_timeline, read_timeline
@@ -24,6 +23,7 @@ from ctxrules.importers import import_session
 from ctxrules.inspect.delta import chunk_cache
 from ctxrules.inspect.source import CommitSource, NodeSource
 from ctxrules.store.errors import UnknownSession
+from ctxrules.store.url import shown_url
 
 #: Ancestors of a moved head searched one by one for a commit before reading every commit.
 NEAR_NODES = 2_000
@@ -83,7 +83,7 @@ def _start(store: Any, source: CommitSource, session: str) -> Result[Start, Any]
 def _list(store: Any, path: str, limit: int, out: TextIO) -> int:  # noqa: ANN401 - SqliteStore
     listed = store.list_sessions()
     if isinstance(listed, Failure):
-        sys.stderr.write(f"{shown_store(path)}: {listed.failure()}\n")
+        sys.stderr.write(f"{shown_url(path)}: {listed.failure()}\n")
         return 2
     infos = listed.unwrap()
     shown = infos[-limit:] if limit > 0 else infos
@@ -92,10 +92,10 @@ def _list(store: Any, path: str, limit: int, out: TextIO) -> int:  # noqa: ANN40
         try:
             lines.append(session_line(info, NodeSource(store, info.id)))
         except LookupError as error:
-            sys.stderr.write(f"{shown_store(path)}: {error}\n")
+            sys.stderr.write(f"{shown_url(path)}: {error}\n")
             return 2
     if not infos:
-        out.write(f"{shown_store(path)} holds no sessions yet (`ctxrules replay` stores one)\n")
+        out.write(f"{shown_url(path)} holds no sessions yet (`ctxrules replay` stores one)\n")
         return 0
     out.write(format_listing(lines, len(infos) - len(shown)) + "\n")
     return 0

@@ -10,7 +10,6 @@ store (``.sqlite``, ``.sqlite3``, ``.db``) is opened as one whatever it holds: a
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import attrs
@@ -21,7 +20,7 @@ from ctxrules.engine.frame import RequestFrame
 from ctxrules.importers import ImportResult, import_text
 from ctxrules.store.errors import UnknownSession
 from ctxrules.store.protocol import Store
-from ctxrules.store.url import parse_store_url
+from ctxrules.store.url import parse_store_url, shown_url
 
 #: The first bytes of every SQLite database file.
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -48,15 +47,6 @@ def names_store(path: str) -> bool:
     return header == SQLITE_HEADER or Path(path).suffix.lower() in STORE_SUFFIXES
 
 
-def shown_store(store: str) -> str:
-    """The store as the commands print it: a URL's password left out (others read the output or the file).
-
-    >>> shown_store("postgresql://agent:s3cret@db.internal/ctx"), shown_store("s.sqlite")
-    ('postgresql://agent:***@db.internal/ctx', 's.sqlite')
-    """
-    return re.sub(r"(//[^:/@]*):[^@/]*@", r"\1:***@", store)
-
-
 def open_read_only(path: str) -> Store | str:
     """The store at ``path`` opened without writing to it, or the one line saying why not.
 
@@ -67,7 +57,7 @@ def open_read_only(path: str) -> Store | str:
 
     where = parse_store_url(path).value_or(None)
     if where is not None and where.backend == "sqlite" and not Path(where.target).is_file():
-        return f"{shown_store(path)}: no such store"
+        return f"{shown_url(path)}: no such store"
     # Reading must not write: an empty file stays empty, a read-only folder or a store in
     # use by an agent is fine.
     opened = open_store(path, read_only=True)
@@ -76,7 +66,7 @@ def open_read_only(path: str) -> Store | str:
 
 def missing_session(store: str, session: str) -> str:
     """The error for a session the store does not hold, naming the command that lists them."""
-    store = shown_store(store)
+    store = shown_url(store)
     return f"no session {session!r} in {store}: `ctxrules show {store}` lists the sessions"
 
 
@@ -90,14 +80,16 @@ def session_wanted(path: str) -> str:
     finally:
         store.close()
     if isinstance(listed, Failure):
-        return f"{shown_store(path)}: {listed.failure()}"
+        return f"{shown_url(path)}: {listed.failure()}"
     ids = [info.id for info in listed.unwrap()]
     if not ids:
-        return f"{shown_store(path)} is a ctxrules store with no sessions yet: there is nothing to read"
+        return (
+            f"{shown_url(path)} is a ctxrules store with no sessions yet: there is nothing to read"
+        )
     shown = ", ".join(repr(i) for i in ids[:NAMED_SESSIONS])
     more = f" and {len(ids) - NAMED_SESSIONS} more" if len(ids) > NAMED_SESSIONS else ""
     return (
-        f"{shown_store(path)} is a ctxrules store, not a recorded log: name one of its sessions with "
+        f"{shown_url(path)} is a ctxrules store, not a recorded log: name one of its sessions with "
         f"--session ({shown}{more})"
     )
 

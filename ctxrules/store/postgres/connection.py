@@ -28,6 +28,7 @@ from ctxrules.store.errors import (
 from ctxrules.store.postgres.link import Conn, Link, PoolSettings
 from ctxrules.store.postgres.rows import WriteRows
 from ctxrules.store.postgres.schema import migrate, missing_store
+from ctxrules.store.url import shown_url
 
 T = TypeVar("T")
 
@@ -149,16 +150,7 @@ def open_link(dsn: str, settings: PoolSettings, *, create: bool = True) -> Resul
             if refused is not None:
                 raise psycopg.Rollback
     except psycopg.Error as err:
-        return Failure(OpenFailed(_redacted(dsn), _reason(err)))
+        return Failure(OpenFailed(shown_url(dsn), _reason(err)))
     if refused is not None:
-        return Failure(OpenFailed(_redacted(dsn), refused))
+        return Failure(OpenFailed(shown_url(dsn), refused))
     return Success(Link(dsn, settings))
-
-
-def _redacted(dsn: str) -> str:
-    # Never print a password: keep the URL but blank what sits between ':' and '@'.
-    scheme, sep, rest = dsn.partition("://")
-    userinfo, at, host = rest.rpartition("@")
-    if not sep or not at or ":" not in userinfo:
-        return dsn
-    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}"
