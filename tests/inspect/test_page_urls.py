@@ -32,17 +32,25 @@ def _errors(browser: Any) -> list[Any]:
     return [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
 
 
+def _served(
+    browser: Any, tmp_path: Path, serve: Callable[..., Server], *names: str, url: str = ""
+) -> Path:
+    """A store holding a short session of each name, its page open in the browser."""
+    path = tmp_path / "s.sqlite"
+    for name in names:
+        _session(path, name)
+    server = serve(str(path))
+    browser.get("about:blank")
+    browser.get_log("browser")
+    open_page(browser, server.url + url)
+    return path
+
+
 def test_an_unknown_session_in_the_url_is_said_and_the_hash_opens_sessions(
     browser: Any, tmp_path: Path, serve: Callable[..., Server]
 ) -> None:
     """#session=nope says so; editing the hash opens that session; a click names it in the URL."""
-    path = tmp_path / "s.sqlite"
-    _session(path, "one")
-    _session(path, "two")
-    server = serve(str(path))
-    browser.get("about:blank")
-    browser.get_log("browser")
-    open_page(browser, server.url + "#session=nope")
+    _served(browser, tmp_path, serve, "one", "two", url="#session=nope")
     note = wait_for(browser, "document.getElementById('where').dataset.missing")
     assert note == "nope"
     assert 'no session "nope" in this store' in browser.execute_script(
@@ -62,11 +70,7 @@ def test_a_session_another_writer_starts_appears_in_the_list(
     browser: Any, tmp_path: Path, serve: Callable[..., Server]
 ) -> None:
     """The sessions list is read again every few seconds, not only when the open one changes."""
-    path = tmp_path / "s.sqlite"
-    _session(path, "one")
-    server = serve(str(path))
-    browser.get("about:blank")
-    open_page(browser, server.url)
+    path = _served(browser, tmp_path, serve, "one")
     assert (
         browser.execute_script("return document.querySelectorAll('tr[data-session]').length") == 1
     )
@@ -105,11 +109,7 @@ def test_the_request_shown_is_the_last_one_clicked(
     browser: Any, tmp_path: Path, serve: Callable[..., Server]
 ) -> None:
     """A click on an old request, then on the newest: the old one's late answer is dropped."""
-    path = tmp_path / "s.sqlite"
-    _session(path, "one")
-    server = serve(str(path))
-    browser.get("about:blank")
-    open_page(browser, server.url)
+    _served(browser, tmp_path, serve, "one")
     newest = browser.execute_script(
         "const rows = document.querySelectorAll('[data-view=timeline] [data-request]');"
         "rows[0].click(); rows[rows.length - 1].click(); return rows[rows.length - 1].dataset.request"
@@ -129,11 +129,7 @@ def test_the_first_request_is_not_diffed_against_request_minus_one(
     browser: Any, tmp_path: Path, serve: Callable[..., Server]
 ) -> None:
     """Request 0 has no request before it: its heading says it is the first."""
-    path = tmp_path / "s.sqlite"
-    _session(path, "one")
-    server = serve(str(path))
-    browser.get("about:blank")
-    open_page(browser, server.url)
+    _served(browser, tmp_path, serve, "one")
     browser.execute_script("document.querySelector('[data-request=\"0\"]').click()")
     heading = wait_for(
         browser,
