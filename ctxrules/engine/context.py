@@ -726,9 +726,10 @@ class Context:
     def pin(self, node_id: str | None = None) -> str:
         """Keep a message whole in every request from the next on: the task, a standing rule.
 
-        ``node_id`` defaults to the message added last (a tool result included). No rule, compaction or snip
-        tightens, folds or drops a pinned item (invariant 17); a message already tightened
-        cannot be pinned (the next request's warnings say so). Returns the pinned node id.
+        ``node_id`` defaults to the message added last (a tool result included). No rule,
+        compaction or snip tightens, folds or drops a pinned item (invariant 17); a message
+        already tightened cannot be pinned (the next request's warnings say so). Returns the
+        pinned node id.
         """
         node = self._node(node_id, "pin")
         self.engine.pin(self.session.session_id, node)
