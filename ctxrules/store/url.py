@@ -78,7 +78,7 @@ def _open(where: StoreUrl, *, read_only: bool = False) -> Result[Store, StoreErr
         from ctxrules.store.postgres import PostgresStore  # noqa: PLC0415 - optional extra
     except ImportError as err:
         reason = f"{err}; install the driver with: pip install 'ctxrules[postgres]'"
-        return Failure(OpenFailed(where.target, reason))
+        return Failure(OpenFailed(shown_url(where.target), reason))
     return PostgresStore.open(where.target, read_only=read_only)
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
-from returns.result import Result, Success
+from returns.result import Failure, Result, Success
 
 from ctxrules.dag import Call, Session
 from ctxrules.store import (
@@ -18,6 +19,7 @@ from ctxrules.store import (
     Store,
     StoreClosed,
     StoreError,
+    open_store,
     schema,
 )
 from ctxrules.store.schema import SCHEMA_VERSION
@@ -197,3 +199,16 @@ def test_damaged_usage_loads_as_none(sqlite_store: SqliteStore, db_path: Path) -
     assert store.load_usage("s") is None
     assert store.load_usage("t") == UsageState(turn_count=1)
     assert os.fspath(db_path) == store.path
+
+
+def test_without_the_driver_a_postgresql_url_is_refused_with_its_password_hidden(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No psycopg (the core wheel alone): the error says what to install and never the password."""
+    monkeypatch.setitem(sys.modules, "ctxrules.store.postgres", None)
+    opened = open_store("postgresql://agent:s3cr@t@db.internal/ctx")
+    assert isinstance(opened, Failure)
+    said = str(opened.failure())
+    assert "pip install 'ctxrules[postgres]'" in said
+    assert "agent:***@db.internal/ctx" in said
+    assert "s3cr" not in said
