@@ -13,7 +13,7 @@ from returns.result import Failure
 from ctxrules.cli.options import missing_module
 from ctxrules.cli.stored_log import missing_session
 from ctxrules.store.protocol import Store
-from ctxrules.store.url import shown_url
+from ctxrules.store.redact import shown_url
 
 INSTALL = "pip install 'ctxrules[inspect]'"
 

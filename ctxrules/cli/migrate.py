@@ -14,7 +14,7 @@ from returns.result import Failure
 
 from ctxrules.cli.stored_log import missing_session, open_read_only
 from ctxrules.store.protocol import Store
-from ctxrules.store.url import shown_url
+from ctxrules.store.redact import shown_url
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:

@@ -20,7 +20,8 @@ from ctxrules.engine import DefaultContextEngine
 from ctxrules.engine.frame import RUN_KEY
 from ctxrules.engine.turn import SessionState
 from ctxrules.store.protocol import Store
-from ctxrules.store.url import parse_store_url, shown_url
+from ctxrules.store.redact import shown_url
+from ctxrules.store.url import parse_store_url
 
 
 def in_memory(path: str) -> bool:

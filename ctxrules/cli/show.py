@@ -23,7 +23,7 @@ from ctxrules.importers import import_session
 from ctxrules.inspect.delta import chunk_cache
 from ctxrules.inspect.source import CommitSource, NodeSource
 from ctxrules.store.errors import UnknownSession
-from ctxrules.store.url import shown_url
+from ctxrules.store.redact import shown_url
 
 #: Ancestors of a moved head searched one by one for a commit before reading every commit.
 NEAR_NODES = 2_000

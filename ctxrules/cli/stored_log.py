@@ -20,7 +20,8 @@ from ctxrules.engine.frame import RequestFrame
 from ctxrules.importers import ImportResult, import_text
 from ctxrules.store.errors import UnknownSession
 from ctxrules.store.protocol import Store
-from ctxrules.store.url import parse_store_url, shown_url
+from ctxrules.store.redact import shown_url
+from ctxrules.store.url import parse_store_url
 
 #: The first bytes of every SQLite database file.
 SQLITE_HEADER = b"SQLite format 3\x00"

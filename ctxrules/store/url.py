@@ -14,6 +14,7 @@ from returns.result import Failure, Result
 
 from ctxrules.store.errors import InvalidArgument, OpenFailed, StoreError
 from ctxrules.store.protocol import Store
+from ctxrules.store.redact import shown_url
 
 Backend = Literal["sqlite", "postgresql"]
 
@@ -54,19 +55,6 @@ def parse_store_url(url: str | os.PathLike[str]) -> Result[StoreUrl, StoreError]
     if "://" in text or not text:
         return Failure(InvalidArgument("store", repr(text), _EXPECTED))
     return Result.from_value(StoreUrl("sqlite", text))
-
-
-def shown_url(url: str) -> str:
-    """``url`` as it may be printed: a password in it replaced by ``***``; a path as it is.
-
-    >>> shown_url("postgresql://agent:s3cr@t@db.internal/ctx"), shown_url("s.sqlite")
-    ('postgresql://agent:***@db.internal/ctx', 's.sqlite')
-    """
-    scheme, sep, rest = url.partition("://")
-    userinfo, at, host = rest.rpartition("@")
-    if not sep or not at or ":" not in userinfo:
-        return url
-    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}"
 
 
 def _open(where: StoreUrl, *, read_only: bool = False) -> Result[Store, StoreError]:

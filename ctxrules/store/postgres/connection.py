@@ -28,7 +28,7 @@ from ctxrules.store.errors import (
 from ctxrules.store.postgres.link import Conn, Link, PoolSettings
 from ctxrules.store.postgres.rows import WriteRows
 from ctxrules.store.postgres.schema import migrate, missing_store
-from ctxrules.store.url import shown_url
+from ctxrules.store.redact import shown_url
 
 T = TypeVar("T")
 
