@@ -53,6 +53,10 @@ class ContextItem:
     #: Pinned by the user or the spec: whole in every request (invariant 17). A pin also
     #: locks the item, so every rule that leaves locked items alone leaves it alone.
     pinned: bool = False
+    #: The provider's reasoning blocks an assistant reply began with, as canonical JSON (a
+    #: list of Anthropic ``thinking``/``redacted_thinking`` blocks), sent back verbatim:
+    #: the API checks their signatures and wants them before a tool loop's calls.
+    thinking: str = ""
     _digest: str | None = attrs.field(init=False, default=None, eq=False, repr=False)
     #: What rendering derived from this item (its messages, their provider form), by key:
     #: pure functions of the item's fields, computed once per item, never part of its value.
@@ -123,9 +127,12 @@ class ContextItem:
             "created_at": self.created_at,
             "changed_at": self.changed_at,
         }
-        # Written only when set, so every item stored before pins existed keeps its digest.
+        # Written only when set, so every item stored before pins (and reasoning blocks)
+        # existed keeps its digest.
         if self.pinned:
             fields["pinned"] = True
+        if self.thinking:
+            fields["thinking"] = self.thinking
         return fields
 
 
@@ -139,7 +146,7 @@ _STATES = {state.value: state for state in State}
 _PLAIN_FIELDS = tuple(
     a.name
     for a in attrs.fields(ContextItem)
-    if a.init and a.name not in ("role", "state", "pinned")
+    if a.init and a.name not in ("role", "state", "pinned", "thinking")
 )
 
 
@@ -161,6 +168,7 @@ def stored_item(fields: Mapping[str, Any], digest: str) -> ContextItem:
     _SET(item, "role", _ROLES[fields["role"]])
     _SET(item, "state", _STATES[fields["state"]])
     _SET(item, "pinned", fields.get("pinned") is True)
+    _SET(item, "thinking", fields.get("thinking", ""))
     _SET(item, "_digest", digest)
     _SET(item, "memo", None)
     return item

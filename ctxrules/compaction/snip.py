@@ -11,6 +11,7 @@ from ctxrules.render import (
     Block,
     Message,
     TextBlock,
+    ThinkingBlock,
     ToolUseBlock,
     block_tokens,
 )
@@ -68,6 +69,8 @@ CHARS_PER_TOKEN = 8
 
 def _shorten(block: Block, size: int, target: int, tokenizer: Tokenizer) -> Block | None:
     """The block (of ``size`` tokens) cut to at most ``target`` tokens, head and tail kept; None if it cannot shrink."""
+    if isinstance(block, ThinkingBlock):
+        return None  # signed by the provider: sent whole or not at all
     text = block.arguments if isinstance(block, ToolUseBlock) else block.text
     fixed = tokenizer.count(block.name) if isinstance(block, ToolUseBlock) else 0
 

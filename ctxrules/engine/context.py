@@ -12,6 +12,7 @@ import atexit
 import contextlib
 import functools
 import inspect
+import json
 import os
 import threading
 import time
@@ -36,11 +37,19 @@ from ctxrules.engine.persist import Keeper, open_session
 from ctxrules.engine.recall import SessionRecall, read_tool_call
 from ctxrules.engine.sdk import AnySummarizer, LoopBridge, anthropic_request, openai_request
 from ctxrules.engine.settings import argument_problem, room_problem, store_folder_problem
-from ctxrules.engine.shapes import Said, ToolCall, ToolOutput, read_message, read_response
+from ctxrules.engine.shapes import (
+    Said,
+    ToolCall,
+    ToolOutput,
+    placeholder_kinds,
+    read_message,
+    read_response,
+)
 from ctxrules.engine.turn import TurnPrep
 from ctxrules.importers.records import Unreadable
 from ctxrules.recall.tools import SEARCH_HISTORY
 from ctxrules.render import Message, TextBlock, count_messages
+from ctxrules.render.item import THINKING_KEY
 from ctxrules.render.system_prompt import AgentProfile, SystemPrompt, build_system_prompt
 from ctxrules.rules import Facts, Pipeline, RuleRaised
 from ctxrules.spec import load_spec
@@ -249,6 +258,17 @@ def _warn_replaced(text: object, what: str) -> None:
         _warn_caller(message)
 
 
+def _warn_placeholders(message: object) -> None:
+    # The model reads text: an image or a file in a message reaches it as "[image]", so say so.
+    kinds = placeholder_kinds(message)
+    if kinds:
+        named = ", ".join(sorted(set(kinds)))
+        _warn_caller(
+            f"ctxrules: {len(kinds)} content block(s) of type {named} were kept as a"
+            " placeholder such as '[image]': ctxrules sends text, so the model will not see them"
+        )
+
+
 def _warn(event: str, data: Mapping[str, object]) -> None:
     # The engine's cut of a request is shown, not only kept in ``ctx.last.warnings``.
     if event != "request_snipped":
@@ -448,6 +468,7 @@ class Context:
                 entries = read_message(message)
                 if isinstance(entries, Unreadable):
                     raise InputError(f"cannot read message {message!r:.80}: {entries.reason}")
+                _warn_placeholders(message)
                 for entry in entries:
                     if isinstance(entry, ToolOutput):
                         self._result(entry.call_id, entry.text, is_error=entry.is_error)
@@ -549,7 +570,9 @@ class Context:
         now = self.clock()
         name = self.model if said.role == "assistant" else ""
         _warn_replaced(said.text, f"a {said.role} message")
-        sent = self.session.send(said.role, said.text, name=name, created_at=now)
+        # The reasoning blocks stay with the reply, so every later request sends them back.
+        kept = {THINKING_KEY: json.loads(said.thinking)} if said.thinking else None
+        sent = self.session.send(said.role, said.text, name=name, metadata=kept, created_at=now)
         self._commit(_unwrap(sent, InputError), moved=True)
         head = self.session.head
         assert head is not None  # noqa: S101 - send just moved it

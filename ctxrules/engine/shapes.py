@@ -14,6 +14,7 @@ import attrs
 from ctxrules.importers.claude_blocks import assistant_blocks, user_blocks
 from ctxrules.importers.messages import arguments_of, openai_tool_calls
 from ctxrules.importers.records import Unreadable, found, text_of
+from ctxrules.render.item import thinking_json
 
 
 @attrs.frozen
@@ -27,11 +28,15 @@ class ToolCall:
 
 @attrs.frozen
 class Said:
-    """A message of ``role`` (user, system or assistant) with its text and any tool calls."""
+    """A message of ``role`` (user, system or assistant) with its text and any tool calls.
+
+    ``thinking`` holds an assistant reply's reasoning blocks (`thinking_json`), to send back.
+    """
 
     role: str
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
+    thinking: str = ""
 
 
 @attrs.frozen
@@ -120,7 +125,34 @@ def _assistant(message: Mapping[str, object]) -> tuple[Entry, ...] | Unreadable:
     if isinstance(blocks, Unreadable):
         return blocks
     uses = tuple(ToolCall(u.id, u.name, u.input) for u in blocks.tool_uses)
-    return (Said("assistant", "\n".join(blocks.texts), uses),)
+    return (Said("assistant", "\n".join(blocks.texts), uses, thinking_json(content)),)
+
+
+#: Blocks read for what they are, not replaced by a ``[type]`` placeholder.
+_READ_BLOCKS = frozenset({"text", "tool_use", "tool_result", "thinking", "redacted_thinking"})
+
+
+def placeholder_kinds(raw: object) -> tuple[str, ...]:
+    """The types of a message's blocks kept only as a ``[type]`` placeholder (an image, a file).
+
+    >>> placeholder_kinds({"role": "user", "content": [{"type": "text", "text": "see"},
+    ...     {"type": "image", "source": {}}, {"type": "image_url", "image_url": {}}]})
+    ('image', 'image_url')
+    >>> placeholder_kinds({"role": "user", "content": "plain text"})
+    ()
+    """
+    message = plain(raw)
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if not isinstance(content, list):
+        return ()
+    return tuple(
+        kind
+        for part in content
+        if isinstance(part, Mapping)
+        and isinstance(kind := part.get("type"), str)
+        and kind not in _READ_BLOCKS
+        and not isinstance(part.get("text"), str)
+    )
 
 
 #: How each role's message is read.

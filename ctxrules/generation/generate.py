@@ -89,6 +89,7 @@ def item_for(call: Call, turn: int) -> ContextItem:
             created_at=call.created_at,
             changed_at=call.created_at,
         )
+    thinking = call.metadata.get(item_rendering.THINKING_KEY)
     return ContextItem(
         call.id,
         call.role,
@@ -96,6 +97,7 @@ def item_for(call: Call, turn: int) -> ContextItem:
         turn=turn,
         created_at=call.created_at,
         changed_at=call.created_at,
+        thinking=item_rendering.thinking_json(thaw(thinking)) if thinking is not None else "",
     )
 
 

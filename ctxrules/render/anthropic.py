@@ -11,7 +11,8 @@ from immutables import Map
 
 from ctxrules.commit.item import ContextItem
 from ctxrules.commit.vector import Chunk
-from ctxrules.render.messages import Block, Message, TextBlock, ToolUseBlock
+from ctxrules.render.item import THINKING_TYPES
+from ctxrules.render.messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock
 from ctxrules.render.openai import KeptList, KeptMessage, kept_message
 from ctxrules.render.pairing import degrade_orphans
 from ctxrules.render.render import RenderedMessages, item_messages
@@ -93,10 +94,14 @@ def to_anthropic(
     if cache_system and system:
         marks.add(len(system) - 1)
     if cache_prefix_end is not None:
-        stable = [pos for pos, (origin, _) in enumerate(order) if origin <= cache_prefix_end]
+        stable = [
+            pos
+            for pos, (origin, block) in enumerate(order)
+            if origin <= cache_prefix_end and _markable(block)
+        ]
         marks.update(stable[-1:])
-    if cache_newest and order:
-        marks.add(len(order) - 1)
+    if cache_newest:
+        marks.update([pos for pos, (_, block) in enumerate(order) if _markable(block)][-1:])
     marked = iter(
         {**block, "cache_control": {"type": "ephemeral"}} if pos in marks else block
         for pos, (_, block) in enumerate(order)
@@ -217,7 +222,8 @@ def _finish(system: list[_Sourced], turns: list[_Turn]) -> tuple[list[_Sourced],
         # set earlier does not move onto it when that message is appended later.
         first = turns[0][1][0][0]
         turns.insert(0, ("user", [(first, {"type": "text", "text": CONTINUED})]))
-    # The API wants a user turn's tool results before its text; sorting is stable.
+    # The API wants a user turn's tool results before its text, and an assistant turn's
+    # reasoning blocks before the rest (a summary merged in before them); sorting is stable.
     return system, [(role, sorted(blocks, key=_text_last)) for role, blocks in turns]
 
 
@@ -227,7 +233,8 @@ PIECE_KEY = "anthropic_piece"
 CHECKED_KEY = "anthropic_checked"
 #: A content block as sent.
 _Block = dict[str, object]
-#: A turn that may still merge with a neighbour: its side, tool results, other blocks.
+#: A turn that may still merge with a neighbour: its side, the blocks it sends first (tool
+#: results, reasoning; `_FIRST`) and the others.
 _Open = tuple[str, tuple[_Block, ...], tuple[_Block, ...]]
 _NO_IDS: Map[str, None] = Map()
 
@@ -312,7 +319,7 @@ def _piece(items: Sequence[ContextItem]) -> _Piece | None:
             turns.append((side, [], []))
         _, results, others = turns[-1]
         for block in blocks:
-            (results if block["type"] == "tool_result" else others).append(block)
+            (results if block["type"] in _FIRST else others).append(block)
     opened = [(side, tuple(results), tuple(others)) for side, results, others in turns]
     return _Piece(
         system=tuple(system),
@@ -362,14 +369,25 @@ def _request(
         if (messages[0]["role"] if messages else last[0]) == "assistant":
             messages.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUED}]})
         content = [*last[1], *last[2]]
-        if cache_newest:
-            content[-1] = _marked(content[-1])
+        at = _last_markable(content)
+        if cache_newest and at is not None:
+            content[at] = _marked(content[at])
         messages.append({"role": last[0], "content": content})
     elif cache_newest and system:
         system[-1] = _marked(system[-1])
     if cache_system and system:
         system[-1] = _marked(system[-1])
     return AnthropicRequest(system=system, messages=messages)
+
+
+def _markable(block: _Block) -> bool:
+    """Whether a breakpoint may go on the block: the API refuses one on a reasoning block."""
+    return block.get("type") not in THINKING_TYPES
+
+
+def _last_markable(content: Sequence[_Block]) -> int | None:
+    """The index of the last block a breakpoint may go on, if any."""
+    return next((i for i in range(len(content) - 1, -1, -1) if _markable(content[i])), None)
 
 
 def _marked(block: _Block) -> _Block:
@@ -387,6 +405,10 @@ def _content(block: Block) -> dict[str, object] | None:
     """The content block for a neutral block, or None for text the API would reject as blank."""
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text} if block.text.strip() else None
+    if isinstance(block, ThinkingBlock):
+        # As the API returned it: a changed byte fails its signature.
+        sent: dict[str, object] = json.loads(block.raw)
+        return sent
     if isinstance(block, ToolUseBlock):
         return {
             "type": "tool_use",
@@ -400,8 +422,12 @@ def _content(block: Block) -> dict[str, object] | None:
 
 
 def _text_last(sourced: _Sourced) -> bool:
-    """Sort key that puts tool results before everything else."""
-    return sourced[1]["type"] != "tool_result"
+    """Sort key that puts tool results and reasoning blocks before everything else."""
+    return sourced[1]["type"] not in _FIRST
+
+
+#: The blocks a turn sends first: a user turn's tool results, an assistant turn's reasoning.
+_FIRST = frozenset({"tool_result", *THINKING_TYPES})
 
 
 def _valid_id(tool_id: str) -> bool:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
+
 import attrs
 
+from ctxrules.canonical import canonical_json
 from ctxrules.commit.item import ContextItem
 from ctxrules.commit.state import State
 from ctxrules.dag import Role
 from ctxrules.render.messages import (
+    Block,
     Message,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
     count_messages,
@@ -46,10 +51,55 @@ def render_item(item: ContextItem) -> tuple[Message, ...]:
             )
         label = f"[tool {item.tool_name or 'unknown'}({item.arguments})]"
         return (Message("user", (TextBlock(f"{label} {item.rendered}".rstrip()),)),)
-    if not item.rendered:
-        # Providers reject empty text blocks; an assistant turn that only called tools says nothing.
+    blocks: tuple[Block, ...] = thinking_blocks(item.thinking) if item.thinking else ()
+    if item.rendered:
+        blocks = (*blocks, TextBlock(item.rendered))
+    # Providers reject empty text blocks; an assistant turn that only called tools says nothing.
+    return (Message(item.role.value, blocks),) if blocks else ()
+
+
+#: The node metadata key under which an assistant reply keeps its reasoning blocks (a list).
+THINKING_KEY = "thinking_blocks"
+#: The reasoning block types sent back as they came.
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+
+
+def thinking_blocks(text: str) -> tuple[ThinkingBlock, ...]:
+    """The reasoning blocks of an item's ``thinking`` (canonical JSON); a malformed one is none.
+
+    >>> thinking_blocks('[{"signature":"s1","thinking":"Read it first.","type":"thinking"}]')[0].text
+    'Read it first.'
+    """
+    try:
+        found = json.loads(text)
+    except ValueError:
         return ()
-    return (Message(item.role.value, (TextBlock(item.rendered),)),)
+    blocks = found if isinstance(found, list) else ()
+    return tuple(
+        ThinkingBlock(canonical_json(block), _held(block))
+        for block in blocks
+        if isinstance(block, dict) and block.get("type") in THINKING_TYPES
+    )
+
+
+def thinking_json(blocks: object) -> str:
+    """The reasoning blocks among ``blocks`` (dicts as a provider sent them) as an item keeps them.
+
+    >>> thinking_json([{"type": "thinking", "thinking": "Hm.", "signature": "s"}, {"type": "text"}])
+    '[{"signature":"s","thinking":"Hm.","type":"thinking"}]'
+    >>> thinking_json("no blocks")
+    ''
+    """
+    if not isinstance(blocks, list | tuple):
+        return ""
+    kept = [dict(b) for b in blocks if isinstance(b, dict) and b.get("type") in THINKING_TYPES]
+    return canonical_json(kept) if kept else ""
+
+
+def _held(block: dict[str, object]) -> str:
+    """What a reasoning block holds: a thinking block's text, a redacted one's data."""
+    held = block.get("thinking") if block.get("type") == "thinking" else block.get("data")
+    return held if isinstance(held, str) else ""
 
 
 def item_tokens(item: ContextItem, tokenizer: Tokenizer) -> int:

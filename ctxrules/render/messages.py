@@ -31,7 +31,20 @@ class ToolResultBlock:
     text: str
 
 
-Block = TextBlock | ToolUseBlock | ToolResultBlock
+@attrs.frozen
+class ThinkingBlock:
+    """A reasoning block the provider returned, kept verbatim: ``raw`` is its canonical JSON.
+
+    Anthropic checks a ``thinking`` block's signature and wants the blocks back, unchanged
+    and first, in the assistant message of a tool loop; other providers are sent none.
+    ``text`` is what it holds (the thinking, or a ``redacted_thinking`` block's data).
+    """
+
+    raw: str
+    text: str
+
+
+Block = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock
 
 
 @attrs.frozen
@@ -47,7 +60,11 @@ class Message:
 
 
 def block_tokens(block: Block, tokenizer: Tokenizer) -> int:
-    """Tokens of one block: the text, or a tool call's name plus arguments."""
+    """Tokens of one block: the text, or a tool call's name plus arguments.
+
+    A reasoning block counts its text: Anthropic counts it while its tool loop runs (and,
+    for newer models, after); counting it always keeps the request within the window.
+    """
     if isinstance(block, TextBlock):
         return tokenizer.count(block.text)
     if isinstance(block, ToolUseBlock):

@@ -6,10 +6,17 @@ from the SDK's response types. A script entry is the reply text, a list of
 ``(tool_name, arguments)`` tool calls, or a function of the request that returns one of
 those (a model that reads what it is sent, like `recall_first_handle`). Needs the
 ``openai`` / ``anthropic`` packages.
+
+`FakeAnthropic` also keeps the Messages API's rules for extended thinking: asked with
+``thinking`` enabled, each reply starts with a signed ``thinking`` block, and a request is
+refused (as the API answers 400) when the assistant message of the tool loop it continues
+does not start with a reasoning block, when a thinking block is not one it issued
+(changed, or made up), or when a reasoning block carries a cache breakpoint.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 from collections.abc import Callable, Iterator, Sequence
@@ -142,6 +149,8 @@ class FakeAnthropic:
         validated = materialized(self._adapter.validate_python(request))
         if validated != request:
             raise ValueError(f"the SDK's types changed the request: {validated!r}")
+        thinking = _thinking_enabled(request)
+        _check_reasoning(request["messages"], thinking=thinking)
         self.requests.append(request)
         turn, entry = len(self.requests), _next(self.script, request)
         content: list[dict[str, object]] = (
@@ -152,6 +161,11 @@ class FakeAnthropic:
                 for n, (name, arguments) in enumerate(entry)
             ]
         )
+        if thinking:
+            thought = f"Turn {turn}: what the request asks, and the next step."
+            content.insert(
+                0, {"type": "thinking", "thinking": thought, "signature": _signature(thought)}
+            )
         return Message.model_validate(
             {
                 "id": f"msg_{turn}",
@@ -162,4 +176,51 @@ class FakeAnthropic:
                 "stop_reason": "end_turn" if isinstance(entry, str) else "tool_use",
                 "usage": {"input_tokens": _prompt_tokens(request), "output_tokens": 10},
             }
+        )
+
+
+#: The reasoning block types the Messages API returns and wants back unchanged.
+_REASONING = ("thinking", "redacted_thinking")
+
+
+def _signature(thought: str) -> str:
+    """The signature the fake gives a thinking block: only that exact text carries it."""
+    return "sig-" + hashlib.sha256(thought.encode()).hexdigest()[:24]
+
+
+def _thinking_enabled(request: dict[str, Any]) -> bool:
+    thinking = request.get("thinking")
+    return isinstance(thinking, dict) and thinking.get("type") in {"enabled", "adaptive"}
+
+
+def _check_reasoning(messages: list[dict[str, Any]], *, thinking: bool) -> None:
+    """Refuse what the Messages API refuses of reasoning blocks (its 400 answers)."""
+    for at, message in enumerate(messages):
+        content = message.get("content")
+        for n, block in enumerate(content if isinstance(content, list) else ()):
+            if block.get("type") not in _REASONING:
+                continue
+            where = f"messages.{at}.content.{n}"
+            if "cache_control" in block:
+                raise ValueError(f"{where}: cache_control cannot be set on a {block['type']} block")
+            if block["type"] == "thinking" and block.get("signature") != _signature(
+                str(block.get("thinking"))
+            ):
+                raise ValueError(f"{where}: invalid signature in thinking block")
+    if not thinking or len(messages) < 2:  # a tool loop continued is two messages at least
+        return
+    uses, results = (message.get("content") for message in messages[-2:])
+    if not isinstance(uses, list) or not isinstance(results, list) or not uses:
+        return
+    continues_loop = (
+        messages[-2].get("role") == "assistant"
+        and any(block.get("type") == "tool_result" for block in results)
+        and any(block.get("type") == "tool_use" for block in uses)
+    )
+    first = uses[0].get("type")
+    if continues_loop and first not in _REASONING:
+        raise ValueError(
+            f"messages.{len(messages) - 2}.content.0.type: Expected `thinking` or"
+            f" `redacted_thinking`, but found `{first}`. When `thinking` is enabled, a final"
+            " `assistant` message must start with a thinking block"
         )
