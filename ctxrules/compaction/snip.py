@@ -39,8 +39,24 @@ class Snipped:
 
 
 def _units(messages: Sequence[Message]) -> list[tuple[int, int]]:
-    """``(start, end)`` runs: a message plus the tool results after it, dropped together."""
-    starts = [i for i, m in enumerate(messages) if m.role != "tool" or i == 0]
+    """``(start, end)`` runs dropped together: a message plus the tool results after it.
+
+    A reply that begins with reasoning blocks also holds the tool calls it made (and their
+    results): Anthropic refuses a tool loop whose calls come without their reasoning.
+    """
+    starts: list[int] = []
+    reasoned = False  # whether the messages since the last start continue a reasoning reply
+    for i, message in enumerate(messages):
+        calls = message.role == "assistant" and all(
+            isinstance(b, ToolUseBlock) for b in message.blocks
+        )
+        if i and (message.role == "tool" or (calls and reasoned)):
+            continue
+        starts.append(i)
+        blocks = message.blocks
+        reasoned = (
+            message.role == "assistant" and bool(blocks) and isinstance(blocks[0], ThinkingBlock)
+        )
     return list(zip(starts, [*starts[1:], len(messages)], strict=True))
 
 

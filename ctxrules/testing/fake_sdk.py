@@ -130,7 +130,10 @@ class FakeOpenAI:
 class FakeAnthropic:
     """``client.messages.create(**request)`` answering from ``script``, in order."""
 
-    def __init__(self, script: Sequence[Scripted]) -> None:
+    def __init__(
+        self, script: Sequence[Scripted], *, thought: Callable[[int], str] | None = None
+    ) -> None:
+        """``thought(turn)`` is the thinking of each reply when thinking is enabled."""
         _require("anthropic", "FakeAnthropic")
         from anthropic.types.message_create_params import (  # noqa: PLC0415 - optional
             MessageCreateParamsNonStreaming,
@@ -139,6 +142,7 @@ class FakeAnthropic:
 
         self._adapter = TypeAdapter(MessageCreateParamsNonStreaming)
         self.script = list(script)
+        self.thought = thought or _thought
         self.requests: list[dict[str, Any]] = []
         self.messages = SimpleNamespace(create=self.create)
 
@@ -162,7 +166,7 @@ class FakeAnthropic:
             ]
         )
         if thinking:
-            thought = f"Turn {turn}: what the request asks, and the next step."
+            thought = self.thought(turn)
             content.insert(
                 0, {"type": "thinking", "thinking": thought, "signature": _signature(thought)}
             )
@@ -181,6 +185,10 @@ class FakeAnthropic:
 
 #: The reasoning block types the Messages API returns and wants back unchanged.
 _REASONING = ("thinking", "redacted_thinking")
+
+
+def _thought(turn: int) -> str:
+    return f"Turn {turn}: what the request asks, and the next step."
 
 
 def _signature(thought: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -196,3 +197,50 @@ def test_an_async_loop_sends_them_back_too() -> None:
 
     asyncio.run(loop())
     assert len(client.requests) == 5
+
+
+def test_long_thoughts_at_a_small_window_keep_the_loop_valid(tmp_path: Path) -> None:
+    """Thoughts of ~3,300 tokens at an 8k window: snip drops old replies whole, never a reasoning half."""
+    turns = 40
+    client = FakeAnthropic(
+        [[("read_file", {"n": n})] for n in range(turns)],
+        thought=lambda turn: f"Turn {turn}." + " weigh" * 3_300,
+    )
+    ctx = ctxrules.Context(
+        "default", model="claude-sonnet-4-5", window=8_000, tools=TOOLS, store=tmp_path / "s.db"
+    )
+    ctx.add({"role": "user", "content": "Read the files one by one."})
+    snipped = 0
+    for n in range(turns):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ctxrules.ContextWarning)  # the cut is said each time
+            request = ctx.anthropic(max_tokens=2_500, thinking=THINKING)
+        assert ctx.last is not None
+        snipped += any(s.startswith("snip:") for s in ctx.last.decision_path)
+        assert ctx.last.request_tokens <= 8_000 - 2_500
+        reply = ctx.record(client.messages.create(**request))
+        ctx.add_tool_result(reply.tool_calls[0].id, _output(n))
+    assert snipped >= turns // 2  # the window only fits a reply or two: snip worked hard
+
+
+def test_snip_drops_a_reasoning_reply_with_its_calls() -> None:
+    """A unit is a reply's reasoning, its calls and their results: dropped or kept together."""
+    from ctxrules.compaction.snip import snip  # noqa: PLC0415 - beside its use
+    from ctxrules.render import ToolResultBlock, ToolUseBlock  # noqa: PLC0415
+    from ctxrules.tokens import HeuristicCounter  # noqa: PLC0415
+
+    def reply(n: int) -> list[Message]:
+        thought = ThinkingBlock(f'{{"n":{n}}}', "think " * 200)
+        return [
+            Message("assistant", (thought,)),
+            Message("assistant", (ToolUseBlock(f"c{n}", "ls", "{}"),)),
+            Message("tool", (ToolResultBlock(f"c{n}", "a.py"),)),
+        ]
+
+    messages = [Message("user", (TextBlock("List."),)), *reply(1), *reply(2), *reply(3)]
+    out = snip(messages, 500, HeuristicCounter(), keep_first=0).messages
+    for at, message in enumerate(out):
+        if message.role == "assistant" and isinstance(message.blocks[0], ToolUseBlock):
+            assert isinstance(out[at - 1].blocks[0], ThinkingBlock), [m.role for m in out]
+    assert len(out) < len(messages)
+    assert out[-3:] == tuple(reply(3))
