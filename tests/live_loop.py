@@ -51,6 +51,8 @@ class Loop:
     use_async: bool = False
     #: The built-in spec the loop runs.
     spec: str = "default"
+    #: Replies as Anthropic messages that begin with a signed thinking block.
+    thinking: bool = False
 
 
 def summarize(messages: tuple[object, ...]) -> str:
@@ -104,6 +106,8 @@ def run_live(loop: Loop, store: str, *, model: str = "gpt-4o", session: str = "m
             response: dict[str, object] = {"choices": [{"message": message}]}
             if loop.usage:
                 response["usage"] = {"prompt_tokens": tokens + 5, "completion_tokens": 9}
+            if loop.thinking:
+                response = _with_thinking(message, turn)
             ctx.record(response)
             if reply == "call":
                 text = f"def handler_{turn}():\n    return {turn}\n" * (size // 30 + 1)
@@ -114,6 +118,27 @@ def run_live(loop: Loop, store: str, *, model: str = "gpt-4o", session: str = "m
             ctx = opened()
     ctx.close()
     return requests
+
+
+def _with_thinking(message: dict[str, object], turn: int) -> dict[str, object]:
+    """The reply as an Anthropic message led by a thinking block (the replay reads it back)."""
+    thought = f"Turn {turn}: read the module, then answer. " * (1 + turn % 5)
+    content: list[dict[str, object]] = [
+        {"type": "thinking", "thinking": thought, "signature": f"sig-{turn}"}
+    ]
+    for call in message.get("tool_calls", ()):  # type: ignore[attr-defined]
+        function = call["function"]
+        content.append(
+            {
+                "type": "tool_use",
+                "id": call["id"],
+                "name": function["name"],
+                "input": json.loads(function["arguments"]),
+            }
+        )
+    if isinstance(message.get("content"), str):
+        content.append({"type": "text", "text": message["content"]})
+    return {"type": "message", "role": "assistant", "content": content}
 
 
 def final_commits(store: str, session: str) -> dict[str, list[str]]:

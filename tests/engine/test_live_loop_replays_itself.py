@@ -44,6 +44,7 @@ loops = st.builds(
     summarizer=st.booleans(),
     use_async=st.booleans(),
     spec=st.sampled_from(["default", "small-window"]),
+    thinking=st.booleans(),
 )
 
 
@@ -56,6 +57,8 @@ loops = st.builds(
 @example(loop=Loop(16_000, (3_000, 12_000) * 8, said=2_000, spec="small-window"))
 # Compactions at 8k, the summaries a host's summarizer's, asked from an async loop.
 @example(loop=Loop(8_000, (3_000,) * 20, said=2_000, summarizer=True, use_async=True, reopen=7))
+# Replies with thinking blocks: the items keep them, and the replay reads them from the nodes.
+@example(loop=Loop(8_000, (3_000, 12_000) * 8, tools=True, reopen=3, thinking=True))
 def test_invariant_2_and_15_a_stored_live_session_replays_to_its_own_commits(loop: Loop) -> None:
     """Every request the live loop built is the commit its replay builds at that point."""
     with tempfile.TemporaryDirectory() as folder:
