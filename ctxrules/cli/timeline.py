@@ -20,6 +20,7 @@ from ctxrules.commit import ContextCommit, State
 from ctxrules.commit.diff import ChangeKind, ItemChange
 from ctxrules.inspect.delta import Delta, ReadChunk, delta, plain
 from ctxrules.inspect.source import CommitSource
+from ctxrules.render.item import shown_text
 from ctxrules.rules.batching import BatchReason, held_back, last_batch
 
 #: Changed items listed under a commit; `ctxrules inspect` lists them all.
@@ -150,7 +151,7 @@ def _change_line(change: ItemChange) -> str:
     attached = f" attached_from={printable(item.attached_from[:14])}" if item.attached_from else ""
     return (
         f"  {_MARKS[change.kind]} {item.state.value:<10} {item.tokens:>6}  "
-        f"{item.role.value:<9} {printable(item.reason)}{attached}  {_cut(item.rendered)}"
+        f"{item.role.value:<9} {printable(item.reason)}{attached}  {_cut(shown_text(item))}"
     )
 
 

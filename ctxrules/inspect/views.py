@@ -21,6 +21,7 @@ from ctxrules.dag import Call, Frozen, thaw
 from ctxrules.generation.generate import node_text
 from ctxrules.inspect.delta import Delta, ReadChunk, delta, plain
 from ctxrules.inspect.layout import node_kind, place_window, window_edges
+from ctxrules.render.item import shown_text
 from ctxrules.rules.batching import held_back, last_batch
 from ctxrules.rules.handles import item_handle
 from ctxrules.tokens import allocate
@@ -142,7 +143,7 @@ class ItemTable:
         found = self.index.get(item.digest)
         if found is not None:
             return found
-        text = item.rendered
+        text = shown_text(item)
         self.rows.append(
             {
                 "node": item.source_node_id,

@@ -96,6 +96,19 @@ def thinking_json(blocks: object) -> str:
     return canonical_json(kept) if kept else ""
 
 
+def shown_text(item: ContextItem) -> str:
+    """The item's text as a listing shows it: led by a note of its reasoning blocks, if any.
+
+    >>> shown_text(ContextItem("a", "assistant", rendered="Reading.",
+    ...     thinking='[{"signature":"s","thinking":"Read a.py first.","type":"thinking"}]'))
+    '[thinking: 16 chars] Reading.'
+    """
+    if not item.thinking:
+        return item.rendered
+    held = sum(len(block.text) for block in thinking_blocks(item.thinking))
+    return f"[thinking: {held:,} chars] {item.rendered}".rstrip()
+
+
 def _held(block: dict[str, object]) -> str:
     """What a reasoning block holds: a thinking block's text, a redacted one's data."""
     held = block.get("thinking") if block.get("type") == "thinking" else block.get("data")

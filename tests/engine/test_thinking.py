@@ -244,3 +244,22 @@ def test_snip_drops_a_reasoning_reply_with_its_calls() -> None:
             assert isinstance(out[at - 1].blocks[0], ThinkingBlock), [m.role for m in out]
     assert len(out) < len(messages)
     assert out[-3:] == tuple(reply(3))
+
+
+def test_show_and_the_inspector_name_a_replys_thinking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A reply that only thought and called a tool is listed by its thinking, not as blank."""
+    from ctxrules.cli.main import main  # noqa: PLC0415 - beside its use
+    from ctxrules.inspect.views import ItemTable  # noqa: PLC0415
+
+    store = tmp_path / "s.db"
+    client = FakeAnthropic(_script(3), thought=lambda _turn: "x" * 1_234)
+    with ctxrules.Context("default", model="claude-sonnet-4-5", tools=TOOLS, store=store) as ctx:
+        _drive(ctx, client, 3)
+        assert ctx.last is not None
+        table = ItemTable()
+        rows = [table.rows[table.add(item)] for item in ctx.last.commit.items]
+    assert main(["show", str(store), "main", "--limit", "0"]) == 0
+    assert "assistant new  [thinking: 1,234 chars]" in capsys.readouterr().out
+    assert next(r["text"] for r in rows if r["role"] == "assistant") == "[thinking: 1,234 chars]"
