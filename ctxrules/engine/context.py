@@ -49,6 +49,7 @@ from ctxrules.engine.turn import TurnPrep
 from ctxrules.importers.records import Unreadable
 from ctxrules.recall.tools import SEARCH_HISTORY
 from ctxrules.render import Message, TextBlock, count_messages
+from ctxrules.render.anthropic import with_cache_control
 from ctxrules.render.item import THINKING_KEY
 from ctxrules.render.system_prompt import AgentProfile, SystemPrompt, build_system_prompt
 from ctxrules.rules import Facts, Pipeline, RuleRaised
@@ -269,6 +270,18 @@ def _warn_placeholders(message: object) -> None:
         )
 
 
+def _warn_result_blocks(call_id: str, output: object) -> None:
+    # A result given as a list of blocks is sent as their JSON text: an image in it reaches
+    # the model as its base64 text (cut by the result cap), never as an image.
+    kinds = placeholder_kinds({"content": output})
+    if kinds:
+        named = ", ".join(sorted(set(kinds)))
+        _warn_caller(
+            f"ctxrules: the result of tool call {call_id!r:.80} holds {len(kinds)} block(s) of"
+            f" type {named}, sent as the blocks' JSON text: the model will not see them"
+        )
+
+
 def _warn(event: str, data: Mapping[str, object]) -> None:
     # The engine's cut of a request is shown, not only kept in ``ctx.last.warnings``.
     if event != "request_snipped":
@@ -482,6 +495,7 @@ class Context:
     def add_tool_result(self, call_id: str, output: object, *, is_error: bool = False) -> None:
         """Record what the tool call ``call_id`` returned."""
         self._result(call_id, output, is_error=is_error)
+        _warn_result_blocks(call_id, output)
         self._store()
 
     def _waiting(self) -> dict[str, str]:
@@ -644,11 +658,16 @@ class Context:
     def anthropic(self, *, max_tokens: int = 4096, **extra: object) -> dict[str, object]:
         """The keyword arguments of ``client.messages.create``, cache breakpoints placed.
 
-        ``extra`` is added to them, except the messages, system prompt and tools (`openai`).
+        ``extra`` is added to them, except the messages, system prompt and tools (`openai`);
+        a ``cache_control`` (a 1-hour TTL) is set on those breakpoints instead of sent.
         """
         _refuse_managed("anthropic", extra)
         prep = self.prepare()
         request = anthropic_request(self.model, prep.system, prep.messages, self._tools, max_tokens)
+        if (control := extra.pop("cache_control", None)) is not None:
+            # Sent as is, the API adds a breakpoint after ours: with a 1-hour TTL after our
+            # 5-minute ones it answers 400 (longer TTLs must come first). Ours end the request.
+            request = with_cache_control(request, control)
         return {**request, **extra}
 
     @_public_call
@@ -663,6 +682,12 @@ class Context:
         )
         usage = reading(response).value_or(None)
         calls = self._say(said)
+        if said.dropped:
+            named = ", ".join(sorted(set(said.dropped)))
+            _warn_caller(
+                f"ctxrules: the reply's {named} block(s) were left out: ctxrules keeps its text,"
+                " tool calls and thinking, so later requests will not show them to the model"
+            )
         if usage is not None and self._prep is not None:
             self.engine.after_turn(self.session.session_id, usage, self._prep)
         # The reply, its tool calls and the usage land together: never a reply without them.

@@ -14,7 +14,7 @@ import attrs
 from ctxrules.importers.claude_blocks import assistant_blocks, user_blocks
 from ctxrules.importers.messages import arguments_of, openai_tool_calls
 from ctxrules.importers.records import Unreadable, found, text_of
-from ctxrules.render.item import thinking_json
+from ctxrules.render.item import THINKING_TYPES, thinking_json
 
 
 @attrs.frozen
@@ -30,13 +30,15 @@ class ToolCall:
 class Said:
     """A message of ``role`` (user, system or assistant) with its text and any tool calls.
 
-    ``thinking`` holds an assistant reply's reasoning blocks (`thinking_json`), to send back.
+    ``thinking`` holds an assistant reply's reasoning blocks (`thinking_json`), to send back;
+    ``dropped`` the types of its blocks that are not kept (a server tool's use and result).
     """
 
     role: str
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
     thinking: str = ""
+    dropped: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -113,7 +115,8 @@ def _user(message: Mapping[str, object]) -> tuple[Entry, ...] | Unreadable:
 def _assistant(message: Mapping[str, object]) -> tuple[Entry, ...] | Unreadable:
     content = message.get("content")
     if "tool_calls" in message or content is None or isinstance(content, str):
-        text = text_of(content)
+        spoken = None if content else _spoken(message)
+        text = text_of(spoken if spoken is not None else content)
         calls = openai_tool_calls(message.get("tool_calls"))
         if isinstance(text, Unreadable) or isinstance(calls, Unreadable):
             return text if isinstance(text, Unreadable) else calls  # type: ignore[return-value]
@@ -125,11 +128,26 @@ def _assistant(message: Mapping[str, object]) -> tuple[Entry, ...] | Unreadable:
     if isinstance(blocks, Unreadable):
         return blocks
     uses = tuple(ToolCall(u.id, u.name, u.input) for u in blocks.tool_uses)
-    return (Said("assistant", "\n".join(blocks.texts), uses, thinking_json(content)),)
+    text = "\n".join(blocks.texts)
+    # Reasoning blocks are kept whole (`thinking_json`), not dropped.
+    dropped = tuple(kind for kind in blocks.other if kind not in THINKING_TYPES)
+    return (Said("assistant", text, uses, thinking_json(content), dropped),)
+
+
+def _spoken(message: Mapping[str, object]) -> str | None:
+    """What a Chat Completions reply with no content said: its refusal, or its audio's transcript."""
+    # Read as the reply's text, so the next request holds the answer the model gave.
+    refusal, audio = message.get("refusal"), message.get("audio")
+    if isinstance(refusal, str) and refusal:
+        return refusal
+    transcript = audio.get("transcript") if isinstance(audio, Mapping) else None
+    return transcript if isinstance(transcript, str) else None
 
 
 #: Blocks read for what they are, not replaced by a ``[type]`` placeholder.
-_READ_BLOCKS = frozenset({"text", "tool_use", "tool_result", "thinking", "redacted_thinking"})
+_READ_BLOCKS = frozenset(
+    {"text", "tool_use", "tool_result", "thinking", "redacted_thinking", "refusal"}
+)
 
 
 def placeholder_kinds(raw: object) -> tuple[str, ...]:
@@ -138,21 +156,33 @@ def placeholder_kinds(raw: object) -> tuple[str, ...]:
     >>> placeholder_kinds({"role": "user", "content": [{"type": "text", "text": "see"},
     ...     {"type": "image", "source": {}}, {"type": "image_url", "image_url": {}}]})
     ('image', 'image_url')
+    >>> placeholder_kinds({"role": "user", "content": [{"type": "tool_result",
+    ...     "tool_use_id": "t1", "content": [{"type": "image", "source": {}}]}]})
+    ('image',)
     >>> placeholder_kinds({"role": "user", "content": "plain text"})
     ()
     """
     message = plain(raw)
-    content = message.get("content") if isinstance(message, Mapping) else None
+    return _kinds(message.get("content") if isinstance(message, Mapping) else None)
+
+
+def _kinds(content: object) -> tuple[str, ...]:
+    """`placeholder_kinds` of a content list, a tool result's own content list included."""
     if not isinstance(content, list):
         return ()
-    return tuple(
-        kind
-        for part in content
-        if isinstance(part, Mapping)
-        and isinstance(kind := part.get("type"), str)
-        and kind not in _READ_BLOCKS
-        and not isinstance(part.get("text"), str)
-    )
+    found: list[str] = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind == "tool_result":
+            # An image a tool returned is as lost as one the user sent.
+            found.extend(_kinds(part.get("content")))
+        elif (
+            isinstance(kind, str)
+            and kind not in _READ_BLOCKS
+            and not isinstance(part.get("text"), str)
+        ):
+            found.append(kind)
+    return tuple(found)
 
 
 #: How each role's message is read.

@@ -48,11 +48,12 @@ def _string(block: dict[str, object], index: int, field: str) -> str | Unreadabl
 
 def _assistant_block(blocks: AssistantBlocks, index: int, block: dict[str, object]) -> str | None:
     kind = block.get("type")
-    if kind in ("text", "thinking"):
+    # An OpenAI refusal part holds, in the field named as its type, what the model answered.
+    if kind in ("text", "thinking", "refusal"):
         text = _string(block, index, str(kind))
         if isinstance(text, Unreadable):
             return text.reason
-        (blocks.texts if kind == "text" else blocks.thinking).append(text)
+        (blocks.thinking if kind == "thinking" else blocks.texts).append(text)
         return None
     if kind != "tool_use":
         blocks.other.append(str(kind))

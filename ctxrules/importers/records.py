@@ -161,6 +161,8 @@ def part_text(part: object) -> str | None:
 
     >>> part_text({"type": "text", "text": "hi"}), part_text({"type": "image"}), part_text(3)
     ('hi', '[image]', None)
+    >>> part_text({"type": "refusal", "refusal": "I can't help with that."})
+    "I can't help with that."
     """
     if isinstance(part, str):
         return part
@@ -169,4 +171,7 @@ def part_text(part: object) -> str | None:
     text, kind = part.get("text"), part.get("type")
     if isinstance(text, str):
         return text
+    # An OpenAI refusal part says, in its own field, what the model answered.
+    if kind == "refusal" and isinstance(refusal := part.get("refusal"), str):
+        return refusal
     return f"[{kind}]" if isinstance(kind, str) else None

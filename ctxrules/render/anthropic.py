@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 from immutables import Map
@@ -86,7 +86,14 @@ def to_anthropic(
             joined = _from_spans(spans)  # type: ignore[arg-type]
             if joined is not None:
                 newest = cache_newest or cache_prefix_end is not None
-                return _request(*joined, cache_system=cache_system, cache_newest=newest)
+                head, done, last, reasons = joined
+                made = _request(head, done, last, cache_system=cache_system, cache_newest=newest)
+                # Only a reasoning reply's calls are joined: other requests skip the pass.
+                return (
+                    attrs.evolve(made, messages=_parallel_joined(made.messages))
+                    if reasons
+                    else made
+                )
     gathered = _from_items(messages.items) if isinstance(messages, RenderedMessages) else None
     system, turns = gathered or _gather(degrade_orphans(messages, valid_id=_valid_id))
     order = system + [sourced for _, blocks in turns for sourced in blocks]
@@ -108,10 +115,58 @@ def to_anthropic(
     )
     return AnthropicRequest(
         system=[next(marked) for _ in system],
-        messages=[
-            {"role": role, "content": [next(marked) for _ in blocks]} for role, blocks in turns
-        ],
+        messages=_parallel_joined(
+            [{"role": role, "content": [next(marked) for _ in blocks]} for role, blocks in turns]
+        ),
     )
+
+
+def _parallel_joined(messages: list[dict[str, object]]) -> list[dict[str, object]]:
+    """``messages`` with a reasoning reply's calls in its one message, their results in the next.
+
+    Each call renders as its own use and result, so a reply's parallel calls come as turns
+    of one call each; with thinking on, the API refuses the second call's turn (it does not
+    start with the reply's reasoning block). A turn of uses only, between the results of a
+    turn that starts with reasoning and its own results, joins that turn; others stay as
+    they are, so requests without reasoning blocks are unchanged.
+    """
+    out: list[dict[str, object]] = []
+    at, size = 0, len(messages)
+    while at < size:
+        message = messages[at]
+        if (
+            len(out) >= 2  # the reasoning turn and its results
+            and at + 1 < size
+            and message["role"] == "assistant"
+            and _all_of(message["content"], "tool_use")
+            and _all_of(out[-1]["content"], "tool_result")
+            and _leads_with_reasoning(out[-2]["content"])
+            and _starts_with(messages[at + 1]["content"], "tool_result")
+        ):
+            # New messages and lists: those joined may be shared with later requests.
+            reply, results, more = out[-2]["content"], out[-1]["content"], messages[at + 1]
+            out[-2] = {"role": "assistant", "content": [*reply, *message["content"]]}  # type: ignore[misc]
+            out[-1] = {"role": "user", "content": [*results, *more["content"]]}  # type: ignore[misc]
+            at += 2
+            continue
+        out.append(message)
+        at += 1
+    return out
+
+
+def _all_of(content: object, kind: str) -> bool:
+    """Whether ``content`` is a non-empty list of blocks all of type ``kind``."""
+    return isinstance(content, list) and bool(content) and all(b["type"] == kind for b in content)
+
+
+def _starts_with(content: object, kind: str) -> bool:
+    """Whether ``content`` is a list of blocks whose first is of type ``kind``."""
+    return isinstance(content, list) and bool(content) and content[0]["type"] == kind
+
+
+def _leads_with_reasoning(content: object) -> bool:
+    """Whether ``content`` starts with a thinking or redacted_thinking block."""
+    return isinstance(content, list) and bool(content) and content[0]["type"] in THINKING_TYPES
 
 
 def tool_input(arguments: str) -> dict[str, object]:
@@ -253,21 +308,25 @@ class _Piece:
     middle: tuple[_Block, ...]
     last: _Open | None
     call_ids: frozenset[str]
+    #: Whether it holds a reasoning block (then `_parallel_joined` looks at the request).
+    reasons: bool = False
 
 
 def _from_spans(
     spans: Sequence[tuple[Chunk, int, int]],
-) -> tuple[list[_Block], list[_Block], _Open | None] | None:
+) -> tuple[list[_Block], list[_Block], _Open | None, bool] | None:
     """`_from_items` over a commit's chunks, each chunk's part gathered once and kept with it.
 
-    The system blocks, the finished turns but the last, and the last turn still open; None
-    when a call id is used twice. A turn joins the kept pieces (chunks never change) and
-    gathers only the chunks its new or changed items are in.
+    The system blocks, the finished turns but the last, the last turn still open, and
+    whether any reasoning block is among them; None when a call id is used twice. A turn
+    joins the kept pieces (chunks never change) and gathers only the chunks its new or
+    changed items are in.
     """
     system: list[_Block] = []
     out: list[_Block] = []
     pending: _Open | None = None
     seen = _NO_IDS
+    reasons = False
     for chunk, low, high in spans:
         memo = chunk.memo
         key = PIECE_KEY if low == 0 and high == len(chunk) else f"{PIECE_KEY}@{low}:{high}"
@@ -281,6 +340,7 @@ def _from_spans(
         if checked is None:
             return None
         seen = checked
+        reasons = reasons or piece.reasons
         system.extend(piece.system)
         first = piece.first
         if first is None:
@@ -296,7 +356,7 @@ def _from_spans(
             out.append(_sent(pending))
             out.extend(piece.middle)
             pending = piece.last
-    return system, out, pending
+    return system, out, pending, reasons
 
 
 def _piece(items: Sequence[ContextItem]) -> _Piece | None:
@@ -330,6 +390,7 @@ def _piece(items: Sequence[ContextItem]) -> _Piece | None:
         ),
         last=opened[-1] if len(opened) > 1 else None,
         call_ids=frozenset(seen),
+        reasons=any(b["type"] in THINKING_TYPES for _, sent, _ in opened for b in sent),
     )
 
 
@@ -378,6 +439,35 @@ def _request(
     if cache_system and system:
         system[-1] = _marked(system[-1])
     return AnthropicRequest(system=system, messages=messages)
+
+
+def with_cache_control(request: Mapping[str, object], control: object) -> dict[str, object]:
+    """``request`` with each of its cache breakpoints set to ``control`` (a 1-hour TTL, say).
+
+    >>> with_cache_control({"system": [{"type": "text", "text": "Hi.", "cache_control": {"type":
+    ...     "ephemeral"}}]}, {"type": "ephemeral", "ttl": "1h"})["system"][0]["cache_control"]
+    {'type': 'ephemeral', 'ttl': '1h'}
+    """
+    changed: dict[str, object] = dict(request)
+    system = request.get("system")
+    if isinstance(system, list):
+        changed["system"] = _controlled(system, control)
+    messages = request.get("messages")
+    if isinstance(messages, list):
+        # Only a message with a breakpoint is copied: the others are shared with later requests.
+        changed["messages"] = [
+            {**message, "content": _controlled(content, control)}
+            if isinstance(content := message.get("content"), list)
+            and any("cache_control" in block for block in content)
+            else message
+            for message in messages
+        ]
+    return changed
+
+
+def _controlled(blocks: list[_Block], control: object) -> list[_Block]:
+    """``blocks``, each with a breakpoint given ``control`` (copies of those)."""
+    return [{**b, "cache_control": control} if "cache_control" in b else b for b in blocks]
 
 
 def _markable(block: _Block) -> bool:

@@ -11,7 +11,9 @@ those (a model that reads what it is sent, like `recall_first_handle`). Needs th
 ``thinking`` enabled, each reply starts with a signed ``thinking`` block, and a request is
 refused (as the API answers 400) when the assistant message of the tool loop it continues
 does not start with a reasoning block, when a thinking block is not one it issued
-(changed, or made up), or when a reasoning block carries a cache breakpoint.
+(changed, or made up), or when a reasoning block carries a cache breakpoint. It refuses
+what the API refuses of cache breakpoints too: more than four (a top-level ``cache_control``
+counts as one more, at the end), or one with a 1-hour TTL after one of 5 minutes.
 """
 
 from __future__ import annotations
@@ -155,6 +157,7 @@ class FakeAnthropic:
             raise ValueError(f"the SDK's types changed the request: {validated!r}")
         thinking = _thinking_enabled(request)
         _check_reasoning(request["messages"], thinking=thinking)
+        _check_breakpoints(request)
         self.requests.append(request)
         turn, entry = len(self.requests), _next(self.script, request)
         content: list[dict[str, object]] = (
@@ -231,4 +234,37 @@ def _check_reasoning(messages: list[dict[str, Any]], *, thinking: bool) -> None:
             f"messages.{len(messages) - 2}.content.0.type: Expected `thinking` or"
             f" `redacted_thinking`, but found `{first}`. When `thinking` is enabled, a final"
             " `assistant` message must start with a thinking block"
+        )
+
+
+#: The most cache breakpoints a Messages request may carry.
+_BREAKPOINTS = 4
+
+
+def _check_breakpoints(request: dict[str, Any]) -> None:
+    """Refuse what the Messages API refuses of cache breakpoints (its 400 answers)."""
+    system = request.get("system")
+    blocks = [
+        *request.get("tools", ()),
+        *(system if isinstance(system, list) else ()),
+        *(
+            block
+            for message in request["messages"]
+            if isinstance(message.get("content"), list)
+            for block in message["content"]
+        ),
+    ]
+    # In the order the API caches them: tools, system, messages, then the automatic one.
+    controls = [block["cache_control"] for block in blocks if block.get("cache_control")]
+    if request.get("cache_control"):
+        controls.append(request["cache_control"])
+    if len(controls) > _BREAKPOINTS:
+        raise ValueError(
+            f"A maximum of {_BREAKPOINTS} blocks with cache_control may be provided."
+            f" Found {len(controls)}."
+        )
+    ttls = [control.get("ttl", "5m") for control in controls]
+    if "5m" in ttls and "1h" in ttls[ttls.index("5m") :]:
+        raise ValueError(
+            "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block"
         )

@@ -263,3 +263,19 @@ def test_show_and_the_inspector_name_a_replys_thinking(
     assert main(["show", str(store), "main", "--limit", "0"]) == 0
     assert "assistant new  [thinking: 1,234 chars]" in capsys.readouterr().out
     assert next(r["text"] for r in rows if r["role"] == "assistant") == "[thinking: 1,234 chars]"
+
+
+def test_a_reply_with_redacted_thinking_records_without_a_warning() -> None:
+    """Redacted thinking is kept and sent back, so `record` does not call it left out."""
+    ctx = ctxrules.Context("default", model="claude-sonnet-4-5", tools=TOOLS)
+    ctx.add({"role": "user", "content": "Read a.py."})
+    ctx.anthropic(thinking=THINKING)
+    content = [
+        {"type": "redacted_thinking", "data": "EncRypted"},
+        {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}},
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ctx.record({"type": "message", "role": "assistant", "content": content})
+    ctx.add_tool_result("toolu_1", "print(1)")
+    assert ctx.anthropic(thinking=THINKING)["messages"][1]["content"][0] == content[0]  # type: ignore[index]
