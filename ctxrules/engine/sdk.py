@@ -29,22 +29,64 @@ def _schema(tool: Mapping[str, object]) -> tuple[str, str, object]:
 def openai_tools(tools: Sequence[Mapping[str, object]]) -> list[dict[str, object]]:
     """Tool schemas (OpenAI or Anthropic shaped) as Chat Completions ``tools``.
 
+    An OpenAI-shaped tool is sent as given (``strict`` and all); an Anthropic client tool is
+    converted, its ``strict`` kept; an Anthropic server tool (web search) has no
+    Chat Completions form and is left out.
+
     >>> openai_tools([{"name": "ls", "description": "List files", "input_schema": {"type": "object"}}])
     [{'type': 'function', 'function': {'name': 'ls', 'description': 'List files', 'parameters': {'type': 'object'}}}]
+    >>> openai_tools([{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}])
+    []
     """
-    return [
-        {"type": "function", "function": {"name": n, "description": d, "parameters": s}}
-        for n, d, s in map(_schema, tools)
-    ]
+    return [_openai_tool(tool) for tool in tools if not _server_tool(tool)]
 
 
 def anthropic_tools(tools: Sequence[Mapping[str, object]]) -> list[dict[str, object]]:
     """Tool schemas (OpenAI or Anthropic shaped) as Messages ``tools``.
 
+    An Anthropic-shaped tool (a server tool, ``cache_control``, ``strict`` and all) is sent as
+    given; an OpenAI one is converted, its ``strict`` kept.
+
     >>> anthropic_tools(openai_tools([{"name": "ls", "input_schema": {"type": "object"}}]))
     [{'name': 'ls', 'description': '', 'input_schema': {'type': 'object'}}]
+    >>> anthropic_tools([{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}])
+    [{'type': 'web_search_20250305', 'name': 'web_search', 'max_uses': 3}]
     """
-    return [{"name": n, "description": d, "input_schema": s} for n, d, s in map(_schema, tools)]
+    return [
+        dict(tool) if _server_tool(tool) or "input_schema" in tool else _converted(tool)
+        for tool in tools
+    ]
+
+
+def _server_tool(tool: Mapping[str, object]) -> bool:
+    """Whether ``tool`` is one the provider runs itself (Anthropic's ``web_search_…``, say)."""
+    kind = tool.get("type")
+    return isinstance(kind, str) and kind not in ("function", "custom")
+
+
+def _openai_tool(tool: Mapping[str, object]) -> dict[str, object]:
+    function = tool.get("function")
+    if isinstance(function, Mapping):
+        return {**tool, "function": dict(function)}
+    name, description, schema = _schema(tool)
+    converted: dict[str, object] = {"name": name, "description": description, "parameters": schema}
+    if "strict" in tool:
+        converted["strict"] = tool["strict"]
+    return {"type": "function", "function": converted}
+
+
+def _converted(tool: Mapping[str, object]) -> dict[str, object]:
+    """An OpenAI-shaped tool as an Anthropic client tool."""
+    name, description, schema = _schema(tool)
+    converted: dict[str, object] = {
+        "name": name,
+        "description": description,
+        "input_schema": schema,
+    }
+    function = tool.get("function")
+    if isinstance(function, Mapping) and "strict" in function:
+        converted["strict"] = function["strict"]
+    return converted
 
 
 def _with_system(system: str, messages: Sequence[Message]) -> list[Message]:
