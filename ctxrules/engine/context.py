@@ -44,6 +44,7 @@ from ctxrules.engine.shapes import (
     placeholder_kinds,
     read_message,
     read_response,
+    stop_reason,
 )
 from ctxrules.engine.turn import TurnPrep
 from ctxrules.importers.records import Unreadable
@@ -112,11 +113,17 @@ class ContextWarning(UserWarning):
 
 @attrs.frozen
 class Reply:
-    """What `Context.record` read from a response: the text, the tool calls to run, the usage."""
+    """What `Context.record` read from a response: the text, the tool calls to run, the usage.
+
+    ``stop_reason`` is why the model stopped, as the provider says it (``end_turn``,
+    ``tool_use``, ``max_tokens``, ``pause_turn``; ``stop``, ``tool_calls``, ``length``): a
+    reply cut by the output limit has no tool call and is no final answer either.
+    """
 
     text: str
     tool_calls: tuple[ToolCall, ...]
     usage: ProviderUsage | None
+    stop_reason: str | None = None
 
 
 #: Contexts stored per turn that hold calls not stored yet: stored at a normal exit.
@@ -696,7 +703,7 @@ class Context:
         # with no tool call ends the turn (a final answer the user reads, then maybe a long
         # wait): stored per turn, it is stored now, synced, not with a request that may never come.
         self._store(ends_turn=_ends_turn(said))
-        return Reply(said.text, calls, usage)
+        return Reply(said.text, calls, usage, stop_reason(response))
 
     # -- the recall tools --------------------------------------------------------------------
 

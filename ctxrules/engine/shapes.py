@@ -220,6 +220,35 @@ def read_response(raw: object) -> tuple[Said, str] | Unreadable:
     return Unreadable(f"expected choices, output or content in the response, found keys {keys}")
 
 
+def stop_reason(raw: object) -> str | None:
+    """Why the model stopped, as the response says it; None if it does not.
+
+    Anthropic's ``stop_reason``, Chat Completions' ``finish_reason``, or a Responses
+    result's ``status`` (its incomplete reason, when it has one).
+
+    >>> stop_reason({"type": "message", "content": [], "stop_reason": "max_tokens"})
+    'max_tokens'
+    >>> stop_reason({"choices": [{"message": {}, "finish_reason": "length"}]})
+    'length'
+    >>> stop_reason({"output": [], "status": "incomplete",
+    ...     "incomplete_details": {"reason": "max_output_tokens"}})
+    'max_output_tokens'
+    """
+    response = plain(raw)
+    if not isinstance(response, Mapping):
+        return None
+    choices = response.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
+        found = choices[0].get("finish_reason")
+    elif "output" in response:
+        details = response.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, Mapping) else None
+        found = reason or response.get("status")
+    else:
+        found = response.get("stop_reason")
+    return found if isinstance(found, str) else None
+
+
 def _reply(read: tuple[Entry, ...] | Unreadable, provider: str) -> tuple[Said, str] | Unreadable:
     if isinstance(read, Unreadable):
         return read
