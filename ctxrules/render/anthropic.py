@@ -134,14 +134,16 @@ def _parallel_joined(messages: list[dict[str, object]]) -> list[dict[str, object
     at, size = 0, len(messages)
     while at < size:
         message = messages[at]
+        # The checks that read one block first: most turns fail them, and a long turn's
+        # blocks are read only when its neighbours already fit.
         if (
             len(out) >= 2  # the reasoning turn and its results
             and at + 1 < size
             and message["role"] == "assistant"
-            and _all_of(message["content"], "tool_use")
-            and _all_of(out[-1]["content"], "tool_result")
             and _leads_with_reasoning(out[-2]["content"])
             and _starts_with(messages[at + 1]["content"], "tool_result")
+            and _all_of(message["content"], "tool_use")
+            and _all_of(out[-1]["content"], "tool_result")
         ):
             # New messages and lists: those joined may be shared with later requests.
             reply, results, more = out[-2]["content"], out[-1]["content"], messages[at + 1]
