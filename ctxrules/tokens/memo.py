@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import attrs
 
 from ctxrules.tokens.protocol import Tokenizer, WrapsRuler
@@ -32,7 +34,9 @@ class MemoCounter(WrapsRuler):
     inner: Tokenizer
     entries: int = DEFAULT_ENTRIES
     characters: int = DEFAULT_CHARACTERS
-    _counts: dict[str, int] = attrs.field(init=False, factory=dict, repr=False)
+    # An OrderedDict drops its oldest in O(1): a dict's first key, after many deletions from
+    # its front, is found by stepping over their holes (about 8 µs a new text once full).
+    _counts: OrderedDict[str, int] = attrs.field(init=False, factory=OrderedDict, repr=False)
     _held: int = attrs.field(init=False, default=0, repr=False)
 
     def count(self, text: str) -> int:
@@ -49,10 +53,8 @@ class MemoCounter(WrapsRuler):
         counts = self._counts
         self._held += len(text)
         counts[text] = tokens
-        # Oldest first: dicts keep insertion order.
         while len(counts) > self.entries or self._held > self.characters:
-            oldest = next(iter(counts))
-            del counts[oldest]
+            oldest, _ = counts.popitem(last=False)
             self._held -= len(oldest)
 
 
