@@ -19,7 +19,7 @@ from ctxrules.compaction.plan import CompactionPlan, label
 from ctxrules.compaction.summarizer import SummaryText, fallback
 from ctxrules.dag import Role
 from ctxrules.render import counted
-from ctxrules.rules import Facts, tighten
+from ctxrules.rules import Facts
 from ctxrules.rules.artifacts import (
     FILES_LINE_CHARS,
     files_in_line,
@@ -30,11 +30,14 @@ from ctxrules.rules.artifacts import (
 from ctxrules.rules.batching import BATCH_COUNT, marks_before
 from ctxrules.rules.handles import folds_line, handle_source, without_folds_lines
 from ctxrules.rules.scale import scaled, window_scale
+from ctxrules.rules.tighten import evolved
 
 #: The prefix of every summary item's id; no DAG node ever carries it (invariant 5).
 SUMMARY_ID_PREFIX = "sm_"
 #: The ``reason`` of a summary item and of the items folded into it.
 COMPACTED = "compacted"
+#: The tokens of a summarized item: it renders no message (`ctxrules.render.render_item`).
+SUMMARIZED_TOKENS = 0
 #: The input budget under which a summary's trail line shrinks with the window, as the
 #: fold's kept tail does (`CutParams.scale_below`).
 TRAIL_SCALE_BELOW = 16_000
@@ -158,11 +161,7 @@ def _fold(plan: CompactionPlan, base: ContextCommit, text: str, facts: Facts) ->
     before: dict[int, ContextItem] = {}
     after = list(base.items[slot:])
     for position in plan.positions:
-        folded = tighten(base.items[position], State.SUMMARIZED, facts, reason=COMPACTED)
-        if folded is None:
-            msg = f"item {base.items[position].source_node_id!r} cannot be summarized (locked?)"
-            raise ValueError(msg)
-        folded = attrs.evolve(folded, merged_into=sid)
+        folded = _summarized(base.items[position], sid, facts)
         if position < slot:
             before[position] = folded
         else:
@@ -174,6 +173,27 @@ def _fold(plan: CompactionPlan, base: ContextCommit, text: str, facts: Facts) ->
         # would read as no batch point between them (invariant 15).
         commit = commit.with_mark(BATCH_COUNT, base.marks[BATCH_COUNT])
     return attrs.evolve(commit, parent_ids=(base.id,), created_at=facts.now)
+
+
+def _summarized(item: ContextItem, sid: str, facts: Facts) -> ContextItem:
+    """``item`` folded into the summary ``sid``: what `tighten` to summarized, then merged, gives.
+
+    A summarized item renders nothing, so it counts no tokens: built in one step, without
+    rendering and counting each of the thousand items a fold takes (or the two copies
+    `tighten` would make of each).
+    """
+    if item.locked or not item.state.may_become(State.SUMMARIZED):
+        msg = f"item {item.source_node_id!r} cannot be summarized (locked?)"
+        raise ValueError(msg)
+    changed_at = facts.now if item.state is not State.SUMMARIZED else item.changed_at
+    return evolved(
+        item,
+        state=State.SUMMARIZED,
+        tokens=SUMMARIZED_TOKENS,
+        reason=COMPACTED,
+        changed_at=changed_at,
+        merged_into=sid,
+    )
 
 
 def apply_summary(

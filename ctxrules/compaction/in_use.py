@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from ctxrules.commit import ContextItem, State
 from ctxrules.dag import Role
 from ctxrules.rules.artifacts import newest_listed
-from ctxrules.rules.hints import names
+from ctxrules.rules.hints import item_names, names
 
 #: The summary line that carries the names.
 NAMES_LINE_PREFIX = "[Names in use: "
@@ -53,7 +53,8 @@ def written(folded: Sequence[ContextItem]) -> list[str]:
         if item.state is State.SUMMARY:
             found.extend(names_in_line(item.rendered))
         elif item.role is Role.ASSISTANT:
-            found.extend(reversed(names(item.rendered)))
+            # Kept with the item: the aging rule read them at the batch points before.
+            found.extend(reversed(item_names(item)))
         elif item.is_tool and item.arguments:
             found.extend(reversed(names(_JSON_KEY.sub(" ", item.arguments))))
     return found

@@ -6,6 +6,7 @@ in every process, and the text that carries it never disturbs a cached prompt pr
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable
@@ -30,6 +31,12 @@ FOLDS_LINE_PATTERN = re.compile(
 INLINE_HANDLES = 12
 
 
+#: Handles kept, by source id: each batch point weighed names every pending stub's and
+#: cleared result's handle again (a hash each), and a fold every folded item's.
+_HANDLES_KEPT = 8_192
+
+
+@functools.lru_cache(maxsize=_HANDLES_KEPT)
 def handle_for(source_id: str) -> str:
     """The handle of a node or summary item: ``h:`` plus 8 base32 characters of its id's hash.
 

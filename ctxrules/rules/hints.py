@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
@@ -57,17 +57,32 @@ def _distinctive(word: str) -> bool:
     """A name worth keeping: not an English word, a number or one short token."""
     if not _MIN_CHARS <= len(word) <= _MAX_CHARS or word.isdigit():
         return False
+    in_ascii = word.isascii()
     if "/" in word:
-        return len(word) >= 6 and any(c.isalpha() for c in word)
+        return len(word) >= 6 and _has_letter(word, in_ascii=in_ascii)
     if _HEX.fullmatch(word):
-        return any(c.isdigit() for c in word) and any(c.isalpha() for c in word)
+        # Hex digits only, and not all digits (above): a digit and a letter both.
+        return not word.isalpha()
     if "." in word.strip("."):
         parts = [p for p in word.split(".") if p]
         return len(parts) >= 2 and all(p[0].isalpha() or p[0] == "_" for p in parts)
     if "_" in word.strip("_"):
         return True
-    # camelCase or CamelCase with an inner capital (a compound name, not a plain word).
+    return _camel(word, in_ascii=in_ascii)
+
+
+def _camel(word: str, *, in_ascii: bool) -> bool:
+    """Whether ``word`` is a compound name with an inner capital: camelCase or CamelCase."""
+    if in_ascii:
+        # An ASCII letter is what changes case: compared in C, not character by character.
+        rest = word[1:]
+        return rest != rest.lower() and word != word.upper()
     return any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
+
+
+def _has_letter(word: str, *, in_ascii: bool) -> bool:
+    """Whether ``word`` holds a letter (``in_ascii``: it is all ASCII, where letters are what has case)."""
+    return word.upper() != word.lower() if in_ascii else any(c.isalpha() for c in word)
 
 
 def names(text: str) -> list[str]:
@@ -116,21 +131,26 @@ def _names(text: str) -> list[str]:
         half = READ_CHARS // 2
         text = f"{text[:half]}\n{text[-half:]}"
     # Counted in C (findall, Counter); only distinct words are judged in Python, and the
-    # plain ones (most of any text) are set aside in one pass first. Leaving them out of
-    # ``first`` keeps the other words' order, all the sort reads of it.
-    counts: Counter[str] = Counter()
-    first: dict[str, int] = {}
+    # plain ones (most of any text) are set aside in one pass first. ``counts`` holds the
+    # distinctive words in order of first use, so a stable sort by count alone breaks ties
+    # by that order.
+    counts: dict[str, int] = {}
+    judged: set[str] = set()  # words found not distinctive
     found = Counter(_CANDIDATE.findall(text))
     plain = set(plain_words(found))
     for raw, seen in found.items():
         if raw in plain:
             continue
         word = raw.strip(".-/~")
-        if word not in first:
-            first[word] = len(first) if _distinctive(word) else -1
-        if first[word] >= 0:
-            counts[word] += seen
-    return sorted(counts, key=lambda w: (-counts[w], first[w]))
+        known = counts.get(word)
+        if known is not None:
+            counts[word] = known + seen
+        elif word not in judged:
+            if _distinctive(word):
+                counts[word] = seen
+            else:
+                judged.add(word)
+    return sorted(counts, key=counts.__getitem__, reverse=True)
 
 
 def written_names(commit: ContextCommit, since_turn: int) -> frozenset[str]:
@@ -280,7 +300,9 @@ class _Memo(Generic[_V]):
     def __init__(self, entries: int, characters: int) -> None:
         self.entries, self.characters = entries, characters
         self.held = 0
-        self.found: dict[_Key, _V] = {}
+        # Ordered, oldest first: a full memo drops one entry per entry kept, and taking the
+        # first key of a plain dict after many such deletions walks their holes (8 us a call).
+        self.found: OrderedDict[_Key, _V] = OrderedDict()
         # Rules may run on several threads (an engine's background work): one writer at a time.
         self.lock = threading.Lock()
 
@@ -294,8 +316,7 @@ class _Memo(Generic[_V]):
             self.found[key] = value
             self.held += size
             while len(self.found) > self.entries or self.held > self.characters:
-                oldest = next(iter(self.found))
-                del self.found[oldest]
+                oldest, _ = self.found.popitem(last=False)
                 self.held -= _size(oldest)
         return value
 

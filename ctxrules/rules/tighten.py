@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import operator
+from typing import Any
+
 import attrs
 
 import ctxrules.render.item as item_rendering
@@ -43,8 +46,8 @@ def tighten(
     if kept is not None:
         if kept.reason == reason and kept.changed_at == changed_at:
             return kept
-        return _same_text(attrs.evolve(kept, reason=reason, changed_at=changed_at), kept)
-    candidate = attrs.evolve(
+        return _same_text(evolved(kept, reason=reason, changed_at=changed_at), kept)
+    candidate = evolved(
         item, state=state, rendered=text, arguments=args, reason=reason, changed_at=changed_at
     )
     counted = item_rendering.counted(candidate, facts.tokenizer)
@@ -54,6 +57,51 @@ def tighten(
         )
     _keep(item, key, facts, counted)
     return counted
+
+
+#: `ContextItem`'s arguments in the order it takes them, read in one call (`evolved`).
+_FIELDS = tuple(field.name for field in attrs.fields(ContextItem) if field.init)
+_READ = operator.attrgetter(*_FIELDS)
+_AT = {name: at for at, name in enumerate(_FIELDS)}
+#: Whether every argument is positional and named as its field (else `evolved` is `attrs.evolve`).
+_POSITIONAL = all(
+    not field.kw_only and field.alias == field.name
+    for field in attrs.fields(ContextItem)
+    if field.init
+)
+
+
+def evolved(item: ContextItem, **changes: object) -> ContextItem:
+    """``attrs.evolve(item, **changes)``, at half its cost.
+
+    A batch point weighed and declined dates every pending stub and cleared result again
+    (their ``changed_at``), and a fold makes a summarized copy of each item it takes:
+    hundreds of copies, each reading the fields in one C call instead of one by one.
+
+    >>> item = ContextItem("n", "tool", rendered="x", reason="new")
+    >>> evolved(item, reason="aged", changed_at=2.0) == attrs.evolve(item, reason="aged", changed_at=2.0)
+    True
+    """
+    if not _POSITIONAL:
+        named: dict[str, Any] = changes
+        return attrs.evolve(item, **named)
+    values: list[Any] = list(_READ(item))
+    for name, value in changes.items():
+        values[_AT[name]] = value
+    return ContextItem(*values)
+
+
+def retightened(previous: ContextItem, item: ContextItem, facts: Facts) -> ContextItem:
+    """What `tighten` gives now for ``item`` where it gave ``previous`` before (same state, text, reason).
+
+    Only the date can differ: ``changed_at`` is the facts' time when the state changes, as
+    `tighten` sets it. A batch point weighed again asks for the same tightening of every
+    pending item; this answers it without building its text again.
+    """
+    changed_at = facts.now if previous.state is not item.state else item.changed_at
+    if previous.changed_at == changed_at:
+        return previous
+    return _same_text(evolved(previous, changed_at=changed_at), previous)
 
 
 #: The key under which an item keeps its recent tightenings (`ContextItem.remember`).

@@ -26,7 +26,7 @@ from ctxrules.rules.protected import PROTECTED_TOOLS, is_protected, protected_ke
 from ctxrules.rules.scale import scaled, scaled_turns, window_scale
 from ctxrules.rules.scan import scan
 from ctxrules.rules.text import head, one_line
-from ctxrules.rules.tighten import tighten
+from ctxrules.rules.tighten import retightened, tighten
 
 __all__ = [
     "CAPPED",
@@ -142,6 +142,11 @@ def _used_after(item: ContextItem, index: int, last: dict[str, int]) -> bool:
     return False
 
 
+#: The key under which a result keeps its last stub's inputs, the ruler and the tightened result.
+_AGED_KEY = "aged_stub"
+_Aged = tuple[object, object, ContextItem | None]
+
+
 @attrs.define
 class _Stubs:
     """The stubs of one run of the rule: sizes, and what is read once per run.
@@ -179,20 +184,41 @@ class _Stubs:
         return item.turn >= cited_cutoff and item.source_node_id in self.facts.cited
 
     def aged(self, item: ContextItem, index: int, args_chars: int) -> ContextItem | None:
-        """The result at ``index`` as its stub, with its call's arguments cut; None if unchanged."""
-        arguments = aged_arguments(item.arguments, args_chars)
-        aged = tighten(
-            item,
-            State.AGED,
-            self.facts,
-            rendered=self.stub(item, index, arguments),
-            arguments=arguments,
-            reason="tail_window",
-        )
-        return aged if aged is not None and aged != item else None
+        """The result at ``index`` as its stub, with its call's arguments cut; None if unchanged.
 
-    def stub(self, item: ContextItem, index: int, arguments: str) -> str:
-        """The stub of the result at ``index``, whose call keeps ``arguments``."""
+        What the stub depends on (its sizes, its names' room, the names in view among its
+        text's) is kept with the item beside the answer: at the next batch point weighed,
+        a pending result whose inputs are the same is only dated again (`retightened`).
+        """
+        room = self.room(item, index)
+        seen = self.seen_of(item)
+        key = (args_chars, self.sizes, room, self.handles, self.unseen, seen)
+        ruler = self.facts.tokenizer
+        memo = item.memo
+        kept: _Aged | None = memo.get(_AGED_KEY) if memo else None  # type: ignore[assignment]
+        # The same ruler object, as `tighten`'s memo asks: counts are the ruler's.
+        if kept is not None and kept[1] is ruler and kept[0] == key:
+            previous = kept[2]
+            return None if previous is None else retightened(previous, item, self.facts)
+        arguments = aged_arguments(item.arguments, args_chars)
+        stub = tool_stub(
+            item,
+            *self.sizes,
+            handles=self.handles,
+            hint_chars=room,
+            shown=arguments if self.unseen else "",
+            seen=seen,
+        )
+        aged = tighten(
+            item, State.AGED, self.facts, rendered=stub, arguments=arguments, reason="tail_window"
+        )
+        # Unchanged is an answer of the item alone (locked, or tightened to itself): kept too.
+        found = aged if aged is not None and aged != item else None
+        item.remember(_AGED_KEY, (key, ruler, found))
+        return found
+
+    def room(self, item: ContextItem, index: int) -> int:
+        """The characters of names the stub of the result at ``index`` may hold: more once it was used."""
         room, used_room = self.hints
         if used_room > room:
             if self.last is None:
@@ -201,19 +227,21 @@ class _Stubs:
                 # result keeps before history a resumed session would read from the store).
                 self.last = last_written(self.commit, index + 1, self.facts)
             room = used_room if _used_after(item, index, self.last) else room
-        if self.unseen and self.seen is None:
+        return room
+
+    def seen_of(self, item: ContextItem) -> frozenset[str]:
+        """The names in view that the item's text holds: the only ones its stub's hints leave out.
+
+        None but those change its hints (`lookup_hints`), so the stub is the same while they are.
+        """
+        if not self.unseen:
+            return frozenset()
+        if self.seen is None:
             # Once history is folded, what is in view is bounded by the window: all of it is
             # read (the head no fold takes included), not only what follows the mark.
             start = 0 if self.commit.hidden else self.start
             self.seen = shown_names(self.commit, start, self.facts)
-        return tool_stub(
-            item,
-            *self.sizes,
-            handles=self.handles,
-            hint_chars=room,
-            shown=arguments if self.unseen else "",
-            seen=self.seen or frozenset(),
-        )
+        return self.seen.intersection(item_names(item))
 
 
 def _walk(commit: ContextCommit, start: int, stubs: _Stubs) -> Iterator[tuple[int, ContextItem]]:
