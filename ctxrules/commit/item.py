@@ -57,6 +57,8 @@ class ContextItem:
     #: list of Anthropic ``thinking``/``redacted_thinking`` blocks), sent back verbatim:
     #: the API checks their signatures and wants them before a tool loop's calls.
     thinking: str = ""
+    #: The tool call failed (its node's status is ``error``): Anthropic is told so.
+    is_error: bool = False
     _digest: str | None = attrs.field(init=False, default=None, eq=False, repr=False)
     #: What rendering derived from this item (its messages, their provider form), by key:
     #: pure functions of the item's fields, computed once per item, never part of its value.
@@ -127,12 +129,14 @@ class ContextItem:
             "created_at": self.created_at,
             "changed_at": self.changed_at,
         }
-        # Written only when set, so every item stored before pins (and reasoning blocks)
-        # existed keeps its digest.
+        # Written only when set, so every item stored before pins (reasoning blocks, error
+        # flags) existed keeps its digest.
         if self.pinned:
             fields["pinned"] = True
         if self.thinking:
             fields["thinking"] = self.thinking
+        if self.is_error:
+            fields["is_error"] = True
         return fields
 
 
@@ -146,7 +150,7 @@ _STATES = {state.value: state for state in State}
 _PLAIN_FIELDS = tuple(
     a.name
     for a in attrs.fields(ContextItem)
-    if a.init and a.name not in ("role", "state", "pinned", "thinking")
+    if a.init and a.name not in ("role", "state", "pinned", "thinking", "is_error")
 )
 
 
@@ -169,6 +173,7 @@ def stored_item(fields: Mapping[str, Any], digest: str) -> ContextItem:
     _SET(item, "state", _STATES[fields["state"]])
     _SET(item, "pinned", fields.get("pinned") is True)
     _SET(item, "thinking", fields.get("thinking", ""))
+    _SET(item, "is_error", fields.get("is_error") is True)
     _SET(item, "_digest", digest)
     _SET(item, "memo", None)
     return item

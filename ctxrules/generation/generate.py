@@ -21,6 +21,7 @@ from ctxrules.dag import (
     Frozen,
     Graph,
     Role,
+    Status,
     ancestors,
     is_attach_pointer,
     is_merge_instruction,
@@ -88,6 +89,7 @@ def item_for(call: Call, turn: int) -> ContextItem:
             turn=turn,
             created_at=call.created_at,
             changed_at=call.created_at,
+            is_error=call.status is Status.ERROR,
         )
     thinking = call.metadata.get(item_rendering.THINKING_KEY)
     return ContextItem(

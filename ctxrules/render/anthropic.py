@@ -509,6 +509,8 @@ def _content(block: Block) -> dict[str, object] | None:
             "input": tool_input(block.arguments),
         }
     result: dict[str, object] = {"type": "tool_result", "tool_use_id": block.tool_use_id}
+    if block.is_error:
+        result["is_error"] = True  # the model is told the call failed, not only its text
     # An empty result is sent without content: the API rejects blank text.
     return result | {"content": block.text} if block.text.strip() else result
 

@@ -47,7 +47,9 @@ def render_item(item: ContextItem) -> tuple[Message, ...]:
                 Message(
                     "assistant", (ToolUseBlock(item.tool_call_id, item.tool_name, item.arguments),)
                 ),
-                Message("tool", (ToolResultBlock(item.tool_call_id, item.rendered),)),
+                Message(
+                    "tool", (ToolResultBlock(item.tool_call_id, item.rendered, item.is_error),)
+                ),
             )
         label = f"[tool {item.tool_name or 'unknown'}({item.arguments})]"
         return (Message("user", (TextBlock(f"{label} {item.rendered}".rstrip()),)),)

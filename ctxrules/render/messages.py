@@ -25,10 +25,11 @@ class ToolUseBlock:
 
 @attrs.frozen
 class ToolResultBlock:
-    """The result of the tool call ``tool_use_id``."""
+    """The result of the tool call ``tool_use_id``; ``is_error`` when the call failed."""
 
     tool_use_id: str
     text: str
+    is_error: bool = False
 
 
 @attrs.frozen
