@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -16,13 +17,15 @@ from langchain_core.messages import (
 from returns.result import Failure, Result
 
 from ctxrules.canonical import content_hash
+from ctxrules.commit.vector import Chunk
 from ctxrules.dag import Session
 from ctxrules.importers.langchain import import_langchain, normalise_langchain, plain
 from ctxrules.importers.messages import Message as Common
 from ctxrules.importers.records import Unreadable
 from ctxrules.importers.result import ImportFailure
 from ctxrules.integrations.live import Entry, result_key
-from ctxrules.render import Message, to_openai
+from ctxrules.render import Message, TextBlock, ThinkingBlock, ToolUseBlock, to_openai
+from ctxrules.render.render import RenderedMessages
 
 
 def from_langchain(
@@ -95,7 +98,8 @@ def to_langchain(messages: Sequence[Message]) -> list[BaseMessage]:
     """Rendered ctxrules messages (``TurnPrep.messages``) as LangChain messages.
 
     Tool calls keep their ids and names; arguments that are no longer a JSON object (an
-    aged call's stub) travel as ``{"arguments": text}``.
+    aged call's stub) travel as ``{"arguments": text}``. A reply's Anthropic reasoning
+    blocks lead its AI message's content, and its parallel calls stay in that message.
 
     >>> from ctxrules.render import TextBlock, ToolResultBlock, ToolUseBlock
     >>> out = to_langchain([
@@ -106,7 +110,7 @@ def to_langchain(messages: Sequence[Message]) -> list[BaseMessage]:
     >>> [(m.type, m.text) for m in out], out[1].tool_calls[0]["args"], out[2].tool_call_id
     ([('human', 'List the files.'), ('ai', ''), ('tool', 'a.py')], {'path': '.'}, 'c1')
     """
-    return [from_openai_message(params) for params in to_openai(messages)]
+    return KeptForms().convert(messages)
 
 
 def from_openai_message(params: Mapping[str, object]) -> BaseMessage:
@@ -122,6 +126,20 @@ def from_openai_message(params: Mapping[str, object]) -> BaseMessage:
     return HumanMessage(text)
 
 
+def reasoned_message(params: Mapping[str, object], blocks: Sequence[ThinkingBlock]) -> AIMessage:
+    """An assistant message with its reasoning blocks first, as ``ChatAnthropic`` returned them.
+
+    >>> block = ThinkingBlock('{"signature":"s","thinking":"Hm.","type":"thinking"}', "Hm.")
+    >>> reasoned_message({"role": "assistant", "content": "Reading."}, [block]).content
+    [{'signature': 's', 'thinking': 'Hm.', 'type': 'thinking'}, {'type': 'text', 'text': 'Reading.'}]
+    """
+    content: list[str | dict[str, Any]] = [json.loads(block.raw) for block in blocks]
+    text = params.get("content")
+    if isinstance(text, str) and text:
+        content.append({"type": "text", "text": text})
+    return AIMessage(content, tool_calls=_tool_calls(params.get("tool_calls")))
+
+
 class KeptForms:
     """`to_langchain` for one conversation, converting only what the last call did not send.
 
@@ -132,23 +150,160 @@ class KeptForms:
     """
 
     def __init__(self) -> None:
-        #: The forms of the last call by identity, each held so its id stays its own.
-        self._last: dict[int, tuple[Mapping[str, object], BaseMessage]] = {}
+        #: The forms of the last call by identity, each held so its id stays its own, with
+        #: the reasoning blocks its message was made with.
+        self._last: dict[int, tuple[Mapping[str, object], _Reasoning, BaseMessage]] = {}
+        #: The joined replies of the last call, by their first message's id (`_replies_joined`).
+        self._joined: dict[int, tuple[tuple[BaseMessage, ...], AIMessage]] = {}
 
     def convert(self, messages: Sequence[Message]) -> list[BaseMessage]:
         """``to_langchain(messages)``, the messages of forms sent last time taken as they were."""
+        if _reasons(messages):
+            return self._reasoned(messages)
         out: list[BaseMessage] = []
-        kept: dict[int, tuple[Mapping[str, object], BaseMessage]] = {}
+        kept: dict[int, tuple[Mapping[str, object], _Reasoning, BaseMessage]] = {}
         last = self._last
         for params in to_openai(messages):
             found = last.get(id(params))
-            made = found[1] if found is not None and found[0] is params else None
+            made = found[2] if found is not None and found[0] is params and not found[1] else None
             if made is None:
                 made = from_openai_message(params)
-            kept[id(params)] = (params, made)
+            kept[id(params)] = (params, (), made)
             out.append(made)
         self._last = kept
         return out
+
+    def _reasoned(self, messages: Sequence[Message]) -> list[BaseMessage]:
+        """`convert` of a context with reasoning blocks: each reply's lead its AI message.
+
+        ``to_openai`` sends each call after a reply's first as a message of its own (a tool
+        item renders as its own call and result); ChatAnthropic makes each AI message an
+        assistant turn, and with thinking on the API refuses a turn of calls that does not
+        start with its reply's reasoning. So an AI message of calls only, right after the
+        results of a reasoning reply (or of a call joined to one) and followed by its own
+        results, joins that reply's message, and all their results come after it.
+        """
+        out: list[BaseMessage] = []
+        kept: dict[int, tuple[Mapping[str, object], _Reasoning, BaseMessage]] = {}
+        joined: dict[int, tuple[tuple[BaseMessage, ...], AIMessage]] = {}
+        last, reasoning = self._last, iter(reasoning_of(messages))
+        forms = to_openai(messages)
+        group: list[BaseMessage] = []
+        results: list[BaseMessage] = []
+        for at, params in enumerate(forms):
+            role = params["role"]
+            blocks: _Reasoning = next(reasoning) if role == "assistant" else ()
+            found = last.get(id(params))
+            made = (
+                found[2]
+                if found is not None and found[0] is params and found[1] == blocks
+                else None
+            )
+            if made is None:
+                made = reasoned_message(params, blocks) if blocks else from_openai_message(params)
+            kept[id(params)] = (params, blocks, made)
+            if group:
+                if role == "tool":
+                    results.append(made)
+                    continue
+                if (
+                    results
+                    and role == "assistant"
+                    and not blocks
+                    and params.get("tool_calls")
+                    and not params.get("content")
+                    and at + 1 < len(forms)
+                    and forms[at + 1]["role"] == "tool"
+                ):
+                    group.append(made)
+                    continue
+                out.append(self._reply(group, joined))
+                out.extend(results)
+                group, results = [], []
+            if blocks and params.get("tool_calls"):
+                group.append(made)
+            else:
+                out.append(made)
+        if group:
+            out.append(self._reply(group, joined))
+            out.extend(results)
+        self._last, self._joined = kept, joined
+        return out
+
+    def _reply(
+        self,
+        group: list[BaseMessage],
+        joined: dict[int, tuple[tuple[BaseMessage, ...], AIMessage]],
+    ) -> BaseMessage:
+        """One AI message of the group's calls, made once while its parts are the same objects."""
+        first = group[0]
+        if len(group) == 1:
+            return first
+        parts = tuple(group)
+        found = self._joined.get(id(first))
+        if found is not None and found[0] == parts:  # compared by identity first
+            made = found[1]
+        else:
+            calls = [call for message in group for call in message.tool_calls]  # type: ignore[attr-defined]
+            made = AIMessage(first.content, tool_calls=calls)
+        joined[id(first)] = (parts, made)
+        return made
+
+
+#: The reasoning blocks of one assistant message.
+_Reasoning = tuple[ThinkingBlock, ...]
+#: The key under which a chunk keeps whether its visible part holds reasoning blocks.
+_REASONS_KEY = "langchain_reasons"
+
+
+def _reasons(messages: Sequence[Message]) -> bool:
+    """Whether any message holds a reasoning block: per chunk once, for a commit's messages."""
+    if not isinstance(messages, RenderedMessages):
+        return any(type(b) is ThinkingBlock for message in messages for b in message.blocks)
+    for part, low, high in messages.spans:
+        if isinstance(part, Chunk):
+            # Chunks never change: a turn looks at the chunk its new items went to.
+            memo, key = part.memo, f"{_REASONS_KEY}@{low}:{high}"
+            held = memo.get(key)
+            if held is None:
+                held = memo[key] = any(item.thinking for item in part[low:high])
+        else:
+            held = any(item.thinking for item in part[low:high])
+        if held:
+            return True
+    return False
+
+
+def reasoning_of(messages: Sequence[Message]) -> list[_Reasoning]:
+    """The reasoning blocks of each assistant message `to_openai` makes of ``messages``, in order.
+
+    ``to_openai`` makes one message of each run of consecutive assistant messages that has
+    text or a tool call (a run with neither is dropped): that run's blocks, in order.
+
+    >>> block = ThinkingBlock('{"data":"x","type":"redacted_thinking"}', "x")
+    >>> reasoning_of([Message("user", (TextBlock("Go."),)), Message("assistant", (block,)),
+    ...     Message("assistant", (ToolUseBlock("c1", "ls", "{}"),))]) == [(block,)]
+    True
+    """
+    out: list[_Reasoning] = []
+    held: list[ThinkingBlock] = []
+    speaks = within = False
+    for message in messages:
+        if message.role != "assistant":
+            if within and speaks:
+                out.append(tuple(held))
+            held, speaks, within = [], False, False
+            continue
+        within = True
+        for block in message.blocks:
+            kind = type(block)
+            if kind is ThinkingBlock:
+                held.append(block)  # type: ignore[arg-type]
+            elif kind is ToolUseBlock or (kind is TextBlock and block.text):  # type: ignore[union-attr]
+                speaks = True
+    if within and speaks:
+        out.append(tuple(held))
+    return out
 
 
 def _tool_calls(calls: object) -> list[dict[str, object]]:
