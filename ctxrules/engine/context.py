@@ -12,7 +12,6 @@ import atexit
 import contextlib
 import functools
 import inspect
-import json
 import os
 import threading
 import time
@@ -266,27 +265,10 @@ def _warn_replaced(text: object, what: str) -> None:
         _warn_caller(message)
 
 
-def _warn_placeholders(message: object) -> None:
-    # The model reads text: an image or a file in a message reaches it as "[image]", so say so.
-    kinds = placeholder_kinds(message)
+def _warn_unseen(kinds: Sequence[str], message: Callable[[int, str], str]) -> None:
+    """Say which blocks the model will not see: ``message(count, their types)``."""
     if kinds:
-        named = ", ".join(sorted(set(kinds)))
-        _warn_caller(
-            f"ctxrules: {len(kinds)} content block(s) of type {named} were kept as a"
-            " placeholder such as '[image]': ctxrules sends text, so the model will not see them"
-        )
-
-
-def _warn_result_blocks(call_id: str, output: object) -> None:
-    # A result given as a list of blocks is sent as their JSON text: an image in it reaches
-    # the model as its base64 text (cut by the result cap), never as an image.
-    kinds = placeholder_kinds({"content": output})
-    if kinds:
-        named = ", ".join(sorted(set(kinds)))
-        _warn_caller(
-            f"ctxrules: the result of tool call {call_id!r:.80} holds {len(kinds)} block(s) of"
-            f" type {named}, sent as the blocks' JSON text: the model will not see them"
-        )
+        _warn_caller(message(len(kinds), ", ".join(sorted(set(kinds)))))
 
 
 def _warn(event: str, data: Mapping[str, object]) -> None:
@@ -488,7 +470,15 @@ class Context:
                 entries = read_message(message)
                 if isinstance(entries, Unreadable):
                     raise InputError(f"cannot read message {message!r:.80}: {entries.reason}")
-                _warn_placeholders(message)
+                # The model reads text: an image or a file reaches it as "[image]", so say so.
+                _warn_unseen(
+                    placeholder_kinds(message),
+                    lambda count, named: (
+                        f"ctxrules: {count} content block(s) of type {named} were kept as a"
+                        " placeholder such as '[image]': ctxrules sends text, so the model will"
+                        " not see them"
+                    ),
+                )
                 for entry in entries:
                     if isinstance(entry, ToolOutput):
                         self._result(entry.call_id, entry.text, is_error=entry.is_error)
@@ -502,7 +492,15 @@ class Context:
     def add_tool_result(self, call_id: str, output: object, *, is_error: bool = False) -> None:
         """Record what the tool call ``call_id`` returned."""
         self._result(call_id, output, is_error=is_error)
-        _warn_result_blocks(call_id, output)
+        # A list of blocks is sent as their JSON text: an image in it reaches the model as
+        # its base64 text (cut by the result cap), never as an image.
+        _warn_unseen(
+            placeholder_kinds({"content": output}),
+            lambda count, named: (
+                f"ctxrules: the result of tool call {call_id!r:.80} holds {count} block(s) of"
+                f" type {named}, sent as the blocks' JSON text: the model will not see them"
+            ),
+        )
         self._store()
 
     def _waiting(self) -> dict[str, str]:
@@ -592,7 +590,7 @@ class Context:
         name = self.model if said.role == "assistant" else ""
         _warn_replaced(said.text, f"a {said.role} message")
         # The reasoning blocks stay with the reply, so every later request sends them back.
-        kept = {THINKING_KEY: json.loads(said.thinking)} if said.thinking else None
+        kept = {THINKING_KEY: list(said.thinking)} if said.thinking else None
         sent = self.session.send(said.role, said.text, name=name, metadata=kept, created_at=now)
         self._commit(_unwrap(sent, InputError), moved=True)
         head = self.session.head
@@ -689,12 +687,13 @@ class Context:
         )
         usage = reading(response).value_or(None)
         calls = self._say(said)
-        if said.dropped:
-            named = ", ".join(sorted(set(said.dropped)))
-            _warn_caller(
+        _warn_unseen(
+            said.dropped,
+            lambda _count, named: (
                 f"ctxrules: the reply's {named} block(s) were left out: ctxrules keeps its text,"
                 " tool calls and thinking, so later requests will not show them to the model"
-            )
+            ),
+        )
         if usage is not None and self._prep is not None:
             self.engine.after_turn(self.session.session_id, usage, self._prep)
         # The reply, its tool calls and the usage land together: never a reply without them.

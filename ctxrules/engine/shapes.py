@@ -14,7 +14,7 @@ import attrs
 from ctxrules.importers.claude_blocks import assistant_blocks, user_blocks
 from ctxrules.importers.messages import arguments_of, openai_tool_calls
 from ctxrules.importers.records import Unreadable, found, text_of
-from ctxrules.render.item import THINKING_TYPES, thinking_json
+from ctxrules.render.item import THINKING_TYPES, reasoning_blocks
 
 
 @attrs.frozen
@@ -30,14 +30,14 @@ class ToolCall:
 class Said:
     """A message of ``role`` (user, system or assistant) with its text and any tool calls.
 
-    ``thinking`` holds an assistant reply's reasoning blocks (`thinking_json`), to send back;
+    ``thinking`` holds an assistant reply's reasoning blocks (`reasoning_blocks`), to send back;
     ``dropped`` the types of its blocks that are not kept (a server tool's use and result).
     """
 
     role: str
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
-    thinking: str = ""
+    thinking: tuple[dict[str, object], ...] = ()
     dropped: tuple[str, ...] = ()
 
 
@@ -129,9 +129,9 @@ def _assistant(message: Mapping[str, object]) -> tuple[Entry, ...] | Unreadable:
         return blocks
     uses = tuple(ToolCall(u.id, u.name, u.input) for u in blocks.tool_uses)
     text = "\n".join(blocks.texts)
-    # Reasoning blocks are kept whole (`thinking_json`), not dropped.
+    # Reasoning blocks are kept whole (`reasoning_blocks`), not dropped.
     dropped = tuple(kind for kind in blocks.other if kind not in THINKING_TYPES)
-    return (Said("assistant", text, uses, thinking_json(content), dropped),)
+    return (Said("assistant", text, uses, tuple(reasoning_blocks(content)), dropped),)
 
 
 def _spoken(message: Mapping[str, object]) -> str | None:

@@ -25,7 +25,7 @@ from ctxrules.importers.messages import (
 )
 from ctxrules.importers.records import Unreadable, found, text_of
 from ctxrules.importers.result import ImportFailure, ImportResult
-from ctxrules.render.item import THINKING_KEY, THINKING_TYPES
+from ctxrules.render.item import THINKING_KEY, THINKING_TYPES, reasoning_blocks
 
 #: Message types (``type`` or the serialised class name) by the role they become.
 KINDS = {
@@ -192,7 +192,7 @@ def _assistant(
         ("finish_reason", _field(fields, "response_metadata", "finish_reason")),
     )
     metadata = {key: value for key, value in extras if value is not None}
-    if blocks := _thinking(fields.get("content")):
+    if blocks := reasoning_blocks(fields.get("content")):
         # Anthropic's signed blocks, verbatim: sent back first in this reply's message.
         metadata[THINKING_KEY] = blocks
     model = _field(fields, "response_metadata", "model_name")
@@ -216,14 +216,3 @@ def _reasoning(content: object) -> str | None:
         if isinstance(part, dict) and part.get("type") in {"reasoning", "thinking"}
     ]
     return "\n".join(texts) or None
-
-
-def _thinking(content: object) -> list[dict[str, object]]:
-    """An AI message's Anthropic ``thinking``/``redacted_thinking`` blocks, as they came.
-
-    >>> _thinking([{"type": "thinking", "thinking": "Hm.", "signature": "s"}, {"type": "text"}])
-    [{'type': 'thinking', 'thinking': 'Hm.', 'signature': 's'}]
-    """
-    if not isinstance(content, list):
-        return []
-    return [dict(p) for p in content if isinstance(p, dict) and p.get("type") in THINKING_TYPES]

@@ -84,17 +84,28 @@ def thinking_blocks(text: str) -> tuple[ThinkingBlock, ...]:
     )
 
 
+def reasoning_blocks(blocks: object) -> list[dict[str, object]]:
+    """The ``thinking``/``redacted_thinking`` blocks among ``blocks`` (a content list), as they came.
+
+    >>> reasoning_blocks([{"type": "thinking", "thinking": "Hm.", "signature": "s"}, {"type": "text"}])
+    [{'type': 'thinking', 'thinking': 'Hm.', 'signature': 's'}]
+    >>> reasoning_blocks("no blocks")
+    []
+    """
+    if not isinstance(blocks, list | tuple):
+        return []
+    return [dict(b) for b in blocks if isinstance(b, dict) and b.get("type") in THINKING_TYPES]
+
+
 def thinking_json(blocks: object) -> str:
-    """The reasoning blocks among ``blocks`` (dicts as a provider sent them) as an item keeps them.
+    """The reasoning blocks among ``blocks`` (`reasoning_blocks`) as an item keeps them.
 
     >>> thinking_json([{"type": "thinking", "thinking": "Hm.", "signature": "s"}, {"type": "text"}])
     '[{"signature":"s","thinking":"Hm.","type":"thinking"}]'
     >>> thinking_json("no blocks")
     ''
     """
-    if not isinstance(blocks, list | tuple):
-        return ""
-    kept = [dict(b) for b in blocks if isinstance(b, dict) and b.get("type") in THINKING_TYPES]
+    kept = reasoning_blocks(blocks)
     return canonical_json(kept) if kept else ""
 
 
