@@ -140,8 +140,8 @@ def _parallel_joined(messages: list[dict[str, object]]) -> list[dict[str, object
             len(out) >= 2  # the reasoning turn and its results
             and at + 1 < size
             and message["role"] == "assistant"
-            and _leads_with_reasoning(out[-2]["content"])
-            and _starts_with(messages[at + 1]["content"], "tool_result")
+            and _starts_with(out[-2]["content"], THINKING_TYPES)
+            and _starts_with(messages[at + 1]["content"], _RESULT)
             and _all_of(message["content"], "tool_use")
             and _all_of(out[-1]["content"], "tool_result")
         ):
@@ -161,14 +161,13 @@ def _all_of(content: object, kind: str) -> bool:
     return isinstance(content, list) and bool(content) and all(b["type"] == kind for b in content)
 
 
-def _starts_with(content: object, kind: str) -> bool:
-    """Whether ``content`` is a list of blocks whose first is of type ``kind``."""
-    return isinstance(content, list) and bool(content) and content[0]["type"] == kind
+def _starts_with(content: object, kinds: frozenset[str]) -> bool:
+    """Whether ``content`` is a list of blocks whose first is of one of ``kinds``."""
+    return isinstance(content, list) and bool(content) and content[0]["type"] in kinds
 
 
-def _leads_with_reasoning(content: object) -> bool:
-    """Whether ``content`` starts with a thinking or redacted_thinking block."""
-    return isinstance(content, list) and bool(content) and content[0]["type"] in THINKING_TYPES
+#: A tool result's type, as `_starts_with` asks for types.
+_RESULT = frozenset({"tool_result"})
 
 
 def tool_input(arguments: str) -> dict[str, object]:
