@@ -145,9 +145,7 @@ def _spoken(message: Mapping[str, object]) -> str | None:
 
 
 #: Blocks read for what they are, not replaced by a ``[type]`` placeholder.
-_READ_BLOCKS = frozenset(
-    {"text", "tool_use", "tool_result", "thinking", "redacted_thinking", "refusal"}
-)
+_READ_BLOCKS = frozenset({"text", "tool_use", "tool_result", "refusal", *THINKING_TYPES})
 
 
 def placeholder_kinds(raw: object) -> tuple[str, ...]:
